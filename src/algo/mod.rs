@@ -1,0 +1,143 @@
+//! The algorithms: pure state machines that never touch a socket, a clock or the environment.
+//!
+//! Each one receives its start, messages and named timers, and answers with commands through
+//! its [`Context`]. The same code runs in the simulator (`crate::sim`) and as a real process
+//! (`crate::node::runtime`).
+
+pub mod detector;
+pub mod election;
+pub mod registry;
+
+pub use crate::trace::{Event, NodeId};
+use crate::rng::Rng;
+use serde::{de::DeserializeOwned, Serialize};
+use std::collections::BTreeMap;
+use std::fmt::Debug;
+use std::hash::Hash;
+use std::time::Duration;
+
+/// What goes on the wire: any serde type that can name its variant for the traces.
+pub trait Message: Serialize + DeserializeOwned + Clone + Debug {
+    /// The message type name written in `send`/`recv` events (`ELECTION`, `HEARTBEAT`, ...).
+    fn name(&self) -> &'static str;
+}
+
+/// An event-driven distributed algorithm.
+pub trait Algorithm {
+    /// Its messages.
+    type Msg: Message;
+    /// Its named timers: setting one that is already set replaces it.
+    type Timer: Copy + Eq + Hash + Debug;
+    /// Called once when the node is up.
+    fn on_start(&mut self, cx: &mut Context<'_, Self::Msg, Self::Timer>);
+    /// Called for every message that decoded and came from a member.
+    fn on_msg(&mut self, cx: &mut Context<'_, Self::Msg, Self::Timer>, from: NodeId, msg: Self::Msg);
+    /// Called when a named timer expires.
+    fn on_timer(&mut self, cx: &mut Context<'_, Self::Msg, Self::Timer>, timer: Self::Timer);
+    /// The term this node is in, stamped on every envelope (0 where the algorithm has none).
+    fn term(&self) -> u64 {
+        0
+    }
+}
+
+/// How a node is set up: who it is, whom it knows, and the options it was given.
+#[derive(Debug, Clone)]
+pub struct Setup {
+    /// This node's id.
+    pub me: NodeId,
+    /// Every member, in ring order for rings (this node included).
+    pub members: Vec<NodeId>,
+    /// The nodes this one may talk to directly.
+    pub neighbours: Vec<NodeId>,
+    /// Whether this node starts the first election (or request) at once.
+    pub initiator: bool,
+    /// Heartbeat period.
+    pub heartbeat: Duration,
+    /// Failure-detector timeout.
+    pub timeout: Duration,
+    /// Seed of this node's random choices.
+    pub seed: u64,
+    /// Algorithm-specific options (`--set key=value`).
+    pub opts: BTreeMap<String, String>,
+}
+
+impl Setup {
+    /// A setup with default timing, for tests and simple uses.
+    pub fn new(me: NodeId, members: Vec<NodeId>, neighbours: Vec<NodeId>) -> Self {
+        Setup {
+            me,
+            members,
+            neighbours,
+            initiator: false,
+            heartbeat: Duration::from_millis(100),
+            timeout: Duration::from_millis(300),
+            seed: me,
+            opts: BTreeMap::new(),
+        }
+    }
+
+    /// A boolean option (`true`/`false`/`1`/`0`), `default` when absent.
+    pub fn flag(&self, key: &str, default: bool) -> bool {
+        self.opts.get(key).map(|v| matches!(v.as_str(), "true" | "1" | "yes")).unwrap_or(default)
+    }
+
+    /// The ring successor of this node in `members` (itself when alone).
+    pub fn successor(&self) -> NodeId {
+        let i = self.members.iter().position(|&m| m == self.me).unwrap_or(0);
+        self.members[(i + 1) % self.members.len()]
+    }
+}
+
+/// What an algorithm asks its driver to do.
+#[derive(Debug, Clone)]
+pub enum Command<M, T> {
+    /// Send a message to a node.
+    Send(NodeId, M),
+    /// Set (or replace) a named timer to fire after a delay.
+    SetTimer(T, Duration),
+    /// Cancel a named timer (no-op when not set).
+    CancelTimer(T),
+    /// Write a trace event.
+    Record(Event),
+}
+
+/// The algorithm's view of the world during one handler call.
+pub struct Context<'a, M, T> {
+    /// Monotonic time since this node started (passed in, never read by the algorithm itself).
+    pub now: Duration,
+    /// This node's id.
+    pub me: NodeId,
+    /// Seeded random numbers.
+    pub rng: &'a mut Rng,
+    out: &'a mut Vec<Command<M, T>>,
+}
+
+impl<'a, M, T> Context<'a, M, T> {
+    /// A context that collects commands into `out`.
+    pub fn new(now: Duration, me: NodeId, rng: &'a mut Rng, out: &'a mut Vec<Command<M, T>>) -> Self {
+        Context { now, me, rng, out }
+    }
+    /// Sends `msg` to `to`.
+    pub fn send(&mut self, to: NodeId, msg: M) {
+        self.out.push(Command::Send(to, msg));
+    }
+    /// Sets (or replaces) timer `t` to fire after `after`.
+    pub fn set_timer(&mut self, t: T, after: Duration) {
+        self.out.push(Command::SetTimer(t, after));
+    }
+    /// Cancels timer `t`.
+    pub fn cancel_timer(&mut self, t: T) {
+        self.out.push(Command::CancelTimer(t));
+    }
+    /// Writes a trace event.
+    pub fn record(&mut self, ev: Event) {
+        self.out.push(Command::Record(ev));
+    }
+    /// Records that a message was discarded on purpose (stale term, unexpected), naming why.
+    pub fn discard(&mut self, from: NodeId, reason: impl Into<String>) {
+        self.record(Event::Drop { reason: reason.into(), addr: format!("node {from}") });
+    }
+}
+
+/// The context type of algorithm `A`.
+pub type Cx<'a, A> = Context<'a, <A as Algorithm>::Msg, <A as Algorithm>::Timer>;

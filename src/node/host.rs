@@ -1,0 +1,184 @@
+//! One node's algorithm with everything both drivers share: the Lamport clock, keyed timers,
+//! the envelope codec, counters and trace records. The simulator and the real runtime differ
+//! only in where bytes and time come from.
+
+use super::timers::Timers;
+use crate::algo::{Algorithm, Command, Context, Message, Setup};
+use crate::rng::Rng;
+use crate::trace::{Event, NodeId, Record};
+use crate::wire::{self, Envelope};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// Counters written in the `stop` event.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Counters {
+    /// Datagrams sent.
+    pub sent: u64,
+    /// Datagrams accepted.
+    pub received: u64,
+    /// Datagrams (or messages) refused.
+    pub dropped: u64,
+    /// Sent messages by type name.
+    pub by_type: BTreeMap<String, u64>,
+}
+
+/// A datagram ready to leave.
+#[derive(Debug, Clone)]
+pub struct Outgoing {
+    /// The destination node.
+    pub to: NodeId,
+    /// The encoded envelope.
+    pub bytes: Vec<u8>,
+}
+
+/// The times a driver passes in.
+#[derive(Debug, Clone, Copy)]
+pub struct Now {
+    /// Monotonic time since the node started.
+    pub mono: Duration,
+    /// True time for the trace `t`, microseconds.
+    pub wall_us: u64,
+}
+
+/// An algorithm wrapped with its clock, timers and counters.
+pub struct Host<A: Algorithm> {
+    /// The algorithm's state (read it in tests; drive it only through the host).
+    pub algo: A,
+    me: NodeId,
+    lamport: u64,
+    rng: Rng,
+    timers: Timers<A::Timer>,
+    counters: Counters,
+    outbox: Vec<Outgoing>,
+    records: Vec<Record>,
+    cmds: Vec<Command<A::Msg, A::Timer>>,
+}
+
+impl<A: Algorithm> Host<A> {
+    /// Wraps `algo`, set up as `setup`.
+    pub fn new(setup: &Setup, algo: A) -> Self {
+        Host {
+            algo,
+            me: setup.me,
+            lamport: 0,
+            rng: Rng::new(setup.seed.wrapping_mul(0x9e37_79b9).wrapping_add(setup.me)),
+            timers: Timers::default(),
+            counters: Counters::default(),
+            outbox: Vec::new(),
+            records: Vec::new(),
+            cmds: Vec::new(),
+        }
+    }
+
+    /// This node's id.
+    pub fn id(&self) -> NodeId {
+        self.me
+    }
+
+    /// The current Lamport clock.
+    pub fn lamport(&self) -> u64 {
+        self.lamport
+    }
+
+    /// The counters so far.
+    pub fn counters(&self) -> &Counters {
+        &self.counters
+    }
+
+    /// Records the `start` event and runs the algorithm's `on_start`.
+    pub fn start(&mut self, now: Now, start: Event) {
+        self.push_record(now, start);
+        self.with_cx(now, |a, cx| a.on_start(cx));
+    }
+
+    /// Accepts one datagram from `from` (the member its source address belongs to).
+    pub fn deliver(&mut self, now: Now, from: NodeId, bytes: &[u8], addr: &str) {
+        match wire::decode::<A::Msg>(bytes) {
+            Err(e) => self.drop_datagram(now, e.to_string(), addr),
+            Ok(env) if env.from != from => self.drop_datagram(
+                now,
+                format!("sender claims id {} but its address belongs to node {from}", env.from),
+                addr,
+            ),
+            Ok(env) => {
+                self.counters.received += 1;
+                self.lamport = self.lamport.max(env.lamport) + 1;
+                let ev = Event::Recv { from, msg: env.msg.name().to_string(), bytes: bytes.len() };
+                self.records.push(Record { t: now.wall_us, node: Some(self.me), lamport: Some(self.lamport), pt: None, event: ev });
+                self.with_cx(now, |a, cx| a.on_msg(cx, from, env.msg));
+            }
+        }
+    }
+
+    /// Counts and traces a refused datagram.
+    pub fn drop_datagram(&mut self, now: Now, reason: String, addr: &str) {
+        self.push_record(now, Event::Drop { reason, addr: addr.to_string() });
+    }
+
+    /// Fires every timer whose deadline has passed, earliest first.
+    pub fn fire_timers(&mut self, now: Now) {
+        while let Some(t) = self.timers.pop_expired(now.mono) {
+            self.with_cx(now, |a, cx| a.on_timer(cx, t));
+        }
+    }
+
+    /// The earliest timer deadline, in monotonic time.
+    pub fn next_deadline(&mut self) -> Option<Duration> {
+        self.timers.next_deadline()
+    }
+
+    /// Records the `stop` event with the counters.
+    pub fn stop(&mut self, now: Now) {
+        let c = self.counters.clone();
+        self.push_record(
+            now,
+            Event::Stop { sent: c.sent, received: c.received, dropped: c.dropped, by_type: c.by_type },
+        );
+    }
+
+    /// Takes the datagrams waiting to leave.
+    pub fn take_outbox(&mut self) -> std::vec::Drain<'_, Outgoing> {
+        self.outbox.drain(..)
+    }
+
+    /// Takes the trace records written since the last call.
+    pub fn take_records(&mut self) -> std::vec::Drain<'_, Record> {
+        self.records.drain(..)
+    }
+
+    fn push_record(&mut self, now: Now, event: Event) {
+        if matches!(event, Event::Drop { .. }) {
+            self.counters.dropped += 1;
+        }
+        self.lamport += 1;
+        self.records.push(Record { t: now.wall_us, node: Some(self.me), lamport: Some(self.lamport), pt: None, event });
+    }
+
+    fn with_cx(&mut self, now: Now, f: impl FnOnce(&mut A, &mut Context<'_, A::Msg, A::Timer>)) {
+        let mut cmds = std::mem::take(&mut self.cmds);
+        {
+            let mut cx = Context::new(now.mono, self.me, &mut self.rng, &mut cmds);
+            f(&mut self.algo, &mut cx);
+        }
+        for cmd in cmds.drain(..) {
+            match cmd {
+                Command::Send(to, msg) => {
+                    self.lamport += 1;
+                    let name = msg.name();
+                    let env = Envelope { version: wire::VERSION, from: self.me, lamport: self.lamport, term: self.algo.term(), msg };
+                    let bytes = wire::encode(&env);
+                    self.counters.sent += 1;
+                    *self.counters.by_type.entry(name.to_string()).or_default() += 1;
+                    let ev = Event::Send { to, msg: name.to_string(), bytes: bytes.len() };
+                    self.records.push(Record { t: now.wall_us, node: Some(self.me), lamport: Some(self.lamport), pt: None, event: ev });
+                    self.outbox.push(Outgoing { to, bytes });
+                }
+                Command::SetTimer(t, after) => self.timers.set(t, now.mono + after),
+                Command::CancelTimer(t) => self.timers.cancel(t),
+                Command::Record(ev) => self.push_record(now, ev),
+            }
+        }
+        self.cmds = cmds;
+    }
+}

@@ -1,0 +1,100 @@
+//! A keyed timer queue: setting a key replaces it; the earliest deadline is the poll timeout.
+
+use std::collections::{BinaryHeap, HashMap};
+use std::cmp::Reverse;
+use std::hash::Hash;
+use std::time::Duration;
+
+/// Named timers with lazy deletion from a min-heap.
+#[derive(Debug)]
+pub struct Timers<T> {
+    live: HashMap<T, (Duration, u64)>,
+    heap: BinaryHeap<Reverse<(Duration, u64)>>,
+    by_gen: HashMap<u64, T>,
+    next_gen: u64,
+}
+
+impl<T: Copy + Eq + Hash> Default for Timers<T> {
+    fn default() -> Self {
+        Self { live: HashMap::new(), heap: BinaryHeap::new(), by_gen: HashMap::new(), next_gen: 0 }
+    }
+}
+
+impl<T: Copy + Eq + Hash> Timers<T> {
+    /// Sets `key` to fire at `deadline`, replacing any earlier setting.
+    pub fn set(&mut self, key: T, deadline: Duration) {
+        self.cancel(key);
+        let gen = self.next_gen;
+        self.next_gen += 1;
+        self.live.insert(key, (deadline, gen));
+        self.by_gen.insert(gen, key);
+        self.heap.push(Reverse((deadline, gen)));
+    }
+
+    /// Cancels `key` if set.
+    pub fn cancel(&mut self, key: T) {
+        if let Some((_, gen)) = self.live.remove(&key) {
+            self.by_gen.remove(&gen);
+        }
+    }
+
+    /// Whether `key` is set.
+    pub fn is_set(&self, key: T) -> bool {
+        self.live.contains_key(&key)
+    }
+
+    /// The earliest live deadline.
+    pub fn next_deadline(&mut self) -> Option<Duration> {
+        while let Some(&Reverse((d, gen))) = self.heap.peek() {
+            if self.by_gen.contains_key(&gen) {
+                return Some(d);
+            }
+            self.heap.pop();
+        }
+        None
+    }
+
+    /// Removes and returns one timer whose deadline is at or before `now`, earliest first.
+    pub fn pop_expired(&mut self, now: Duration) -> Option<T> {
+        let d = self.next_deadline()?;
+        if d > now {
+            return None;
+        }
+        let Reverse((_, gen)) = self.heap.pop()?;
+        let key = self.by_gen.remove(&gen)?;
+        self.live.remove(&key);
+        Some(key)
+    }
+
+    /// How many timers are set.
+    pub fn len(&self) -> usize {
+        self.live.len()
+    }
+
+    /// Whether no timer is set.
+    pub fn is_empty(&self) -> bool {
+        self.live.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replace_cancel_and_order() {
+        let ms = Duration::from_millis;
+        let mut t = Timers::default();
+        t.set('a', ms(30));
+        t.set('b', ms(10));
+        t.set('a', ms(5)); // replaces the 30 ms setting
+        t.set('c', ms(20));
+        t.cancel('c');
+        assert_eq!(t.next_deadline(), Some(ms(5)));
+        assert_eq!(t.pop_expired(ms(4)), None);
+        assert_eq!(t.pop_expired(ms(100)), Some('a'));
+        assert_eq!(t.pop_expired(ms(100)), Some('b'));
+        assert_eq!(t.pop_expired(ms(100)), None);
+        assert!(t.is_empty());
+    }
+}

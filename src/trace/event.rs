@@ -1,0 +1,175 @@
+//! One line of a `.jsonl` trace: common fields plus one event kind.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// A node id, as on the wire and in traces.
+pub type NodeId = u64;
+
+/// One trace line: the common fields of TRACE.md and the event itself.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    /// True time: host CLOCK_REALTIME in microseconds (simulated time in the simulator).
+    pub t: u64,
+    /// The node the event happened at (absent for the launcher's own lines).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node: Option<NodeId>,
+    /// The node's Lamport clock after the event.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lamport: Option<u64>,
+    /// The node's simulated physical clock, when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pt: Option<u64>,
+    /// The event kind and its fields (`ev` and the rest).
+    #[serde(flatten)]
+    pub event: Event,
+}
+
+/// Every event kind of TRACE.md. Unknown kinds read back as `Other`, so old readers survive new kinds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "ev", rename_all = "snake_case")]
+pub enum Event {
+    // ---- node events ----
+    /// The node is up and bound.
+    Start { addr: String, algo: String, pid: u32, peers: Vec<NodeId> },
+    /// A datagram left.
+    Send { to: NodeId, msg: String, bytes: usize },
+    /// A datagram was accepted.
+    Recv { from: NodeId, msg: String, bytes: usize },
+    /// A datagram (or a message inside one) was refused.
+    Drop { reason: String, addr: String },
+    /// The failure detector now suspects `target`.
+    Suspect {
+        target: NodeId,
+        silence_ms: u64,
+        #[serde(default)]
+        timeout_ms: u64,
+    },
+    /// The suspicion was withdrawn.
+    Unsuspect { target: NodeId },
+    /// This node starts (or joins) an election.
+    ElectionStart { term: u64 },
+    /// This node now believes `leader` leads `term`.
+    Leader { leader: NodeId, term: u64 },
+    /// This node stops believing it leads.
+    StepDown { term: u64, reason: String },
+    /// Wants the critical section.
+    CsRequest { req: u64 },
+    /// Entered the critical section.
+    CsEnter {
+        req: u64,
+        #[serde(default)]
+        token: Option<u64>,
+    },
+    /// Left the critical section.
+    CsExit { req: u64 },
+    /// Physical clock corrected.
+    ClockAdjust { offset_us: i64, rtt_us: u64, bound_us: u64 },
+    /// Clean shutdown, with counters.
+    Stop {
+        sent: u64,
+        received: u64,
+        dropped: u64,
+        by_type: BTreeMap<String, u64>,
+    },
+    // ---- launcher events (faults.jsonl) ----
+    /// A node process was spawned.
+    Spawn { pid: u32, addr: String },
+    /// SIGSTOP.
+    Pause { pid: u32 },
+    /// SIGCONT.
+    Resume { pid: u32 },
+    /// A signal that ends the process.
+    Kill { pid: u32, signal: String },
+    /// The node was started again after a kill.
+    Restart { pid: u32 },
+    /// The process ended.
+    Exit { pid: u32, status: String },
+    /// The launcher began its clean shutdown of every node (the end of the observed run).
+    Shutdown {},
+    /// Links cut.
+    Partition {
+        #[serde(default)]
+        nodes: Vec<NodeId>,
+    },
+    /// Links restored.
+    Heal {
+        #[serde(default)]
+        nodes: Vec<NodeId>,
+    },
+    // ---- resource events (resource.jsonl) ----
+    /// The shared resource was accessed.
+    Access { req: u64, token: Option<u64>, phase: String },
+    /// Two holders at once.
+    Violation { nodes: Vec<NodeId> },
+    /// A stale fencing token was refused.
+    RejectStale { token: u64, highest: u64 },
+    /// An event kind this reader does not know.
+    #[serde(other)]
+    Other,
+}
+
+impl Event {
+    /// The `ev` name of this event, as written in the trace.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Event::Start { .. } => "start",
+            Event::Send { .. } => "send",
+            Event::Recv { .. } => "recv",
+            Event::Drop { .. } => "drop",
+            Event::Suspect { .. } => "suspect",
+            Event::Unsuspect { .. } => "unsuspect",
+            Event::ElectionStart { .. } => "election_start",
+            Event::Leader { .. } => "leader",
+            Event::StepDown { .. } => "step_down",
+            Event::CsRequest { .. } => "cs_request",
+            Event::CsEnter { .. } => "cs_enter",
+            Event::CsExit { .. } => "cs_exit",
+            Event::ClockAdjust { .. } => "clock_adjust",
+            Event::Stop { .. } => "stop",
+            Event::Spawn { .. } => "spawn",
+            Event::Pause { .. } => "pause",
+            Event::Resume { .. } => "resume",
+            Event::Kill { .. } => "kill",
+            Event::Restart { .. } => "restart",
+            Event::Exit { .. } => "exit",
+            Event::Shutdown {} => "shutdown",
+            Event::Partition { .. } => "partition",
+            Event::Heal { .. } => "heal",
+            Event::Access { .. } => "access",
+            Event::Violation { .. } => "violation",
+            Event::RejectStale { .. } => "reject_stale",
+            Event::Other => "other",
+        }
+    }
+
+    /// The event in plain words, for the human log.
+    pub fn describe(&self, me: NodeId) -> String {
+        match self {
+            Event::Start { addr, algo, pid, peers } => {
+                format!("node {me} up on {addr} (pid {pid}), running {algo}; peers {peers:?}")
+            }
+            Event::Send { to, msg, bytes } => format!("sent {msg} to node {to} ({bytes} bytes)"),
+            Event::Recv { from, msg, bytes } => format!("got {msg} from node {from} ({bytes} bytes)"),
+            Event::Drop { reason, addr } => format!("dropped a datagram from {addr}: {reason}"),
+            Event::Suspect { target, silence_ms, timeout_ms } => format!(
+                "suspect node {target}: no heartbeat for {silence_ms} ms (timeout {timeout_ms} ms)"
+            ),
+            Event::Unsuspect { target } => format!("node {target} is alive after all: suspicion withdrawn"),
+            Event::ElectionStart { term } => format!("election starts, term {term}"),
+            Event::Leader { leader, term } if *leader == me => format!("I am the leader of term {term}"),
+            Event::Leader { leader, term } => format!("node {leader} leads term {term}"),
+            Event::StepDown { term, reason } => format!("step down as leader of term {term}: {reason}"),
+            Event::CsRequest { req } => format!("request critical section (req {req})"),
+            Event::CsEnter { req, token } => format!("enter critical section (req {req}, token {token:?})"),
+            Event::CsExit { req } => format!("leave critical section (req {req})"),
+            Event::ClockAdjust { offset_us, rtt_us, bound_us } => {
+                format!("clock adjusted by {offset_us} us (rtt {rtt_us} us, error bound {bound_us} us)")
+            }
+            Event::Stop { sent, received, dropped, .. } => {
+                format!("stopping: sent {sent}, received {received}, dropped {dropped}")
+            }
+            other => other.kind().to_string(),
+        }
+    }
+}

@@ -1,0 +1,9 @@
+//! The run directory and event schema of `shared/TRACE.md`: events, writer, reader.
+
+mod event;
+mod reader;
+mod writer;
+
+pub use event::{Event, NodeId, Record};
+pub use reader::{read_jsonl, RunDir, RunInfo, RunNode};
+pub use writer::{wall_us, JsonlWriter};

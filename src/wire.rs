@@ -1,0 +1,119 @@
+//! The envelope every datagram carries, and its codec: the only file that names bincode.
+
+use crate::trace::NodeId;
+use serde::{de::DeserializeOwned, Deserialize, Serialize};
+
+/// The wire protocol version; a datagram with another one is dropped.
+pub const VERSION: u8 = 1;
+/// The largest datagram a node accepts; anything longer is dropped as too large.
+pub const MAX_DATAGRAM: usize = 32 * 1024;
+
+const CONFIG: bincode::config::Configuration<
+    bincode::config::LittleEndian,
+    bincode::config::Varint,
+    bincode::config::Limit<MAX_DATAGRAM>,
+> = bincode::config::standard().with_limit::<MAX_DATAGRAM>();
+
+/// What every datagram carries around the algorithm's message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Envelope<M> {
+    /// Protocol version.
+    pub version: u8,
+    /// The sender's node id (checked against the source address).
+    pub from: NodeId,
+    /// The sender's Lamport clock at the send.
+    pub lamport: u64,
+    /// The sender's term, where its algorithm has terms.
+    pub term: u64,
+    /// The algorithm's message.
+    pub msg: M,
+}
+
+/// Why a datagram was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WireError {
+    /// Longer than [`MAX_DATAGRAM`].
+    TooLarge(usize),
+    /// Did not decode as an envelope of this algorithm.
+    Malformed(String),
+    /// Decoded, but of another protocol version.
+    Version(u8),
+    /// Decoded, with bytes left over.
+    Trailing(usize),
+}
+
+impl std::fmt::Display for WireError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WireError::TooLarge(n) => write!(f, "too large: {n} bytes (limit {MAX_DATAGRAM})"),
+            WireError::Malformed(e) => write!(f, "malformed: {e}"),
+            WireError::Version(v) => write!(f, "protocol version {v}, expected {VERSION}"),
+            WireError::Trailing(n) => write!(f, "malformed: {n} trailing bytes"),
+        }
+    }
+}
+
+/// Encodes an envelope.
+pub fn encode<M: Serialize>(env: &Envelope<M>) -> Vec<u8> {
+    // Encoding into a Vec fails only past the size limit, which no message of ours reaches.
+    bincode::serde::encode_to_vec(env, CONFIG).unwrap_or_default()
+}
+
+/// Decodes a datagram; never panics, whatever the bytes.
+pub fn decode<M: DeserializeOwned>(bytes: &[u8]) -> Result<Envelope<M>, WireError> {
+    if bytes.len() > MAX_DATAGRAM {
+        return Err(WireError::TooLarge(bytes.len()));
+    }
+    let (env, used): (Envelope<M>, usize) =
+        bincode::serde::decode_from_slice(bytes, CONFIG).map_err(|e| WireError::Malformed(e.to_string()))?;
+    if env.version != VERSION {
+        return Err(WireError::Version(env.version));
+    }
+    if used != bytes.len() {
+        return Err(WireError::Trailing(bytes.len() - used));
+    }
+    Ok(env)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+    enum M {
+        A(u64),
+        B { ids: Vec<u64> },
+    }
+
+    #[test]
+    fn round_trip() {
+        let e = Envelope { version: VERSION, from: 3, lamport: 9, term: 2, msg: M::B { ids: vec![1, 2, 3] } };
+        assert_eq!(decode::<M>(&encode(&e)).unwrap(), e);
+    }
+
+    #[test]
+    fn garbage_is_an_error_not_a_panic() {
+        let mut rng = crate::rng::Rng::new(1);
+        for len in 0..200 {
+            let bytes: Vec<u8> = (0..len).map(|_| rng.next_u64() as u8).collect();
+            let _ = decode::<M>(&bytes);
+        }
+        assert!(matches!(decode::<M>(&[]), Err(WireError::Malformed(_))));
+        // A huge claimed vector length must hit the limit, not allocate.
+        let mut evil = encode(&Envelope { version: VERSION, from: 1, lamport: 1, term: 0, msg: M::A(1) });
+        evil.truncate(evil.len() - 2);
+        evil.extend_from_slice(&[1, 0xfd, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f]);
+        assert!(decode::<M>(&evil).is_err());
+        assert_eq!(decode::<M>(&vec![0u8; MAX_DATAGRAM + 1]), Err(WireError::TooLarge(MAX_DATAGRAM + 1)));
+    }
+
+    #[test]
+    fn other_version_and_trailing_bytes_are_refused() {
+        let mut e = Envelope { version: 7, from: 1, lamport: 0, term: 0, msg: M::A(5) };
+        assert_eq!(decode::<M>(&encode(&e)), Err(WireError::Version(7)));
+        e.version = VERSION;
+        let mut b = encode(&e);
+        b.push(0);
+        assert_eq!(decode::<M>(&b), Err(WireError::Trailing(1)));
+    }
+}
