@@ -1,1 +1,264 @@
-fn main() {}
+//! The coordlab command line: parse, then call the library.
+
+use clap::{Args, Parser, Subcommand};
+use coordlab::algo::Setup;
+use coordlab::cluster::{self, LaunchOptions};
+use coordlab::error::{usage, CliError};
+use coordlab::node::config::{parse_ids, parse_kv, parse_members, NodeOptions};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Parser)]
+#[command(
+    name = "coordlab",
+    version,
+    about = "Classic distributed-coordination algorithms, run as real processes"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Run one node process (the launcher spawns these; you can too).
+    Node(NodeArgs),
+    /// Spawn N nodes in a ring and keep a console.
+    Ring {
+        /// How many nodes (at least 2).
+        n: usize,
+        #[command(flatten)]
+        launch: LaunchArgs,
+    },
+    /// Spawn N nodes on a connected graph and keep a console.
+    Mesh {
+        /// How many nodes (at least 2).
+        n: usize,
+        /// complete | ring | bidirectional-ring | grid | random:K | FILE (an edge list).
+        #[arg(long, default_value = "complete")]
+        topology: String,
+        #[command(flatten)]
+        launch: LaunchArgs,
+    },
+    /// SIGSTOP node ID of the running launch.
+    Pause(Target),
+    /// SIGCONT node ID of the running launch.
+    Resume(Target),
+    /// SIGKILL node ID of the running launch.
+    Kill(Target),
+    /// Start node ID of the running launch again (after a kill).
+    Restart(Target),
+    /// Who is alive, paused or dead, and whom each node believes leads.
+    Status(RunArg),
+    /// Check a run's traces: termination, uniqueness, agreement, false suspicions.
+    Check {
+        /// The run directory.
+        #[arg(default_value = "logs/latest")]
+        dir: PathBuf,
+    },
+}
+
+#[derive(Args)]
+struct Target {
+    /// The node id.
+    id: u64,
+    #[command(flatten)]
+    run: RunArg,
+}
+
+#[derive(Args)]
+struct RunArg {
+    /// The run directory of the launch to act on.
+    #[arg(long, default_value = "logs/latest")]
+    run: PathBuf,
+}
+
+#[derive(Args)]
+struct LaunchArgs {
+    /// The algorithm (e.g. chang-roberts).
+    #[arg(long, default_value = "chang-roberts")]
+    algo: String,
+    /// The ids around the ring, in ring order (default 1..N).
+    #[arg(long)]
+    ids: Option<String>,
+    /// Who starts the first election: ids (2,5), all, or none.
+    #[arg(long, default_value = "all")]
+    initiators: String,
+    /// Heartbeat period in milliseconds.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
+    heartbeat_ms: u64,
+    /// Failure-detector timeout in milliseconds.
+    #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
+    timeout_ms: u64,
+    /// First UDP port; node k gets base+k (0: any free ports).
+    #[arg(long, default_value_t = 0)]
+    base_port: u16,
+    /// Run this many seconds, then stop cleanly.
+    #[arg(long)]
+    duration: Option<f64>,
+    /// Stop cleanly as soon as the condition holds: elected.
+    #[arg(long)]
+    until: Option<String>,
+    /// Seed of every random choice.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Where run directories are written.
+    #[arg(long, default_value = "logs")]
+    logs: PathBuf,
+    /// Run a scripted story without a human: false-suspicion.
+    #[arg(long)]
+    demo: Option<String>,
+    /// An algorithm option passed to every node (KEY=VALUE; repeatable).
+    #[arg(long = "set")]
+    set: Vec<String>,
+}
+
+#[derive(Args)]
+struct NodeArgs {
+    /// This node's id.
+    #[arg(long)]
+    id: u64,
+    /// The UDP address to bind.
+    #[arg(long)]
+    listen: std::net::SocketAddr,
+    /// Every member as ID=ADDR, comma-separated, in ring order (this node included).
+    #[arg(long)]
+    members: String,
+    /// The ids this node may talk to (default: its ring predecessor and successor).
+    #[arg(long)]
+    neighbours: Option<String>,
+    /// Start the first election at once.
+    #[arg(long)]
+    initiator: bool,
+    /// The algorithm.
+    #[arg(long, default_value = "chang-roberts")]
+    algo: String,
+    /// Heartbeat period in milliseconds.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
+    heartbeat_ms: u64,
+    /// Failure-detector timeout in milliseconds.
+    #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
+    timeout_ms: u64,
+    /// Seed of this node's random choices.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Directory for node-<id>.jsonl (no machine trace without it).
+    #[arg(long)]
+    log_dir: Option<PathBuf>,
+    /// An algorithm option (KEY=VALUE; repeatable).
+    #[arg(long = "set")]
+    set: Vec<String>,
+    /// Start the algorithm at this wall-clock time (microseconds since the epoch).
+    #[arg(long)]
+    start_at_us: Option<u64>,
+}
+
+fn parse_set(set: &[String]) -> Result<BTreeMap<String, String>, CliError> {
+    set.iter().map(|s| parse_kv(s)).collect()
+}
+
+fn node_options(a: NodeArgs) -> Result<NodeOptions, CliError> {
+    let members = parse_members(&a.members)?;
+    let ids: Vec<u64> = members.iter().map(|m| m.0).collect();
+    let i = ids
+        .iter()
+        .position(|&x| x == a.id)
+        .ok_or_else(|| usage(format!("--id {} is not in --members", a.id)))?;
+    let neighbours = match &a.neighbours {
+        Some(s) => {
+            let nb = parse_ids("--neighbours", s)?;
+            if let Some(x) = nb.iter().find(|x| !ids.contains(x)) {
+                return Err(usage(format!("--neighbours: node {x} is not in --members")));
+            }
+            nb
+        }
+        None => {
+            let n = ids.len();
+            let mut nb = vec![ids[(i + n - 1) % n], ids[(i + 1) % n]];
+            nb.dedup();
+            nb.retain(|&x| x != a.id);
+            nb
+        }
+    };
+    let mut setup = Setup::new(a.id, ids, neighbours);
+    setup.initiator = a.initiator;
+    setup.heartbeat = Duration::from_millis(a.heartbeat_ms);
+    setup.timeout = Duration::from_millis(a.timeout_ms);
+    setup.seed = a.seed;
+    setup.opts = parse_set(&a.set)?;
+    Ok(NodeOptions {
+        setup,
+        algo: a.algo,
+        listen: a.listen,
+        addrs: members.into_iter().collect(),
+        log_dir: a.log_dir,
+        start_at_us: a.start_at_us,
+    })
+}
+
+fn launch_options(n: usize, topology: String, a: LaunchArgs) -> Result<LaunchOptions, CliError> {
+    let ids = a
+        .ids
+        .as_deref()
+        .map(|s| parse_ids("--ids", s))
+        .transpose()?;
+    Ok(LaunchOptions {
+        n,
+        topology,
+        algo: a.algo,
+        ids,
+        initiators: a.initiators,
+        heartbeat_ms: a.heartbeat_ms,
+        timeout_ms: a.timeout_ms,
+        base_port: a.base_port,
+        duration: a.duration,
+        until: a.until,
+        seed: a.seed,
+        logs: a.logs,
+        demo: a.demo,
+        set: parse_set(&a.set)?,
+    })
+}
+
+fn control(run: &std::path::Path, cmd: String) -> Result<i32, CliError> {
+    println!("{}", cluster::control(run, &cmd)?);
+    Ok(0)
+}
+
+fn run(cli: Cli) -> Result<i32, CliError> {
+    match cli.cmd {
+        Cmd::Node(a) => {
+            coordlab::node::logging::init();
+            coordlab::node::runtime::run_node(node_options(a)?)?;
+            Ok(0)
+        }
+        Cmd::Ring { n, launch } => cluster::launch(launch_options(n, "ring".into(), launch)?),
+        Cmd::Mesh {
+            n,
+            topology,
+            launch,
+        } => cluster::launch(launch_options(n, topology, launch)?),
+        Cmd::Pause(t) => control(&t.run.run, format!("pause {}", t.id)),
+        Cmd::Resume(t) => control(&t.run.run, format!("resume {}", t.id)),
+        Cmd::Kill(t) => control(&t.run.run, format!("kill {}", t.id)),
+        Cmd::Restart(t) => control(&t.run.run, format!("restart {}", t.id)),
+        Cmd::Status(r) => control(&r.run, "status".into()),
+        Cmd::Check { dir } => {
+            let report = coordlab::check::check(&dir)?;
+            print!("{}", report.text);
+            Ok(if report.violated { 1 } else { 0 })
+        }
+    }
+}
+
+fn main() {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => std::process::exit(code),
+        Err(e) => {
+            eprintln!("coordlab: {e}");
+            std::process::exit(e.exit_code());
+        }
+    }
+}

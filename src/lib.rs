@@ -4,6 +4,9 @@
 //! deterministic in-memory network, [`node`] runs one as a real process.
 
 pub mod algo;
+pub mod check;
+pub mod cluster;
+pub mod error;
 pub mod node;
 pub mod rng;
 pub mod sim;

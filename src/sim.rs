@@ -30,7 +30,13 @@ pub struct NetConfig {
 
 impl Default for NetConfig {
     fn default() -> Self {
-        NetConfig { seed: 1, min_delay: Duration::from_millis(1), max_delay: Duration::from_millis(1), drop: 0.0, duplicate: 0.0 }
+        NetConfig {
+            seed: 1,
+            min_delay: Duration::from_millis(1),
+            max_delay: Duration::from_millis(1),
+            drop: 0.0,
+            duplicate: 0.0,
+        }
     }
 }
 
@@ -50,8 +56,15 @@ struct SimNode<A: Algorithm> {
 }
 
 enum Item {
-    Deliver { from: NodeId, to: NodeId, bytes: Vec<u8> },
-    Wake { node: NodeId, epoch: u64 },
+    Deliver {
+        from: NodeId,
+        to: NodeId,
+        bytes: Vec<u8>,
+    },
+    Wake {
+        node: NodeId,
+        epoch: u64,
+    },
 }
 
 /// The simulator.
@@ -72,7 +85,11 @@ pub struct Sim<A: Algorithm> {
 
 impl<A: Algorithm> Sim<A> {
     /// Builds and starts every node at time zero, in the order of `setups`.
-    pub fn new(net: NetConfig, setups: Vec<Setup>, factory: impl Fn(&Setup) -> A + 'static) -> Self {
+    pub fn new(
+        net: NetConfig,
+        setups: Vec<Setup>,
+        factory: impl Fn(&Setup) -> A + 'static,
+    ) -> Self {
         let mut sim = Sim {
             rng: Rng::new(net.seed),
             net,
@@ -107,7 +124,11 @@ impl<A: Algorithm> Sim<A> {
 
     /// The ids of the nodes that are neither crashed nor paused.
     pub fn live(&self) -> Vec<NodeId> {
-        self.nodes.iter().filter(|(_, n)| matches!(n.state, State::Up)).map(|(&id, _)| id).collect()
+        self.nodes
+            .iter()
+            .filter(|(_, n)| matches!(n.state, State::Up))
+            .map(|(&id, _)| id)
+            .collect()
     }
 
     /// All node ids.
@@ -169,7 +190,9 @@ impl<A: Algorithm> Sim<A> {
 
     /// Runs one queued item; false when nothing is left.
     pub fn step(&mut self) -> bool {
-        let Some(Reverse((at, seq))) = self.queue.pop() else { return false };
+        let Some(Reverse((at, seq))) = self.queue.pop() else {
+            return false;
+        };
         self.now = self.now.max(at);
         match self.items.remove(&seq) {
             Some(Item::Deliver { from, to, bytes }) => self.deliver_now(from, to, &bytes),
@@ -205,23 +228,45 @@ impl<A: Algorithm> Sim<A> {
 
     /// How many messages of type `name` were sent so far.
     pub fn sent(&self, name: &str) -> usize {
-        self.trace.iter().filter(|r| matches!(&r.event, Event::Send { msg, .. } if msg == name)).count()
+        self.trace
+            .iter()
+            .filter(|r| matches!(&r.event, Event::Send { msg, .. } if msg == name))
+            .count()
     }
 
     /// The events of kind `kind`, with their node.
     pub fn events(&self, kind: &str) -> Vec<&Record> {
-        self.trace.iter().filter(|r| r.event.kind() == kind).collect()
+        self.trace
+            .iter()
+            .filter(|r| r.event.kind() == kind)
+            .collect()
     }
 
     fn wall(&self) -> Now {
-        Now { mono: self.now, wall_us: self.now.as_micros() as u64 }
+        Now {
+            mono: self.now,
+            wall_us: self.now.as_micros() as u64,
+        }
     }
 
     fn boot(&mut self, id: NodeId, epoch: u64) {
         let setup = self.setups[&id].clone();
         let host = Host::new(&setup, (self.factory)(&setup));
-        self.nodes.insert(id, SimNode { host, state: State::Up, epoch, wakes: BTreeSet::new() });
-        let start = Event::Start { addr: format!("sim:{id}"), algo: "sim".into(), pid: 0, peers: setup.neighbours.clone() };
+        self.nodes.insert(
+            id,
+            SimNode {
+                host,
+                state: State::Up,
+                epoch,
+                wakes: BTreeSet::new(),
+            },
+        );
+        let start = Event::Start {
+            addr: format!("sim:{id}"),
+            algo: "sim".into(),
+            pid: 0,
+            peers: setup.neighbours.clone(),
+        };
         let now = self.wall();
         self.nodes.get_mut(&id).unwrap().host.start(now, start);
         self.after_action(id);
@@ -229,7 +274,9 @@ impl<A: Algorithm> Sim<A> {
 
     fn deliver_now(&mut self, from: NodeId, to: NodeId, bytes: &[u8]) {
         let now = self.wall();
-        let Some(n) = self.nodes.get_mut(&to) else { return };
+        let Some(n) = self.nodes.get_mut(&to) else {
+            return;
+        };
         match &mut n.state {
             State::Crashed => return,
             State::Paused(q) => {
@@ -243,7 +290,9 @@ impl<A: Algorithm> Sim<A> {
 
     fn wake(&mut self, id: NodeId, epoch: u64) {
         let now = self.wall();
-        let Some(n) = self.nodes.get_mut(&id) else { return };
+        let Some(n) = self.nodes.get_mut(&id) else {
+            return;
+        };
         n.wakes.remove(&self.now);
         if n.epoch != epoch || !matches!(n.state, State::Up) {
             return;
@@ -264,17 +313,32 @@ impl<A: Algorithm> Sim<A> {
         self.trace.extend(n.host.take_records());
         let out: Vec<_> = n.host.take_outbox().collect();
         let epoch = n.epoch;
-        let deadline = n.host.next_deadline().map(|d| d.max(self.now)).filter(|d| n.wakes.insert(*d));
+        let deadline = n
+            .host
+            .next_deadline()
+            .map(|d| d.max(self.now))
+            .filter(|d| n.wakes.insert(*d));
         for o in out {
             if self.cut.contains(&(id, o.to)) || self.rng.chance(self.net.drop) {
                 continue;
             }
-            let copies = if self.rng.chance(self.net.duplicate) { 2 } else { 1 };
+            let copies = if self.rng.chance(self.net.duplicate) {
+                2
+            } else {
+                1
+            };
             for _ in 0..copies {
                 let lo = self.net.min_delay.as_micros() as u64;
                 let hi = self.net.max_delay.as_micros() as u64;
                 let at = self.now + Duration::from_micros(self.rng.range(lo, hi + 1));
-                self.push(at, Item::Deliver { from: id, to: o.to, bytes: o.bytes.clone() });
+                self.push(
+                    at,
+                    Item::Deliver {
+                        from: id,
+                        to: o.to,
+                        bytes: o.bytes.clone(),
+                    },
+                );
             }
         }
         if let Some(d) = deadline {
@@ -290,7 +354,11 @@ pub fn ring(ids: &[NodeId], initiators: &[NodeId]) -> Vec<Setup> {
         .enumerate()
         .map(|(i, &me)| {
             let n = ids.len();
-            let mut s = Setup::new(me, ids.to_vec(), vec![ids[(i + n - 1) % n], ids[(i + 1) % n]]);
+            let mut s = Setup::new(
+                me,
+                ids.to_vec(),
+                vec![ids[(i + n - 1) % n], ids[(i + 1) % n]],
+            );
             s.initiator = initiators.contains(&me);
             s
         })

@@ -64,8 +64,8 @@ pub fn decode<M: DeserializeOwned>(bytes: &[u8]) -> Result<Envelope<M>, WireErro
     if bytes.len() > MAX_DATAGRAM {
         return Err(WireError::TooLarge(bytes.len()));
     }
-    let (env, used): (Envelope<M>, usize) =
-        bincode::serde::decode_from_slice(bytes, CONFIG).map_err(|e| WireError::Malformed(e.to_string()))?;
+    let (env, used): (Envelope<M>, usize) = bincode::serde::decode_from_slice(bytes, CONFIG)
+        .map_err(|e| WireError::Malformed(e.to_string()))?;
     if env.version != VERSION {
         return Err(WireError::Version(env.version));
     }
@@ -87,7 +87,13 @@ mod tests {
 
     #[test]
     fn round_trip() {
-        let e = Envelope { version: VERSION, from: 3, lamport: 9, term: 2, msg: M::B { ids: vec![1, 2, 3] } };
+        let e = Envelope {
+            version: VERSION,
+            from: 3,
+            lamport: 9,
+            term: 2,
+            msg: M::B { ids: vec![1, 2, 3] },
+        };
         assert_eq!(decode::<M>(&encode(&e)).unwrap(), e);
     }
 
@@ -100,16 +106,31 @@ mod tests {
         }
         assert!(matches!(decode::<M>(&[]), Err(WireError::Malformed(_))));
         // A huge claimed vector length must hit the limit, not allocate.
-        let mut evil = encode(&Envelope { version: VERSION, from: 1, lamport: 1, term: 0, msg: M::A(1) });
+        let mut evil = encode(&Envelope {
+            version: VERSION,
+            from: 1,
+            lamport: 1,
+            term: 0,
+            msg: M::A(1),
+        });
         evil.truncate(evil.len() - 2);
         evil.extend_from_slice(&[1, 0xfd, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f]);
         assert!(decode::<M>(&evil).is_err());
-        assert_eq!(decode::<M>(&vec![0u8; MAX_DATAGRAM + 1]), Err(WireError::TooLarge(MAX_DATAGRAM + 1)));
+        assert_eq!(
+            decode::<M>(&vec![0u8; MAX_DATAGRAM + 1]),
+            Err(WireError::TooLarge(MAX_DATAGRAM + 1))
+        );
     }
 
     #[test]
     fn other_version_and_trailing_bytes_are_refused() {
-        let mut e = Envelope { version: 7, from: 1, lamport: 0, term: 0, msg: M::A(5) };
+        let mut e = Envelope {
+            version: 7,
+            from: 1,
+            lamport: 0,
+            term: 0,
+            msg: M::A(5),
+        };
         assert_eq!(decode::<M>(&encode(&e)), Err(WireError::Version(7)));
         e.version = VERSION;
         let mut b = encode(&e);

@@ -8,8 +8,8 @@ pub mod detector;
 pub mod election;
 pub mod registry;
 
-pub use crate::trace::{Event, NodeId};
 use crate::rng::Rng;
+pub use crate::trace::{Event, NodeId};
 use serde::{de::DeserializeOwned, Serialize};
 use std::collections::BTreeMap;
 use std::fmt::Debug;
@@ -31,7 +31,12 @@ pub trait Algorithm {
     /// Called once when the node is up.
     fn on_start(&mut self, cx: &mut Context<'_, Self::Msg, Self::Timer>);
     /// Called for every message that decoded and came from a member.
-    fn on_msg(&mut self, cx: &mut Context<'_, Self::Msg, Self::Timer>, from: NodeId, msg: Self::Msg);
+    fn on_msg(
+        &mut self,
+        cx: &mut Context<'_, Self::Msg, Self::Timer>,
+        from: NodeId,
+        msg: Self::Msg,
+    );
     /// Called when a named timer expires.
     fn on_timer(&mut self, cx: &mut Context<'_, Self::Msg, Self::Timer>, timer: Self::Timer);
     /// The term this node is in, stamped on every envelope (0 where the algorithm has none).
@@ -78,7 +83,10 @@ impl Setup {
 
     /// A boolean option (`true`/`false`/`1`/`0`), `default` when absent.
     pub fn flag(&self, key: &str, default: bool) -> bool {
-        self.opts.get(key).map(|v| matches!(v.as_str(), "true" | "1" | "yes")).unwrap_or(default)
+        self.opts
+            .get(key)
+            .map(|v| matches!(v.as_str(), "true" | "1" | "yes"))
+            .unwrap_or(default)
     }
 
     /// The ring successor of this node in `members` (itself when alone).
@@ -114,7 +122,12 @@ pub struct Context<'a, M, T> {
 
 impl<'a, M, T> Context<'a, M, T> {
     /// A context that collects commands into `out`.
-    pub fn new(now: Duration, me: NodeId, rng: &'a mut Rng, out: &'a mut Vec<Command<M, T>>) -> Self {
+    pub fn new(
+        now: Duration,
+        me: NodeId,
+        rng: &'a mut Rng,
+        out: &'a mut Vec<Command<M, T>>,
+    ) -> Self {
         Context { now, me, rng, out }
     }
     /// Sends `msg` to `to`.
@@ -135,7 +148,10 @@ impl<'a, M, T> Context<'a, M, T> {
     }
     /// Records that a message was discarded on purpose (stale term, unexpected), naming why.
     pub fn discard(&mut self, from: NodeId, reason: impl Into<String>) {
-        self.record(Event::Drop { reason: reason.into(), addr: format!("node {from}") });
+        self.record(Event::Drop {
+            reason: reason.into(),
+            addr: format!("node {from}"),
+        });
     }
 }
 

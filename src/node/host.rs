@@ -98,14 +98,27 @@ impl<A: Algorithm> Host<A> {
             Err(e) => self.drop_datagram(now, e.to_string(), addr),
             Ok(env) if env.from != from => self.drop_datagram(
                 now,
-                format!("sender claims id {} but its address belongs to node {from}", env.from),
+                format!(
+                    "sender claims id {} but its address belongs to node {from}",
+                    env.from
+                ),
                 addr,
             ),
             Ok(env) => {
                 self.counters.received += 1;
                 self.lamport = self.lamport.max(env.lamport) + 1;
-                let ev = Event::Recv { from, msg: env.msg.name().to_string(), bytes: bytes.len() };
-                self.records.push(Record { t: now.wall_us, node: Some(self.me), lamport: Some(self.lamport), pt: None, event: ev });
+                let ev = Event::Recv {
+                    from,
+                    msg: env.msg.name().to_string(),
+                    bytes: bytes.len(),
+                };
+                self.records.push(Record {
+                    t: now.wall_us,
+                    node: Some(self.me),
+                    lamport: Some(self.lamport),
+                    pt: None,
+                    event: ev,
+                });
                 self.with_cx(now, |a, cx| a.on_msg(cx, from, env.msg));
             }
         }
@@ -113,7 +126,13 @@ impl<A: Algorithm> Host<A> {
 
     /// Counts and traces a refused datagram.
     pub fn drop_datagram(&mut self, now: Now, reason: String, addr: &str) {
-        self.push_record(now, Event::Drop { reason, addr: addr.to_string() });
+        self.push_record(
+            now,
+            Event::Drop {
+                reason,
+                addr: addr.to_string(),
+            },
+        );
     }
 
     /// Fires every timer whose deadline has passed, earliest first.
@@ -133,7 +152,12 @@ impl<A: Algorithm> Host<A> {
         let c = self.counters.clone();
         self.push_record(
             now,
-            Event::Stop { sent: c.sent, received: c.received, dropped: c.dropped, by_type: c.by_type },
+            Event::Stop {
+                sent: c.sent,
+                received: c.received,
+                dropped: c.dropped,
+                by_type: c.by_type,
+            },
         );
     }
 
@@ -152,7 +176,13 @@ impl<A: Algorithm> Host<A> {
             self.counters.dropped += 1;
         }
         self.lamport += 1;
-        self.records.push(Record { t: now.wall_us, node: Some(self.me), lamport: Some(self.lamport), pt: None, event });
+        self.records.push(Record {
+            t: now.wall_us,
+            node: Some(self.me),
+            lamport: Some(self.lamport),
+            pt: None,
+            event,
+        });
     }
 
     fn with_cx(&mut self, now: Now, f: impl FnOnce(&mut A, &mut Context<'_, A::Msg, A::Timer>)) {
@@ -166,12 +196,28 @@ impl<A: Algorithm> Host<A> {
                 Command::Send(to, msg) => {
                     self.lamport += 1;
                     let name = msg.name();
-                    let env = Envelope { version: wire::VERSION, from: self.me, lamport: self.lamport, term: self.algo.term(), msg };
+                    let env = Envelope {
+                        version: wire::VERSION,
+                        from: self.me,
+                        lamport: self.lamport,
+                        term: self.algo.term(),
+                        msg,
+                    };
                     let bytes = wire::encode(&env);
                     self.counters.sent += 1;
                     *self.counters.by_type.entry(name.to_string()).or_default() += 1;
-                    let ev = Event::Send { to, msg: name.to_string(), bytes: bytes.len() };
-                    self.records.push(Record { t: now.wall_us, node: Some(self.me), lamport: Some(self.lamport), pt: None, event: ev });
+                    let ev = Event::Send {
+                        to,
+                        msg: name.to_string(),
+                        bytes: bytes.len(),
+                    };
+                    self.records.push(Record {
+                        t: now.wall_us,
+                        node: Some(self.me),
+                        lamport: Some(self.lamport),
+                        pt: None,
+                        event: ev,
+                    });
                     self.outbox.push(Outgoing { to, bytes });
                 }
                 Command::SetTimer(t, after) => self.timers.set(t, now.mono + after),

@@ -1,7 +1,7 @@
 //! A keyed timer queue: setting a key replaces it; the earliest deadline is the poll timeout.
 
-use std::collections::{BinaryHeap, HashMap};
 use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 use std::hash::Hash;
 use std::time::Duration;
 
@@ -16,7 +16,12 @@ pub struct Timers<T> {
 
 impl<T: Copy + Eq + Hash> Default for Timers<T> {
     fn default() -> Self {
-        Self { live: HashMap::new(), heap: BinaryHeap::new(), by_gen: HashMap::new(), next_gen: 0 }
+        Self {
+            live: HashMap::new(),
+            heap: BinaryHeap::new(),
+            by_gen: HashMap::new(),
+            next_gen: 0,
+        }
     }
 }
 

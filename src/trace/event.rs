@@ -31,11 +31,24 @@ pub struct Record {
 pub enum Event {
     // ---- node events ----
     /// The node is up and bound.
-    Start { addr: String, algo: String, pid: u32, peers: Vec<NodeId> },
+    Start {
+        addr: String,
+        algo: String,
+        pid: u32,
+        peers: Vec<NodeId>,
+    },
     /// A datagram left.
-    Send { to: NodeId, msg: String, bytes: usize },
+    Send {
+        to: NodeId,
+        msg: String,
+        bytes: usize,
+    },
     /// A datagram was accepted.
-    Recv { from: NodeId, msg: String, bytes: usize },
+    Recv {
+        from: NodeId,
+        msg: String,
+        bytes: usize,
+    },
     /// A datagram (or a message inside one) was refused.
     Drop { reason: String, addr: String },
     /// The failure detector now suspects `target`.
@@ -64,7 +77,11 @@ pub enum Event {
     /// Left the critical section.
     CsExit { req: u64 },
     /// Physical clock corrected.
-    ClockAdjust { offset_us: i64, rtt_us: u64, bound_us: u64 },
+    ClockAdjust {
+        offset_us: i64,
+        rtt_us: u64,
+        bound_us: u64,
+    },
     /// Clean shutdown, with counters.
     Stop {
         sent: u64,
@@ -99,7 +116,11 @@ pub enum Event {
     },
     // ---- resource events (resource.jsonl) ----
     /// The shared resource was accessed.
-    Access { req: u64, token: Option<u64>, phase: String },
+    Access {
+        req: u64,
+        token: Option<u64>,
+        phase: String,
+    },
     /// Two holders at once.
     Violation { nodes: Vec<NodeId> },
     /// A stale fencing token was refused.
@@ -146,27 +167,57 @@ impl Event {
     /// The event in plain words, for the human log.
     pub fn describe(&self, me: NodeId) -> String {
         match self {
-            Event::Start { addr, algo, pid, peers } => {
+            Event::Start {
+                addr,
+                algo,
+                pid,
+                peers,
+            } => {
                 format!("node {me} up on {addr} (pid {pid}), running {algo}; peers {peers:?}")
             }
             Event::Send { to, msg, bytes } => format!("sent {msg} to node {to} ({bytes} bytes)"),
-            Event::Recv { from, msg, bytes } => format!("got {msg} from node {from} ({bytes} bytes)"),
+            Event::Recv { from, msg, bytes } => {
+                format!("got {msg} from node {from} ({bytes} bytes)")
+            }
             Event::Drop { reason, addr } => format!("dropped a datagram from {addr}: {reason}"),
-            Event::Suspect { target, silence_ms, timeout_ms } => format!(
+            Event::Suspect {
+                target,
+                silence_ms,
+                timeout_ms,
+            } => format!(
                 "suspect node {target}: no heartbeat for {silence_ms} ms (timeout {timeout_ms} ms)"
             ),
-            Event::Unsuspect { target } => format!("node {target} is alive after all: suspicion withdrawn"),
-            Event::ElectionStart { term } => format!("election starts, term {term}"),
-            Event::Leader { leader, term } if *leader == me => format!("I am the leader of term {term}"),
-            Event::Leader { leader, term } => format!("node {leader} leads term {term}"),
-            Event::StepDown { term, reason } => format!("step down as leader of term {term}: {reason}"),
-            Event::CsRequest { req } => format!("request critical section (req {req})"),
-            Event::CsEnter { req, token } => format!("enter critical section (req {req}, token {token:?})"),
-            Event::CsExit { req } => format!("leave critical section (req {req})"),
-            Event::ClockAdjust { offset_us, rtt_us, bound_us } => {
-                format!("clock adjusted by {offset_us} us (rtt {rtt_us} us, error bound {bound_us} us)")
+            Event::Unsuspect { target } => {
+                format!("node {target} is alive after all: suspicion withdrawn")
             }
-            Event::Stop { sent, received, dropped, .. } => {
+            Event::ElectionStart { term } => format!("election starts, term {term}"),
+            Event::Leader { leader, term } if *leader == me => {
+                format!("I am the leader of term {term}")
+            }
+            Event::Leader { leader, term } => format!("node {leader} leads term {term}"),
+            Event::StepDown { term, reason } => {
+                format!("step down as leader of term {term}: {reason}")
+            }
+            Event::CsRequest { req } => format!("request critical section (req {req})"),
+            Event::CsEnter { req, token } => {
+                format!("enter critical section (req {req}, token {token:?})")
+            }
+            Event::CsExit { req } => format!("leave critical section (req {req})"),
+            Event::ClockAdjust {
+                offset_us,
+                rtt_us,
+                bound_us,
+            } => {
+                format!(
+                    "clock adjusted by {offset_us} us (rtt {rtt_us} us, error bound {bound_us} us)"
+                )
+            }
+            Event::Stop {
+                sent,
+                received,
+                dropped,
+                ..
+            } => {
                 format!("stopping: sent {sent}, received {received}, dropped {dropped}")
             }
             other => other.kind().to_string(),

@@ -81,10 +81,17 @@ impl RunDir {
     pub fn load(dir: &Path) -> io::Result<Self> {
         let info_path = dir.join("run.json");
         let text = fs::read_to_string(&info_path).map_err(|e| {
-            io::Error::new(e.kind(), format!("{}: {e} (is this a run directory?)", info_path.display()))
+            io::Error::new(
+                e.kind(),
+                format!("{}: {e} (is this a run directory?)", info_path.display()),
+            )
         })?;
-        let info: RunInfo = serde_json::from_str(&text)
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("{}: {e}", info_path.display())))?;
+        let info: RunInfo = serde_json::from_str(&text).map_err(|e| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("{}: {e}", info_path.display()),
+            )
+        })?;
         let mut bad_lines = 0;
         let mut node_events = Vec::new();
         for n in &info.nodes {
@@ -97,6 +104,13 @@ impl RunDir {
         bad_lines += bad;
         let (resource, bad) = read_jsonl(&dir.join("resource.jsonl"))?;
         bad_lines += bad;
-        Ok(Self { path: dir.to_path_buf(), info, node_events, faults, resource, bad_lines })
+        Ok(Self {
+            path: dir.to_path_buf(),
+            info,
+            node_events,
+            faults,
+            resource,
+            bad_lines,
+        })
     }
 }

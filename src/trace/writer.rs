@@ -23,7 +23,9 @@ impl JsonlWriter {
     /// Opens `path` for appending (a restarted node continues its own file).
     pub fn append(path: &Path) -> io::Result<Self> {
         let file = OpenOptions::new().create(true).append(true).open(path)?;
-        Ok(Self { out: BufWriter::with_capacity(64 * 1024, file) })
+        Ok(Self {
+            out: BufWriter::with_capacity(64 * 1024, file),
+        })
     }
 
     /// Writes one record as one line.

@@ -17,7 +17,9 @@ impl Silence {
     /// Notes that `node` was heard at `now`; returns the `unsuspect` event if it was suspected.
     pub fn heard(&mut self, node: NodeId, now: Duration) -> Option<Event> {
         self.heard.insert(node, now);
-        self.suspected.remove(&node).then_some(Event::Unsuspect { target: node })
+        self.suspected
+            .remove(&node)
+            .then_some(Event::Unsuspect { target: node })
     }
 
     /// Suspects `node` now (after `timeout`); returns the `suspect` event unless already suspected.
@@ -61,7 +63,11 @@ mod tests {
         s.reset(8, ms(100));
         assert_eq!(
             s.suspect(8, ms(412), ms(300)),
-            Some(Event::Suspect { target: 8, silence_ms: 312, timeout_ms: 300 })
+            Some(Event::Suspect {
+                target: 8,
+                silence_ms: 312,
+                timeout_ms: 300
+            })
         );
         assert_eq!(s.suspect(8, ms(500), ms(300)), None);
         assert!(s.is_suspected(8));

@@ -61,7 +61,10 @@ impl Election for ChangRoberts {
         let me = ecx.me();
         match msg {
             CrMsg::Election(_) if ecx.leader().is_some() => {
-                ecx.discard(from, format!("election of term {} is already decided", ecx.term()));
+                ecx.discard(
+                    from,
+                    format!("election of term {} is already decided", ecx.term()),
+                );
                 ecx.tell_decided(from);
             }
             CrMsg::Election(j) if j > me => {
@@ -102,7 +105,10 @@ mod tests {
     type Cr = Leadership<super::ChangRoberts>;
 
     fn sim(ids: &[NodeId], initiators: &[NodeId], seed: u64) -> Sim<Cr> {
-        let net = NetConfig { seed, ..NetConfig::default() };
+        let net = NetConfig {
+            seed,
+            ..NetConfig::default()
+        };
         Sim::new(net, ring(ids, initiators), Cr::new)
     }
 
@@ -162,7 +168,10 @@ mod tests {
         assert_eq!(s.sent("ELECTED"), 8);
         // Every node joined term 1 and no node started a second election.
         assert_eq!(s.events("election_start").len(), 8);
-        assert!(s.events("leader").iter().all(|r| matches!(r.event, crate::trace::Event::Leader { leader: 8, term: 1 })));
+        assert!(s
+            .events("leader")
+            .iter()
+            .all(|r| matches!(r.event, crate::trace::Event::Leader { leader: 8, term: 1 })));
     }
 
     #[test]
@@ -182,7 +191,10 @@ mod tests {
         }
         let avg = total as f64 / trials as f64;
         let expect = n as f64 * h;
-        assert!((avg - expect).abs() / expect < 0.15, "average {avg}, n*H_n = {expect}");
+        assert!(
+            (avg - expect).abs() / expect < 0.15,
+            "average {avg}, n*H_n = {expect}"
+        );
     }
 
     #[test]
@@ -190,7 +202,12 @@ mod tests {
         for seed in 0..20 {
             let mut ids = all(10);
             crate::rng::Rng::new(seed).shuffle(&mut ids);
-            let net = NetConfig { seed, min_delay: Duration::from_millis(1), max_delay: Duration::from_millis(5), ..NetConfig::default() };
+            let net = NetConfig {
+                seed,
+                min_delay: Duration::from_millis(1),
+                max_delay: Duration::from_millis(5),
+                ..NetConfig::default()
+            };
             let mut s = Sim::new(net, ring(&ids, &ids), Cr::new);
             s.run_for(Duration::from_millis(3));
             s.crash(10);
@@ -216,7 +233,9 @@ mod tests {
         assert_eq!(s.node(8).belief(), (term7, Some(7)));
         assert!(s.events("step_down").iter().any(|r| r.node == Some(8)));
         let suspects = s.events("suspect");
-        assert!(suspects.iter().any(|r| matches!(r.event, crate::trace::Event::Suspect { target: 8, .. })));
+        assert!(suspects
+            .iter()
+            .any(|r| matches!(r.event, crate::trace::Event::Suspect { target: 8, .. })));
         assert_one_leader_per_term(&s);
     }
 
@@ -225,7 +244,10 @@ mod tests {
         for r in s.events("leader") {
             if let crate::trace::Event::Leader { leader, term } = r.event {
                 if leader == r.node.unwrap() {
-                    assert!(leaders.insert(term, leader).is_none(), "two leaders in term {term}");
+                    assert!(
+                        leaders.insert(term, leader).is_none(),
+                        "two leaders in term {term}"
+                    );
                 }
             }
         }
@@ -235,7 +257,13 @@ mod tests {
     fn message_loss_and_duplication_are_survived() {
         for seed in 0..10 {
             let ids = all(6);
-            let net = NetConfig { seed, drop: 0.1, duplicate: 0.1, min_delay: Duration::from_millis(1), max_delay: Duration::from_millis(4) };
+            let net = NetConfig {
+                seed,
+                drop: 0.1,
+                duplicate: 0.1,
+                min_delay: Duration::from_millis(1),
+                max_delay: Duration::from_millis(4),
+            };
             let mut s = Sim::new(net, ring(&ids, &ids), Cr::new);
             // A node whose ACKs were lost can be skipped as if dead and lose: agreement and
             // one leader per term are what loss cannot break.

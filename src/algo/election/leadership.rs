@@ -227,10 +227,17 @@ impl<M: Message> Core<M> {
     fn live_after(&self, node: NodeId) -> Option<NodeId> {
         let m = &self.setup.members;
         let i = m.iter().position(|&x| x == node)?;
-        (1..m.len()).map(|k| m[(i + k) % m.len()]).find(|&x| x != self.me() && !self.silence.is_suspected(x))
+        (1..m.len())
+            .map(|k| m[(i + k) % m.len()])
+            .find(|&x| x != self.me() && !self.silence.is_suspected(x))
     }
 
-    fn forward_after<T>(&mut self, cx: &mut Context<'_, LMsg<M>, LTimer<T>>, after: NodeId, msg: M) {
+    fn forward_after<T>(
+        &mut self,
+        cx: &mut Context<'_, LMsg<M>, LTimer<T>>,
+        after: NodeId,
+        msg: M,
+    ) {
         let Some(to) = self.live_after(after) else {
             self.local.push_back(msg);
             return;
@@ -238,7 +245,14 @@ impl<M: Message> Core<M> {
         self.next_seq += 1;
         let seq = self.next_seq;
         let term = self.term;
-        cx.send(to, LMsg::Inner { term, ack: seq, msg: msg.clone() });
+        cx.send(
+            to,
+            LMsg::Inner {
+                term,
+                ack: seq,
+                msg: msg.clone(),
+            },
+        );
         cx.set_timer(LTimer::Ack(seq), self.setup.timeout);
         self.pending.insert(seq, Pending { to, term, msg });
     }
@@ -255,7 +269,10 @@ impl<M: Message> Core<M> {
             return false;
         }
         if self.leader == Some(self.me()) {
-            cx.record(Event::StepDown { term: self.term, reason: why });
+            cx.record(Event::StepDown {
+                term: self.term,
+                reason: why,
+            });
             cx.cancel_timer(LTimer::Heartbeat);
         }
         self.term = t;
@@ -274,11 +291,17 @@ impl<M: Message> Core<M> {
         if self.leader != Some(leader) {
             if self.leader == Some(me) {
                 let reason = format!("node {leader} also leads term {}", self.term);
-                cx.record(Event::StepDown { term: self.term, reason });
+                cx.record(Event::StepDown {
+                    term: self.term,
+                    reason,
+                });
                 cx.cancel_timer(LTimer::Heartbeat);
             }
             self.leader = Some(leader);
-            cx.record(Event::Leader { leader, term: self.term });
+            cx.record(Event::Leader {
+                leader,
+                term: self.term,
+            });
             cx.cancel_timer(LTimer::ElectionTimeout);
             if leader == me {
                 cx.set_timer(LTimer::Heartbeat, self.setup.heartbeat);
@@ -323,10 +346,23 @@ impl<E: Election> Leadership<E> {
     /// node, a requested election, and the leader hook.
     fn with_inner(&mut self, cx: &mut LCx<'_, E>, f: impl FnOnce(&mut E, &mut ECx<'_, '_, E>)) {
         let before = self.core.leader;
-        f(&mut self.inner, &mut ECx { core: &mut self.core, cx });
+        f(
+            &mut self.inner,
+            &mut ECx {
+                core: &mut self.core,
+                cx,
+            },
+        );
         let me = self.core.me();
         while let Some(m) = self.core.local.pop_front() {
-            self.inner.on_msg(&mut ECx { core: &mut self.core, cx }, me, m);
+            self.inner.on_msg(
+                &mut ECx {
+                    core: &mut self.core,
+                    cx,
+                },
+                me,
+                m,
+            );
         }
         self.after(cx, before);
     }
@@ -335,7 +371,13 @@ impl<E: Election> Leadership<E> {
         if std::mem::take(&mut self.core.wants_election) {
             self.start_election(cx);
         } else if let Some(l) = self.core.leader.filter(|&l| Some(l) != before) {
-            self.inner.on_leader(&mut ECx { core: &mut self.core, cx }, l);
+            self.inner.on_leader(
+                &mut ECx {
+                    core: &mut self.core,
+                    cx,
+                },
+                l,
+            );
             if std::mem::take(&mut self.core.wants_election) {
                 self.start_election(cx);
             }
@@ -352,7 +394,10 @@ impl<E: Election> Leadership<E> {
 
     /// Moves to `t` if newer, joining that term's election; true when it did.
     fn join(&mut self, cx: &mut LCx<'_, E>, t: u64, from: NodeId) -> bool {
-        if !self.core.adopt(cx, t, format!("heard of term {t} from node {from}")) {
+        if !self
+            .core
+            .adopt(cx, t, format!("heard of term {t} from node {from}"))
+        {
             return false;
         }
         self.inner.reset();
@@ -362,7 +407,13 @@ impl<E: Election> Leadership<E> {
 
     fn stale(&mut self, cx: &mut LCx<'_, E>, from: NodeId, t: u64) {
         cx.discard(from, format!("stale term {t} < {}", self.core.term));
-        cx.send(from, LMsg::Newer { term: self.core.term, leader: self.core.leader });
+        cx.send(
+            from,
+            LMsg::Newer {
+                term: self.core.term,
+                leader: self.core.leader,
+            },
+        );
     }
 }
 
@@ -398,7 +449,9 @@ impl<E: Election> Algorithm for Leadership<E> {
             }
             LMsg::Newer { term, leader } => {
                 let newer = self.join(cx, term, from);
-                if let Some(l) = leader.filter(|_| newer || (term == self.core.term && before.is_none())) {
+                if let Some(l) =
+                    leader.filter(|_| newer || (term == self.core.term && before.is_none()))
+                {
                     self.core.follow(cx, l);
                 }
                 self.after(cx, before);
@@ -430,7 +483,11 @@ impl<E: Election> Algorithm for Leadership<E> {
             LTimer::Heartbeat => {}
             LTimer::LeaderTimeout => {
                 if let Some(l) = self.core.leader.filter(|&l| l != me) {
-                    if let Some(ev) = self.core.silence.suspect(l, cx.now, self.core.setup.timeout) {
+                    if let Some(ev) = self
+                        .core
+                        .silence
+                        .suspect(l, cx.now, self.core.setup.timeout)
+                    {
                         cx.record(ev);
                     }
                     self.start_election(cx);
@@ -442,11 +499,17 @@ impl<E: Election> Algorithm for Leadership<E> {
                 }
             }
             LTimer::Ack(seq) => {
-                let Some(p) = self.core.pending.remove(&seq) else { return };
+                let Some(p) = self.core.pending.remove(&seq) else {
+                    return;
+                };
                 if p.term != self.core.term {
                     return;
                 }
-                if let Some(ev) = self.core.silence.suspect(p.to, cx.now, self.core.setup.timeout) {
+                if let Some(ev) = self
+                    .core
+                    .silence
+                    .suspect(p.to, cx.now, self.core.setup.timeout)
+                {
                     cx.record(ev);
                 }
                 self.core.forward_after(cx, p.to, p.msg);

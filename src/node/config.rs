@@ -1,0 +1,111 @@
+//! What a node process is told on its command line, parsed with errors that name the problem.
+
+use crate::algo::{NodeId, Setup};
+use crate::error::{usage, CliError};
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// A node process's configuration.
+#[derive(Debug, Clone)]
+pub struct NodeOptions {
+    /// Who the node is and what its algorithm is told.
+    pub setup: Setup,
+    /// The algorithm name.
+    pub algo: String,
+    /// The address to bind.
+    pub listen: SocketAddr,
+    /// Every member's address (its own included).
+    pub addrs: BTreeMap<NodeId, SocketAddr>,
+    /// Where `node-<id>.jsonl` goes (none: no machine trace).
+    pub log_dir: Option<PathBuf>,
+    /// Wall-clock time (microseconds) at which the algorithm starts, so that every node of a
+    /// launch is bound before the first message flies; None: at once.
+    pub start_at_us: Option<u64>,
+}
+
+/// Parses `1=127.0.0.1:9001,2=127.0.0.1:9002,...`, keeping the order (ring order).
+pub fn parse_members(s: &str) -> Result<Vec<(NodeId, SocketAddr)>, CliError> {
+    let mut out: Vec<(NodeId, SocketAddr)> = Vec::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (id, addr) = part.split_once('=').ok_or_else(|| {
+            usage(format!(
+                "--members: '{part}' is not ID=ADDR (e.g. 3=127.0.0.1:9003)"
+            ))
+        })?;
+        let id: NodeId = id
+            .trim()
+            .parse()
+            .map_err(|_| usage(format!("--members: '{id}' is not a node id")))?;
+        let addr: SocketAddr = addr.trim().parse().map_err(|_| {
+            usage(format!(
+                "--members: '{addr}' is not an address like 127.0.0.1:9003"
+            ))
+        })?;
+        if out.iter().any(|(i, _)| *i == id) {
+            return Err(usage(format!("--members: node id {id} appears twice")));
+        }
+        if out.iter().any(|(_, a)| *a == addr) {
+            return Err(usage(format!("--members: address {addr} appears twice")));
+        }
+        out.push((id, addr));
+    }
+    if out.is_empty() {
+        return Err(usage("--members is empty"));
+    }
+    Ok(out)
+}
+
+/// Parses a comma-separated list of ids (`5,2,8`), refusing duplicates.
+pub fn parse_ids(flag: &str, s: &str) -> Result<Vec<NodeId>, CliError> {
+    let mut out = Vec::new();
+    for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let id: NodeId = part.parse().map_err(|_| {
+            usage(format!(
+                "{flag}: '{part}' is not a node id (a whole number)"
+            ))
+        })?;
+        if out.contains(&id) {
+            return Err(usage(format!("{flag}: id {id} appears twice")));
+        }
+        out.push(id);
+    }
+    Ok(out)
+}
+
+/// Parses `key=value`.
+pub fn parse_kv(s: &str) -> Result<(String, String), CliError> {
+    let (k, v) = s
+        .split_once('=')
+        .ok_or_else(|| usage(format!("--set: '{s}' is not KEY=VALUE")))?;
+    Ok((k.trim().to_string(), v.trim().to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn members_parse_in_order_and_refuse_nonsense() {
+        let m = parse_members("2=127.0.0.1:9002, 1=127.0.0.1:9001").unwrap();
+        assert_eq!(m.iter().map(|x| x.0).collect::<Vec<_>>(), vec![2, 1]);
+        for bad in [
+            "",
+            "1",
+            "x=127.0.0.1:1",
+            "1=nowhere",
+            "1=127.0.0.1:1,1=127.0.0.1:2",
+            "1=127.0.0.1:1,2=127.0.0.1:1",
+        ] {
+            assert!(
+                matches!(parse_members(bad), Err(CliError::Usage(_))),
+                "{bad}"
+            );
+        }
+        assert_eq!(parse_ids("--ids", "5,2,8").unwrap(), vec![5, 2, 8]);
+        assert!(parse_ids("--ids", "5,2,5")
+            .unwrap_err()
+            .to_string()
+            .contains("twice"));
+    }
+}

@@ -1,0 +1,229 @@
+//! The real process: one UDP socket, one mio `Poll`, the keyed timers' earliest deadline as
+//! the poll timeout, and a signalfd for a clean stop.
+//!
+//! Loop: poll -> drain `recv_from` until `WouldBlock` (each datagram is checked, decoded and
+//! handed to the algorithm; its answers leave at once) -> fire expired timers -> write the
+//! trace -> repeat. `EINTR` means poll again. A failed `send_to` is a lost datagram.
+
+use super::config::NodeOptions;
+use super::host::{Host, Now};
+use super::logging::HumanLog;
+use super::signals::StopSignals;
+use super::socket::bind_udp;
+use crate::algo::registry::{self, Runner};
+use crate::algo::{Algorithm, NodeId, Setup};
+use crate::error::{failed, usage, CliError};
+use crate::trace::{wall_us, Event, JsonlWriter};
+use crate::wire::MAX_DATAGRAM;
+use mio::unix::SourceFd;
+use mio::{Events, Interest, Poll, Token};
+use std::collections::HashMap;
+use std::io;
+use std::net::SocketAddr;
+use std::time::Instant;
+
+const SOCKET: Token = Token(0);
+const SIGNALS: Token = Token(1);
+
+/// Runs the node described by `opts` until SIGTERM/SIGINT/SIGHUP.
+pub fn run_node(opts: NodeOptions) -> Result<(), CliError> {
+    if !opts.addrs.contains_key(&opts.setup.me) {
+        return Err(usage(format!("node {} is not in --members", opts.setup.me)));
+    }
+    let setup = opts.setup.clone();
+    let name = opts.algo.clone();
+    registry::dispatch(&name, &setup, ProcessRunner { opts }).unwrap_or_else(|| {
+        Err(usage(format!(
+            "unknown algorithm '{name}' (known: {})",
+            registry::names()
+        )))
+    })
+}
+
+struct ProcessRunner {
+    opts: NodeOptions,
+}
+
+impl Runner for ProcessRunner {
+    type Output = Result<(), CliError>;
+    fn run<A: Algorithm>(self, setup: &Setup, a: A) -> Self::Output {
+        Process::new(self.opts, Host::new(setup, a))?.run()
+    }
+}
+
+/// One node process's I/O around its host.
+struct Process<A: Algorithm> {
+    opts: NodeOptions,
+    host: Host<A>,
+    socket: mio::net::UdpSocket,
+    poll: Poll,
+    signals: StopSignals,
+    by_addr: HashMap<SocketAddr, NodeId>,
+    trace: Option<JsonlWriter>,
+    human: HumanLog,
+    t0: Instant,
+}
+
+impl<A: Algorithm> Process<A> {
+    fn new(opts: NodeOptions, host: Host<A>) -> Result<Self, CliError> {
+        let signals = StopSignals::new()?;
+        let mut socket = bind_udp(opts.listen)?;
+        let poll = Poll::new().map_err(|e| failed(format!("cannot create a poll: {e}")))?;
+        poll.registry()
+            .register(&mut socket, SOCKET, Interest::READABLE)
+            .and_then(|_| {
+                poll.registry().register(
+                    &mut SourceFd(&signals.raw_fd()),
+                    SIGNALS,
+                    Interest::READABLE,
+                )
+            })
+            .map_err(|e| failed(format!("cannot register with the poll: {e}")))?;
+        let trace = match &opts.log_dir {
+            Some(dir) => {
+                let path = dir.join(format!("node-{}.jsonl", opts.setup.me));
+                Some(
+                    JsonlWriter::append(&path)
+                        .map_err(|e| failed(format!("cannot open {}: {e}", path.display())))?,
+                )
+            }
+            None => None,
+        };
+        let by_addr = opts.addrs.iter().map(|(&id, &a)| (a, id)).collect();
+        let human = HumanLog::new(opts.setup.me);
+        Ok(Process {
+            opts,
+            host,
+            socket,
+            poll,
+            signals,
+            by_addr,
+            trace,
+            human,
+            t0: Instant::now(),
+        })
+    }
+
+    fn now(&self) -> Now {
+        Now {
+            mono: self.t0.elapsed(),
+            wall_us: wall_us(),
+        }
+    }
+
+    fn run(mut self) -> Result<(), CliError> {
+        if let Some(at) = self.opts.start_at_us {
+            let wait = at.saturating_sub(wall_us()).min(10_000_000);
+            std::thread::sleep(std::time::Duration::from_micros(wait));
+        }
+        let start = Event::Start {
+            addr: self.opts.listen.to_string(),
+            algo: self.opts.algo.clone(),
+            pid: std::process::id(),
+            peers: self.opts.setup.neighbours.clone(),
+        };
+        let now = self.now();
+        self.host.start(now, start);
+        self.pump();
+        let mut events = Events::with_capacity(64);
+        let mut buf = vec![0u8; 65_536];
+        loop {
+            let timeout = self
+                .host
+                .next_deadline()
+                .map(|d| d.saturating_sub(self.t0.elapsed()));
+            if let Err(e) = self.poll.poll(&mut events, timeout) {
+                if e.kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(failed(format!("poll failed: {e}")));
+            }
+            let mut stopping = false;
+            for ev in events.iter() {
+                match ev.token() {
+                    SOCKET => self.drain_socket(&mut buf),
+                    SIGNALS => stopping |= self.signals.drain(),
+                    _ => {}
+                }
+            }
+            // Timers are checked against the clock after every wakeup, never inferred from
+            // an empty poll: a wakeup can be early, late or spurious.
+            let now = self.now();
+            self.host.fire_timers(now);
+            self.pump();
+            self.flush_trace();
+            if stopping {
+                let now = self.now();
+                self.host.stop(now);
+                self.pump();
+                self.flush_trace();
+                return Ok(());
+            }
+        }
+    }
+
+    fn drain_socket(&mut self, buf: &mut [u8]) {
+        loop {
+            match self.socket.recv_from(buf) {
+                Ok((len, src)) => {
+                    let now = self.now();
+                    let addr = src.to_string();
+                    if len > MAX_DATAGRAM {
+                        self.host.drop_datagram(
+                            now,
+                            format!("too large: {len} bytes (limit {MAX_DATAGRAM})"),
+                            &addr,
+                        );
+                    } else if let Some(&from) = self.by_addr.get(&src) {
+                        self.host.deliver(now, from, &buf[..len], &addr);
+                    } else {
+                        self.host.drop_datagram(
+                            now,
+                            "unknown sender: not a cluster member".into(),
+                            &addr,
+                        );
+                    }
+                    self.pump();
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    log::warn!("recv_from failed: {e}");
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Sends what the host wants sent and logs what it recorded.
+    fn pump(&mut self) {
+        for out in self.host.take_outbox().collect::<Vec<_>>() {
+            let Some(addr) = self.opts.addrs.get(&out.to) else {
+                log::error!("no address for node {}: message not sent", out.to);
+                continue;
+            };
+            if let Err(e) = self.socket.send_to(&out.bytes, *addr) {
+                log::warn!(
+                    "send to node {} ({addr}) failed, datagram lost: {e}",
+                    out.to
+                );
+            }
+        }
+        for rec in self.host.take_records() {
+            self.human.write(&rec);
+            if let Some(w) = &mut self.trace {
+                if let Err(e) = w.write(&rec) {
+                    log::error!("cannot write the trace: {e}");
+                }
+            }
+        }
+    }
+
+    fn flush_trace(&mut self) {
+        if let Some(w) = &mut self.trace {
+            if let Err(e) = w.flush() {
+                log::error!("cannot write the trace: {e}");
+            }
+        }
+    }
+}
