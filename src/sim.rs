@@ -283,7 +283,9 @@ impl<A: Algorithm> Sim<A> {
                 q.push((from, bytes.to_vec()));
                 return;
             }
-            State::Up => n.host.deliver(now, from, bytes, &format!("sim:{from}")),
+            State::Up => n
+                .host
+                .deliver(now, Some(from), bytes, &format!("sim:{from}")),
         }
         self.after_action(to);
     }

@@ -92,36 +92,42 @@ impl<A: Algorithm> Host<A> {
         self.with_cx(now, |a, cx| a.on_start(cx));
     }
 
-    /// Accepts one datagram from `from` (the member its source address belongs to).
-    pub fn deliver(&mut self, now: Now, from: NodeId, bytes: &[u8], addr: &str) {
-        match wire::decode::<A::Msg>(bytes) {
-            Err(e) => self.drop_datagram(now, e.to_string(), addr),
-            Ok(env) if env.from != from => self.drop_datagram(
+    /// Accepts one datagram; `from` is the member its source address belongs to (None: not a
+    /// member). The bytes are decoded first, so garbage is reported as garbage wherever it came from.
+    pub fn deliver(&mut self, now: Now, from: Option<NodeId>, bytes: &[u8], addr: &str) {
+        let env = match wire::decode::<A::Msg>(bytes) {
+            Err(e) => return self.drop_datagram(now, e.to_string(), addr),
+            Ok(env) => env,
+        };
+        let Some(from) = from else {
+            return self.drop_datagram(
                 now,
-                format!(
-                    "sender claims id {} but its address belongs to node {from}",
-                    env.from
-                ),
+                format!("unknown sender: {addr} is not a cluster member"),
                 addr,
-            ),
-            Ok(env) => {
-                self.counters.received += 1;
-                self.lamport = self.lamport.max(env.lamport) + 1;
-                let ev = Event::Recv {
-                    from,
-                    msg: env.msg.name().to_string(),
-                    bytes: bytes.len(),
-                };
-                self.records.push(Record {
-                    t: now.wall_us,
-                    node: Some(self.me),
-                    lamport: Some(self.lamport),
-                    pt: None,
-                    event: ev,
-                });
-                self.with_cx(now, |a, cx| a.on_msg(cx, from, env.msg));
-            }
+            );
+        };
+        if env.from != from {
+            let reason = format!(
+                "sender claims id {} but its address belongs to node {from}",
+                env.from
+            );
+            return self.drop_datagram(now, reason, addr);
         }
+        self.counters.received += 1;
+        self.lamport = self.lamport.max(env.lamport) + 1;
+        let ev = Event::Recv {
+            from,
+            msg: env.msg.name().to_string(),
+            bytes: bytes.len(),
+        };
+        self.records.push(Record {
+            t: now.wall_us,
+            node: Some(self.me),
+            lamport: Some(self.lamport),
+            pt: None,
+            event: ev,
+        });
+        self.with_cx(now, |a, cx| a.on_msg(cx, from, env.msg));
     }
 
     /// Counts and traces a refused datagram.
