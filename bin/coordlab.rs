@@ -198,11 +198,7 @@ fn node_options(a: NodeArgs) -> Result<NodeOptions, CliError> {
 }
 
 fn launch_options(n: usize, topology: String, a: LaunchArgs) -> Result<LaunchOptions, CliError> {
-    let ids = a
-        .ids
-        .as_deref()
-        .map(|s| parse_ids("--ids", s))
-        .transpose()?;
+    let ids = a.ids.as_deref().map(|s| parse_ids("--ids", s)).transpose()?;
     Ok(LaunchOptions {
         n,
         topology,
@@ -234,11 +230,7 @@ fn run(cli: Cli) -> Result<i32, CliError> {
             Ok(0)
         }
         Cmd::Ring { n, launch } => cluster::launch(launch_options(n, "ring".into(), launch)?),
-        Cmd::Mesh {
-            n,
-            topology,
-            launch,
-        } => cluster::launch(launch_options(n, topology, launch)?),
+        Cmd::Mesh { n, topology, launch } => cluster::launch(launch_options(n, topology, launch)?),
         Cmd::Pause(t) => control(&t.run.run, format!("pause {}", t.id)),
         Cmd::Resume(t) => control(&t.run.run, format!("resume {}", t.id)),
         Cmd::Kill(t) => control(&t.run.run, format!("kill {}", t.id)),

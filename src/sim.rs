@@ -56,15 +56,8 @@ struct SimNode<A: Algorithm> {
 }
 
 enum Item {
-    Deliver {
-        from: NodeId,
-        to: NodeId,
-        bytes: Vec<u8>,
-    },
-    Wake {
-        node: NodeId,
-        epoch: u64,
-    },
+    Deliver { from: NodeId, to: NodeId, bytes: Vec<u8> },
+    Wake { node: NodeId, epoch: u64 },
 }
 
 /// The simulator.
@@ -85,11 +78,7 @@ pub struct Sim<A: Algorithm> {
 
 impl<A: Algorithm> Sim<A> {
     /// Builds and starts every node at time zero, in the order of `setups`.
-    pub fn new(
-        net: NetConfig,
-        setups: Vec<Setup>,
-        factory: impl Fn(&Setup) -> A + 'static,
-    ) -> Self {
+    pub fn new(net: NetConfig, setups: Vec<Setup>, factory: impl Fn(&Setup) -> A + 'static) -> Self {
         let mut sim = Sim {
             rng: Rng::new(net.seed),
             net,
@@ -236,10 +225,7 @@ impl<A: Algorithm> Sim<A> {
 
     /// The events of kind `kind`, with their node.
     pub fn events(&self, kind: &str) -> Vec<&Record> {
-        self.trace
-            .iter()
-            .filter(|r| r.event.kind() == kind)
-            .collect()
+        self.trace.iter().filter(|r| r.event.kind() == kind).collect()
     }
 
     fn wall(&self) -> Now {
@@ -283,9 +269,7 @@ impl<A: Algorithm> Sim<A> {
                 q.push((from, bytes.to_vec()));
                 return;
             }
-            State::Up => n
-                .host
-                .deliver(now, Some(from), bytes, &format!("sim:{from}")),
+            State::Up => n.host.deliver(now, Some(from), bytes, &format!("sim:{from}")),
         }
         self.after_action(to);
     }
@@ -324,11 +308,7 @@ impl<A: Algorithm> Sim<A> {
             if self.cut.contains(&(id, o.to)) || self.rng.chance(self.net.drop) {
                 continue;
             }
-            let copies = if self.rng.chance(self.net.duplicate) {
-                2
-            } else {
-                1
-            };
+            let copies = if self.rng.chance(self.net.duplicate) { 2 } else { 1 };
             for _ in 0..copies {
                 let lo = self.net.min_delay.as_micros() as u64;
                 let hi = self.net.max_delay.as_micros() as u64;
@@ -356,11 +336,7 @@ pub fn ring(ids: &[NodeId], initiators: &[NodeId]) -> Vec<Setup> {
         .enumerate()
         .map(|(i, &me)| {
             let n = ids.len();
-            let mut s = Setup::new(
-                me,
-                ids.to_vec(),
-                vec![ids[(i + n - 1) % n], ids[(i + 1) % n]],
-            );
+            let mut s = Setup::new(me, ids.to_vec(), vec![ids[(i + n - 1) % n], ids[(i + 1) % n]]);
             s.initiator = initiators.contains(&me);
             s
         })

@@ -64,8 +64,8 @@ pub fn decode<M: DeserializeOwned>(bytes: &[u8]) -> Result<Envelope<M>, WireErro
     if bytes.len() > MAX_DATAGRAM {
         return Err(WireError::TooLarge(bytes.len()));
     }
-    let (env, used): (Envelope<M>, usize) = bincode::serde::decode_from_slice(bytes, CONFIG)
-        .map_err(|e| WireError::Malformed(e.to_string()))?;
+    let (env, used): (Envelope<M>, usize) =
+        bincode::serde::decode_from_slice(bytes, CONFIG).map_err(|e| WireError::Malformed(e.to_string()))?;
     if env.version != VERSION {
         return Err(WireError::Version(env.version));
     }

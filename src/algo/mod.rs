@@ -31,12 +31,7 @@ pub trait Algorithm {
     /// Called once when the node is up.
     fn on_start(&mut self, cx: &mut Context<'_, Self::Msg, Self::Timer>);
     /// Called for every message that decoded and came from a member.
-    fn on_msg(
-        &mut self,
-        cx: &mut Context<'_, Self::Msg, Self::Timer>,
-        from: NodeId,
-        msg: Self::Msg,
-    );
+    fn on_msg(&mut self, cx: &mut Context<'_, Self::Msg, Self::Timer>, from: NodeId, msg: Self::Msg);
     /// Called when a named timer expires.
     fn on_timer(&mut self, cx: &mut Context<'_, Self::Msg, Self::Timer>, timer: Self::Timer);
     /// The term this node is in, stamped on every envelope (0 where the algorithm has none).
@@ -122,12 +117,7 @@ pub struct Context<'a, M, T> {
 
 impl<'a, M, T> Context<'a, M, T> {
     /// A context that collects commands into `out`.
-    pub fn new(
-        now: Duration,
-        me: NodeId,
-        rng: &'a mut Rng,
-        out: &'a mut Vec<Command<M, T>>,
-    ) -> Self {
+    pub fn new(now: Duration, me: NodeId, rng: &'a mut Rng, out: &'a mut Vec<Command<M, T>>) -> Self {
         Context { now, me, rng, out }
     }
     /// Sends `msg` to `to`.

@@ -4,10 +4,7 @@ use super::election::{chang_roberts::ChangRoberts, Leadership};
 use super::{Algorithm, Setup};
 
 /// Every algorithm name `--algo` accepts, with a one-line description.
-pub const ALGORITHMS: &[(&str, &str)] = &[(
-    "chang-roberts",
-    "Chang-Roberts election on a unidirectional ring",
-)];
+pub const ALGORITHMS: &[(&str, &str)] = &[("chang-roberts", "Chang-Roberts election on a unidirectional ring")];
 
 /// Whether `name` is a known algorithm.
 pub fn is_known(name: &str) -> bool {
@@ -32,9 +29,5 @@ pub fn dispatch<R: Runner>(name: &str, setup: &Setup, runner: R) -> Option<R::Ou
 
 /// The list of names, for error messages.
 pub fn names() -> String {
-    ALGORITHMS
-        .iter()
-        .map(|(n, _)| *n)
-        .collect::<Vec<_>>()
-        .join(", ")
+    ALGORITHMS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
 }

@@ -28,20 +28,17 @@ pub struct NodeOptions {
 pub fn parse_members(s: &str) -> Result<Vec<(NodeId, SocketAddr)>, CliError> {
     let mut out: Vec<(NodeId, SocketAddr)> = Vec::new();
     for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let (id, addr) = part.split_once('=').ok_or_else(|| {
-            usage(format!(
-                "--members: '{part}' is not ID=ADDR (e.g. 3=127.0.0.1:9003)"
-            ))
-        })?;
+        let (id, addr) = part
+            .split_once('=')
+            .ok_or_else(|| usage(format!("--members: '{part}' is not ID=ADDR (e.g. 3=127.0.0.1:9003)")))?;
         let id: NodeId = id
             .trim()
             .parse()
             .map_err(|_| usage(format!("--members: '{id}' is not a node id")))?;
-        let addr: SocketAddr = addr.trim().parse().map_err(|_| {
-            usage(format!(
-                "--members: '{addr}' is not an address like 127.0.0.1:9003"
-            ))
-        })?;
+        let addr: SocketAddr = addr
+            .trim()
+            .parse()
+            .map_err(|_| usage(format!("--members: '{addr}' is not an address like 127.0.0.1:9003")))?;
         if out.iter().any(|(i, _)| *i == id) {
             return Err(usage(format!("--members: node id {id} appears twice")));
         }
@@ -60,11 +57,9 @@ pub fn parse_members(s: &str) -> Result<Vec<(NodeId, SocketAddr)>, CliError> {
 pub fn parse_ids(flag: &str, s: &str) -> Result<Vec<NodeId>, CliError> {
     let mut out = Vec::new();
     for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let id: NodeId = part.parse().map_err(|_| {
-            usage(format!(
-                "{flag}: '{part}' is not a node id (a whole number)"
-            ))
-        })?;
+        let id: NodeId = part
+            .parse()
+            .map_err(|_| usage(format!("{flag}: '{part}' is not a node id (a whole number)")))?;
         if out.contains(&id) {
             return Err(usage(format!("{flag}: id {id} appears twice")));
         }
@@ -97,15 +92,9 @@ mod tests {
             "1=127.0.0.1:1,1=127.0.0.1:2",
             "1=127.0.0.1:1,2=127.0.0.1:1",
         ] {
-            assert!(
-                matches!(parse_members(bad), Err(CliError::Usage(_))),
-                "{bad}"
-            );
+            assert!(matches!(parse_members(bad), Err(CliError::Usage(_))), "{bad}");
         }
         assert_eq!(parse_ids("--ids", "5,2,8").unwrap(), vec![5, 2, 8]);
-        assert!(parse_ids("--ids", "5,2,5")
-            .unwrap_err()
-            .to_string()
-            .contains("twice"));
+        assert!(parse_ids("--ids", "5,2,5").unwrap_err().to_string().contains("twice"));
     }
 }

@@ -100,17 +100,10 @@ impl<A: Algorithm> Host<A> {
             Ok(env) => env,
         };
         let Some(from) = from else {
-            return self.drop_datagram(
-                now,
-                format!("unknown sender: {addr} is not a cluster member"),
-                addr,
-            );
+            return self.drop_datagram(now, format!("unknown sender: {addr} is not a cluster member"), addr);
         };
         if env.from != from {
-            let reason = format!(
-                "sender claims id {} but its address belongs to node {from}",
-                env.from
-            );
+            let reason = format!("sender claims id {} but its address belongs to node {from}", env.from);
             return self.drop_datagram(now, reason, addr);
         }
         self.counters.received += 1;

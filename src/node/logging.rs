@@ -109,9 +109,6 @@ mod tests {
     #[test]
     fn wall_time_formats_as_utc() {
         assert_eq!(super::fmt_wall(0), "1970-01-01T00:00:00.000000Z");
-        assert_eq!(
-            super::fmt_wall(1_795_312_801_123_456),
-            "2026-11-22T02:00:01.123456Z"
-        );
+        assert_eq!(super::fmt_wall(1_795_312_801_123_456), "2026-11-22T02:00:01.123456Z");
     }
 }

@@ -72,20 +72,14 @@ impl<A: Algorithm> Process<A> {
         poll.registry()
             .register(&mut socket, SOCKET, Interest::READABLE)
             .and_then(|_| {
-                poll.registry().register(
-                    &mut SourceFd(&signals.raw_fd()),
-                    SIGNALS,
-                    Interest::READABLE,
-                )
+                poll.registry()
+                    .register(&mut SourceFd(&signals.raw_fd()), SIGNALS, Interest::READABLE)
             })
             .map_err(|e| failed(format!("cannot register with the poll: {e}")))?;
         let trace = match &opts.log_dir {
             Some(dir) => {
                 let path = dir.join(format!("node-{}.jsonl", opts.setup.me));
-                Some(
-                    JsonlWriter::append(&path)
-                        .map_err(|e| failed(format!("cannot open {}: {e}", path.display())))?,
-                )
+                Some(JsonlWriter::append(&path).map_err(|e| failed(format!("cannot open {}: {e}", path.display())))?)
             }
             None => None,
         };
@@ -128,10 +122,7 @@ impl<A: Algorithm> Process<A> {
         let mut events = Events::with_capacity(64);
         let mut buf = vec![0u8; 65_536];
         loop {
-            let timeout = self
-                .host
-                .next_deadline()
-                .map(|d| d.saturating_sub(self.t0.elapsed()));
+            let timeout = self.host.next_deadline().map(|d| d.saturating_sub(self.t0.elapsed()));
             if let Err(e) = self.poll.poll(&mut events, timeout) {
                 if e.kind() == io::ErrorKind::Interrupted {
                     continue;
@@ -169,19 +160,11 @@ impl<A: Algorithm> Process<A> {
                     let now = self.now();
                     let addr = src.to_string();
                     if len > MAX_DATAGRAM {
-                        self.host.drop_datagram(
-                            now,
-                            format!("too large: {len} bytes (limit {MAX_DATAGRAM})"),
-                            &addr,
-                        );
-                    } else if let Some(&from) = self.by_addr.get(&src) {
-                        self.host.deliver(now, from, &buf[..len], &addr);
+                        self.host
+                            .drop_datagram(now, format!("too large: {len} bytes (limit {MAX_DATAGRAM})"), &addr);
                     } else {
-                        self.host.drop_datagram(
-                            now,
-                            "unknown sender: not a cluster member".into(),
-                            &addr,
-                        );
+                        let from = self.by_addr.get(&src).copied();
+                        self.host.deliver(now, from, &buf[..len], &addr);
                     }
                     self.pump();
                 }
@@ -203,10 +186,7 @@ impl<A: Algorithm> Process<A> {
                 continue;
             };
             if let Err(e) = self.socket.send_to(&out.bytes, *addr) {
-                log::warn!(
-                    "send to node {} ({addr}) failed, datagram lost: {e}",
-                    out.to
-                );
+                log::warn!("send to node {} ({addr}) failed, datagram lost: {e}", out.to);
             }
         }
         for rec in self.host.take_records() {

@@ -23,12 +23,8 @@ pub fn bind_udp(addr: SocketAddr) -> Result<mio::net::UdpSocket, CliError> {
 
 fn bind_error(addr: SocketAddr, e: io::Error) -> CliError {
     match e.kind() {
-        io::ErrorKind::AddrInUse => {
-            crate::error::usage(format!("port {} is already in use ({addr})", addr.port()))
-        }
-        io::ErrorKind::AddrNotAvailable => {
-            crate::error::usage(format!("address {addr} is not on this machine"))
-        }
+        io::ErrorKind::AddrInUse => crate::error::usage(format!("port {} is already in use ({addr})", addr.port())),
+        io::ErrorKind::AddrNotAvailable => crate::error::usage(format!("address {addr} is not on this machine")),
         _ => failed(format!("cannot bind {addr}: {e}")),
     }
 }

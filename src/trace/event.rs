@@ -38,17 +38,9 @@ pub enum Event {
         peers: Vec<NodeId>,
     },
     /// A datagram left.
-    Send {
-        to: NodeId,
-        msg: String,
-        bytes: usize,
-    },
+    Send { to: NodeId, msg: String, bytes: usize },
     /// A datagram was accepted.
-    Recv {
-        from: NodeId,
-        msg: String,
-        bytes: usize,
-    },
+    Recv { from: NodeId, msg: String, bytes: usize },
     /// A datagram (or a message inside one) was refused.
     Drop { reason: String, addr: String },
     /// The failure detector now suspects `target`.
@@ -77,11 +69,7 @@ pub enum Event {
     /// Left the critical section.
     CsExit { req: u64 },
     /// Physical clock corrected.
-    ClockAdjust {
-        offset_us: i64,
-        rtt_us: u64,
-        bound_us: u64,
-    },
+    ClockAdjust { offset_us: i64, rtt_us: u64, bound_us: u64 },
     /// Clean shutdown, with counters.
     Stop {
         sent: u64,
@@ -167,12 +155,7 @@ impl Event {
     /// The event in plain words, for the human log.
     pub fn describe(&self, me: NodeId) -> String {
         match self {
-            Event::Start {
-                addr,
-                algo,
-                pid,
-                peers,
-            } => {
+            Event::Start { addr, algo, pid, peers } => {
                 format!("node {me} up on {addr} (pid {pid}), running {algo}; peers {peers:?}")
             }
             Event::Send { to, msg, bytes } => format!("sent {msg} to node {to} ({bytes} bytes)"),
@@ -184,9 +167,7 @@ impl Event {
                 target,
                 silence_ms,
                 timeout_ms,
-            } => format!(
-                "suspect node {target}: no heartbeat for {silence_ms} ms (timeout {timeout_ms} ms)"
-            ),
+            } => format!("suspect node {target}: no heartbeat for {silence_ms} ms (timeout {timeout_ms} ms)"),
             Event::Unsuspect { target } => {
                 format!("node {target} is alive after all: suspicion withdrawn")
             }
@@ -208,9 +189,7 @@ impl Event {
                 rtt_us,
                 bound_us,
             } => {
-                format!(
-                    "clock adjusted by {offset_us} us (rtt {rtt_us} us, error bound {bound_us} us)"
-                )
+                format!("clock adjusted by {offset_us} us (rtt {rtt_us} us, error bound {bound_us} us)")
             }
             Event::Stop {
                 sent,

@@ -86,12 +86,8 @@ impl RunDir {
                 format!("{}: {e} (is this a run directory?)", info_path.display()),
             )
         })?;
-        let info: RunInfo = serde_json::from_str(&text).map_err(|e| {
-            io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("{}: {e}", info_path.display()),
-            )
-        })?;
+        let info: RunInfo = serde_json::from_str(&text)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("{}: {e}", info_path.display())))?;
         let mut bad_lines = 0;
         let mut node_events = Vec::new();
         for n in &info.nodes {

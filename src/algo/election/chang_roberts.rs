@@ -61,10 +61,7 @@ impl Election for ChangRoberts {
         let me = ecx.me();
         match msg {
             CrMsg::Election(_) if ecx.leader().is_some() => {
-                ecx.discard(
-                    from,
-                    format!("election of term {} is already decided", ecx.term()),
-                );
+                ecx.discard(from, format!("election of term {} is already decided", ecx.term()));
                 ecx.tell_decided(from);
             }
             CrMsg::Election(j) if j > me => {
@@ -191,10 +188,7 @@ mod tests {
         }
         let avg = total as f64 / trials as f64;
         let expect = n as f64 * h;
-        assert!(
-            (avg - expect).abs() / expect < 0.15,
-            "average {avg}, n*H_n = {expect}"
-        );
+        assert!((avg - expect).abs() / expect < 0.15, "average {avg}, n*H_n = {expect}");
     }
 
     #[test]
@@ -244,10 +238,7 @@ mod tests {
         for r in s.events("leader") {
             if let crate::trace::Event::Leader { leader, term } = r.event {
                 if leader == r.node.unwrap() {
-                    assert!(
-                        leaders.insert(term, leader).is_none(),
-                        "two leaders in term {term}"
-                    );
+                    assert!(leaders.insert(term, leader).is_none(), "two leaders in term {term}");
                 }
             }
         }

@@ -232,12 +232,7 @@ impl<M: Message> Core<M> {
             .find(|&x| x != self.me() && !self.silence.is_suspected(x))
     }
 
-    fn forward_after<T>(
-        &mut self,
-        cx: &mut Context<'_, LMsg<M>, LTimer<T>>,
-        after: NodeId,
-        msg: M,
-    ) {
+    fn forward_after<T>(&mut self, cx: &mut Context<'_, LMsg<M>, LTimer<T>>, after: NodeId, msg: M) {
         let Some(to) = self.live_after(after) else {
             self.local.push_back(msg);
             return;
@@ -394,10 +389,7 @@ impl<E: Election> Leadership<E> {
 
     /// Moves to `t` if newer, joining that term's election; true when it did.
     fn join(&mut self, cx: &mut LCx<'_, E>, t: u64, from: NodeId) -> bool {
-        if !self
-            .core
-            .adopt(cx, t, format!("heard of term {t} from node {from}"))
-        {
+        if !self.core.adopt(cx, t, format!("heard of term {t} from node {from}")) {
             return false;
         }
         self.inner.reset();
@@ -449,9 +441,7 @@ impl<E: Election> Algorithm for Leadership<E> {
             }
             LMsg::Newer { term, leader } => {
                 let newer = self.join(cx, term, from);
-                if let Some(l) =
-                    leader.filter(|_| newer || (term == self.core.term && before.is_none()))
-                {
+                if let Some(l) = leader.filter(|_| newer || (term == self.core.term && before.is_none())) {
                     self.core.follow(cx, l);
                 }
                 self.after(cx, before);
@@ -483,11 +473,7 @@ impl<E: Election> Algorithm for Leadership<E> {
             LTimer::Heartbeat => {}
             LTimer::LeaderTimeout => {
                 if let Some(l) = self.core.leader.filter(|&l| l != me) {
-                    if let Some(ev) = self
-                        .core
-                        .silence
-                        .suspect(l, cx.now, self.core.setup.timeout)
-                    {
+                    if let Some(ev) = self.core.silence.suspect(l, cx.now, self.core.setup.timeout) {
                         cx.record(ev);
                     }
                     self.start_election(cx);
@@ -505,11 +491,7 @@ impl<E: Election> Algorithm for Leadership<E> {
                 if p.term != self.core.term {
                     return;
                 }
-                if let Some(ev) = self
-                    .core
-                    .silence
-                    .suspect(p.to, cx.now, self.core.setup.timeout)
-                {
+                if let Some(ev) = self.core.silence.suspect(p.to, cx.now, self.core.setup.timeout) {
                     cx.record(ev);
                 }
                 self.core.forward_after(cx, p.to, p.msg);
