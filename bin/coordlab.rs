@@ -51,6 +51,22 @@ enum Cmd {
     Restart(Target),
     /// Who is alive, paused or dead, and whom each node believes leads.
     Status(RunArg),
+    /// Measure: loopback floor, cost per hop, election times and counts, memory per node.
+    Bench {
+        /// Ring sizes to measure.
+        #[arg(long, default_value = "8,64,256")]
+        sizes: String,
+        /// Ping-pong rounds for the loopback floor.
+        #[arg(long, default_value_t = 20_000)]
+        rounds: usize,
+    },
+    /// (internal) The echo process of the benchmark's loopback floor.
+    #[command(hide = true)]
+    BenchEcho {
+        /// Address to answer on.
+        #[arg(long)]
+        listen: String,
+    },
     /// Check a run's traces: termination, uniqueness, agreement, false suspicions.
     Check {
         /// The run directory.
@@ -236,6 +252,21 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         Cmd::Kill(t) => control(&t.run.run, format!("kill {}", t.id)),
         Cmd::Restart(t) => control(&t.run.run, format!("restart {}", t.id)),
         Cmd::Status(r) => control(&r.run, "status".into()),
+        Cmd::Bench { sizes, rounds } => {
+            let sizes = parse_ids("--sizes", &sizes)?
+                .into_iter()
+                .map(|n| n as usize)
+                .collect::<Vec<_>>();
+            if let Some(n) = sizes.iter().find(|&&n| n < 2) {
+                return Err(usage(format!("--sizes: a ring needs at least 2 nodes, not {n}")));
+            }
+            coordlab::bench::run(&sizes, rounds)?;
+            Ok(0)
+        }
+        Cmd::BenchEcho { listen } => {
+            coordlab::bench::echo_server(&listen)?;
+            Ok(0)
+        }
         Cmd::Check { dir } => {
             let report = coordlab::check::check(&dir)?;
             print!("{}", report.text);

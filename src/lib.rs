@@ -4,6 +4,7 @@
 //! deterministic in-memory network, [`node`] runs one as a real process.
 
 pub mod algo;
+pub mod bench;
 pub mod check;
 pub mod cluster;
 pub mod error;
