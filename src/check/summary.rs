@@ -15,6 +15,7 @@ pub fn render(a: &Analysis) -> String {
     let nodes: Vec<NodeId> = a.timeline.nodes().collect();
     let end = match a.timeline.end {
         End::Shutdown => "the launcher's shutdown",
+        End::FirstStop => "just before the first clean stop; no shutdown was recorded",
         End::LastEvent => "the last event; no shutdown was recorded",
     };
     let _ = writeln!(out, "coordlab check: {}", a.dir.display());

@@ -589,3 +589,24 @@ fn a_simulated_chang_roberts_run_with_a_paused_leader() {
     assert_eq!((old.term, old.to, old.ended), (1, step_down, SpanEnd::StepDown));
     assert_eq!(e.claims.values().map(Vec::len).max(), Some(1));
 }
+
+#[test]
+fn without_a_shutdown_the_run_ends_before_the_first_clean_stop_or_at_the_last_event() {
+    let stop = || Event::Stop {
+        sent: 1,
+        received: 1,
+        dropped: 0,
+        by_type: BTreeMap::new(),
+    };
+    let mut r = Run::new(&[1, 2, 3]);
+    r.everyone_learns(30, 3, 1);
+    let a = r.analyse();
+    assert_eq!((a.timeline.end, a.timeline.end_us), (End::LastEvent, ms(31)));
+    r.ev(150, 2, stop()).ev(151, 1, stop()).ev(152, 3, stop());
+    let a = r.analyse();
+    assert_eq!((a.timeline.end, a.timeline.end_us), (End::FirstStop, ms(150) - 1));
+    // Stopping by hand does not make the nodes look dead or leaderless.
+    assert_eq!(facts(&a).live_at_end, vec![1, 2, 3]);
+    assert!(!a.violated());
+    assert_eq!(a.traffic.stops, 3);
+}

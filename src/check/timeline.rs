@@ -42,7 +42,10 @@ impl Proc {
 pub enum End {
     /// The launcher's clean shutdown began (the first `shutdown` in faults.jsonl).
     Shutdown,
-    /// No shutdown was recorded: the last event of any trace.
+    /// No shutdown was recorded, but nodes stopped cleanly (stopped by hand, say): just before
+    /// the first `stop`, so that the stopping does not hide what the nodes believed.
+    FirstStop,
+    /// No shutdown and no clean stop was recorded: the last event of any trace.
     LastEvent,
 }
 
@@ -94,9 +97,11 @@ impl Timeline {
             }
         }
         let shutdown = run.faults.iter().find(|r| matches!(r.event, Event::Shutdown {}));
-        let (end_us, end) = match shutdown {
-            Some(r) => (r.t, End::Shutdown),
-            None => {
+        let first_stop = run.node_events.iter().find(|r| matches!(r.event, Event::Stop { .. }));
+        let (end_us, end) = match (shutdown, first_stop) {
+            (Some(r), _) => (r.t, End::Shutdown),
+            (None, Some(r)) => (r.t.saturating_sub(1), End::FirstStop),
+            (None, None) => {
                 let last = run.node_events.iter().chain(&run.faults).map(|r| r.t).max();
                 (last.unwrap_or(run.info.start_us), End::LastEvent)
             }
