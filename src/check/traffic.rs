@@ -1,0 +1,89 @@
+//! What the network carried and refused: `drop` events by reason, and the totals of the
+//! counters every process wrote in its `stop` event.
+
+use crate::trace::{Event, RunDir};
+use std::collections::BTreeMap;
+
+/// Drops that share a reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DropGroup {
+    /// How many.
+    pub count: usize,
+    /// The first reason as written, for the reader to see a real one.
+    pub example: String,
+}
+
+/// Traffic totals of a run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Traffic {
+    /// `drop` events grouped by their reason with numbers masked (see [`reason_kind`]).
+    pub drops: BTreeMap<String, DropGroup>,
+    /// How many `stop` events the totals come from (a killed process writes none).
+    pub stops: usize,
+    /// Datagrams sent, over all `stop` events.
+    pub sent: u64,
+    /// Datagrams accepted.
+    pub received: u64,
+    /// Datagrams (or messages) refused.
+    pub dropped: u64,
+    /// Datagrams sent by message type.
+    pub by_type: BTreeMap<String, u64>,
+}
+
+impl Traffic {
+    /// Counts the traffic of `run` (every event, including those after the end).
+    pub fn count(run: &RunDir) -> Self {
+        let mut tr = Traffic::default();
+        for r in &run.node_events {
+            match &r.event {
+                Event::Drop { reason, .. } => {
+                    let g = tr.drops.entry(reason_kind(reason)).or_insert_with(|| DropGroup {
+                        count: 0,
+                        example: reason.clone(),
+                    });
+                    g.count += 1;
+                }
+                Event::Stop {
+                    sent,
+                    received,
+                    dropped,
+                    by_type,
+                } => {
+                    tr.stops += 1;
+                    tr.sent += sent;
+                    tr.received += received;
+                    tr.dropped += dropped;
+                    for (k, v) in by_type {
+                        *tr.by_type.entry(k.clone()).or_default() += v;
+                    }
+                }
+                _ => {}
+            }
+        }
+        tr
+    }
+
+    /// How many `drop` events there were.
+    pub fn drop_events(&self) -> usize {
+        self.drops.values().map(|g| g.count).sum()
+    }
+}
+
+/// A drop reason with every number masked as `#`: reasons carry terms, ports and sizes, and
+/// "stale term 3 < 5" and "stale term 4 < 5" are the same reason.
+pub fn reason_kind(reason: &str) -> String {
+    let mut out = String::with_capacity(reason.len());
+    let mut in_number = false;
+    for c in reason.chars() {
+        if c.is_ascii_digit() {
+            if !in_number {
+                out.push('#');
+            }
+            in_number = true;
+        } else {
+            out.push(c);
+            in_number = false;
+        }
+    }
+    out
+}
