@@ -227,3 +227,115 @@ impl<A: Algorithm> Host<A> {
         self.cmds = cmds;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algo::election::chang_roberts::CrMsg;
+    use crate::algo::election::{chang_roberts::ChangRoberts, LMsg, Leadership};
+
+    type Cr = Leadership<ChangRoberts>;
+
+    fn host() -> Host<Cr> {
+        let setup = Setup::new(2, vec![1, 2, 3], vec![1, 3]);
+        let mut h = Host::new(&setup, Cr::new(&setup));
+        h.start(
+            Now {
+                mono: Duration::ZERO,
+                wall_us: 0,
+            },
+            Event::Start {
+                addr: "x".into(),
+                algo: "t".into(),
+                pid: 0,
+                peers: vec![],
+            },
+        );
+        h
+    }
+
+    fn good(from: NodeId) -> Vec<u8> {
+        let msg: LMsg<CrMsg> = LMsg::Inner {
+            term: 1,
+            ack: 1,
+            msg: CrMsg::Election(3),
+        };
+        wire::encode(&Envelope {
+            version: wire::VERSION,
+            from,
+            lamport: 40,
+            term: 1,
+            msg,
+        })
+    }
+
+    #[test]
+    fn hostile_datagrams_are_dropped_and_counted_never_a_panic() {
+        let mut h = host();
+        let now = Now {
+            mono: Duration::from_millis(1),
+            wall_us: 1,
+        };
+        let mut rng = Rng::new(9);
+        let mut expected_drops = 0;
+        for i in 0..2000 {
+            let mut bytes = good(3);
+            match i % 4 {
+                0 => bytes = (0..rng.range(0, 300)).map(|_| rng.next_u64() as u8).collect(),
+                1 => bytes.truncate(rng.range(0, bytes.len() as u64) as usize),
+                2 => {
+                    let k = rng.range(0, bytes.len() as u64) as usize;
+                    bytes[k] ^= 1 << rng.range(0, 8);
+                }
+                _ => bytes.extend((0..rng.range(1, 50)).map(|_| rng.next_u64() as u8)),
+            }
+            let before = h.counters().clone();
+            h.deliver(now, Some(3), &bytes, "127.0.0.1:1");
+            let after = h.counters();
+            // Each datagram is either accepted or dropped, and counted exactly once.
+            let accepted = after.received - before.received;
+            let dropped = after.dropped - before.dropped;
+            assert!(dropped <= 1 && accepted <= 1, "datagram {i}");
+            expected_drops += dropped;
+        }
+        assert!(
+            expected_drops > 1500,
+            "most garbage must be refused, got {expected_drops}"
+        );
+        let drops: Vec<_> = h
+            .take_records()
+            .filter(|r| matches!(r.event, Event::Drop { .. }))
+            .collect();
+        assert!(drops.len() as u64 >= expected_drops);
+    }
+
+    #[test]
+    fn spoofed_and_unknown_senders_are_refused_with_the_reason() {
+        let mut h = host();
+        let now = Now {
+            mono: Duration::from_millis(1),
+            wall_us: 1,
+        };
+        h.take_records().for_each(drop);
+        h.deliver(now, Some(1), &good(3), "127.0.0.1:1");
+        h.deliver(now, None, &good(3), "10.9.9.9:5");
+        let reasons: Vec<String> = h
+            .take_records()
+            .filter_map(|r| {
+                if let Event::Drop { reason, .. } = r.event {
+                    Some(reason)
+                } else {
+                    None
+                }
+            })
+            .collect();
+        assert_eq!(reasons.len(), 2);
+        assert!(reasons[0].contains("claims id 3"), "{reasons:?}");
+        assert!(reasons[1].contains("unknown sender"), "{reasons:?}");
+        assert_eq!(h.counters().received, 0);
+        // A good datagram still works afterwards, and the Lamport clock jumps past the sender's.
+        h.deliver(now, Some(3), &good(3), "127.0.0.1:3");
+        assert_eq!(h.counters().received, 1);
+        assert!(h.lamport() > 40);
+    }
+}
