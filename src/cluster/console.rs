@@ -54,7 +54,8 @@ pub fn parse(line: &str) -> Result<Option<Command>, String> {
     let max_args = match verb {
         "logs" => 2,
         "pause" | "resume" | "kill" | "restart" => 1,
-        _ => 0,
+        "status" | "help" | "?" | "quit" | "exit" => 0,
+        other => return Err(unknown(other)),
     };
     if args.len() > max_args {
         return Err(format!("{verb}: too many arguments (type help)"));
@@ -77,9 +78,13 @@ pub fn parse(line: &str) -> Result<Option<Command>, String> {
             };
             Command::Logs(node(verb)?, lines)
         }
-        other => return Err(format!("unknown command '{other}' (type help)")),
+        other => return Err(unknown(other)),
     };
     Ok(Some(cmd))
+}
+
+fn unknown(verb: &str) -> String {
+    format!("unknown command '{verb}' (type help)")
 }
 
 #[cfg(test)]
@@ -94,6 +99,7 @@ mod tests {
         assert_eq!(parse("").unwrap(), None);
         assert_eq!(parse("quit").unwrap(), Some(Command::Quit));
         assert!(parse("dance").unwrap_err().contains("unknown command 'dance'"));
+        assert!(parse("fly 3").unwrap_err().contains("unknown command 'fly'"));
         assert!(parse("kill").unwrap_err().contains("needs a node id"));
         assert!(parse("kill x").unwrap_err().contains("'x' is not a node id"));
         assert!(parse("kill 1 2").unwrap_err().contains("too many"));

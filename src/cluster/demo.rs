@@ -123,7 +123,8 @@ impl Demo {
         let Some(new) = fleet.agreement().filter(|a| a.term > old.term) else {
             return Ok(None);
         };
-        for s in fleet.suspicions_of(old.leader, wall).iter().take(3) {
+        let suspicions = fleet.suspicions_of(old.leader, wall);
+        for s in suspicions.iter().take(3) {
             say!(
                 "   node {} suspected node {} at {} after {} ms of silence; node {} was paused, not dead: \
                  a false suspicion",
@@ -132,6 +133,17 @@ impl Demo {
                 fleet.rel(s.t),
                 s.silence_ms,
                 s.target
+            );
+        }
+        let mut by: Vec<u64> = suspicions.iter().map(|s| s.by).collect();
+        by.sort_unstable();
+        by.dedup();
+        if !by.is_empty() {
+            say!(
+                "   {} of the {} other nodes suspected node {} in all",
+                by.len(),
+                self.n - 1,
+                old.leader
             );
         }
         say!("   {}", agreement_line(fleet, &new).replace("all ", "the other "));

@@ -43,8 +43,8 @@ pub enum Goal {
     Console {
         /// When `--duration` ends the run.
         until: Option<Instant>,
-        /// The last agreement printed.
-        shown: Option<(u64, u64)>,
+        /// The last agreement printed: leader, term, how many agreed.
+        shown: Option<(u64, u64, usize)>,
     },
     /// `--until elected`: end as soon as every live node agrees.
     Elected {
@@ -96,8 +96,9 @@ impl Goal {
         match self {
             Goal::Console { until, shown } => {
                 if let Some(a) = fleet.agreement() {
-                    if *shown != Some((a.leader, a.term)) {
-                        *shown = Some((a.leader, a.term));
+                    let now_shown = Some((a.leader, a.term, a.nodes.len()));
+                    if *shown != now_shown {
+                        *shown = now_shown;
                         say!("{}", agreement_line(fleet, &a));
                     }
                 }

@@ -25,6 +25,9 @@ const SIGNALS: Token = Token(1);
 const CONTROL: Token = Token(2);
 /// Control connections get tokens from here up.
 const FIRST_CONN: usize = 16;
+/// What to do without a console.
+const NO_CONSOLE: &str =
+    "no console input: use `coordlab status`, `coordlab pause N`, ... from another terminal, or Ctrl-C to stop";
 /// How often traces are read and the goal is stepped.
 const TICK: Duration = Duration::from_millis(50);
 
@@ -150,7 +153,7 @@ impl Launcher {
             .register(&mut SourceFd(&io::stdin().as_raw_fd()), STDIN, Interest::READABLE)
             .is_ok();
         if !stdin_open && goal.is_console() {
-            say!("(stdin cannot be read: use `coordlab status`, `coordlab pause N`, ... or Ctrl-C)");
+            say!("(stdin cannot be polled) {NO_CONSOLE}");
         }
         Ok(Launcher {
             fleet,
@@ -280,6 +283,9 @@ impl Launcher {
         }
         if eof {
             self.stdin_open = false;
+            if self.goal.is_console() {
+                say!("(stdin ended) {NO_CONSOLE}");
+            }
             let _ = self.poll.registry().deregister(&mut SourceFd(&stdin_fd()));
             let rest = std::mem::take(&mut self.stdin_buf);
             ending = ending.or(self.console_line(&String::from_utf8_lossy(&rest)));

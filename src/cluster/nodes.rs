@@ -579,10 +579,10 @@ impl Drop for Fleet {
 
 fn describe_state(n: &Node) -> String {
     match &n.state {
-        State::Running => "it is running".into(),
-        State::Paused => "it is paused".into(),
-        State::Killed => "it was just killed".into(),
-        State::Exited(s) => format!("it is dead: {s}"),
+        State::Running => "running".into(),
+        State::Paused => "paused".into(),
+        State::Killed => "just killed".into(),
+        State::Exited(s) => format!("dead: {s}"),
     }
 }
 

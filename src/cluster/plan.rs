@@ -3,7 +3,7 @@
 
 use super::LaunchOptions;
 use crate::algo::registry;
-use crate::error::{usage, CliError};
+use crate::error::{failed, usage, CliError};
 use crate::node::config::parse_ids;
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
@@ -45,7 +45,7 @@ pub struct Plan {
 /// Checks `opts` (every problem is one line naming it) and plans the ring.
 pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
     if opts.topology != "ring" {
-        return Err(usage(format!(
+        return Err(failed(format!(
             "topology '{}' is not supported by this launcher yet (only ring)",
             opts.topology
         )));

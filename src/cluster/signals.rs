@@ -21,8 +21,8 @@ pub struct LauncherSignals {
 }
 
 impl LauncherSignals {
-    /// Blocks the signals in this (the only) thread and opens a signalfd for them. Children do
-    /// not inherit the block: `Command` resets the signal mask before exec.
+    /// Blocks the signals in this (the only) thread and opens a signalfd for them. The block
+    /// would survive exec: `spawn` clears it in each child.
     pub fn new() -> Result<Self, CliError> {
         let mut mask = SigSet::empty();
         for s in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP, Signal::SIGCHLD] {

@@ -5,7 +5,7 @@ use super::plan::NodePlan;
 use super::LaunchOptions;
 use nix::errno::Errno;
 use nix::sys::prctl;
-use nix::sys::signal::Signal;
+use nix::sys::signal::{SigSet, Signal};
 use nix::unistd::{getppid, Pid};
 use std::fs::OpenOptions;
 use std::io;
@@ -101,9 +101,13 @@ impl NodeArgs {
             // stops the nodes in order (shutdown recorded first).
             .process_group(group.map_or(0, Pid::as_raw));
         let launcher = Pid::this();
-        // SAFETY: the closure only makes two system calls (prctl, getppid): async-signal-safe.
+        // SAFETY: the closure only makes system calls (sigprocmask, prctl, getppid), all
+        // async-signal-safe.
         unsafe {
             cmd.pre_exec(move || {
+                // The launcher blocks its signals for its signalfd, and a blocked mask survives
+                // exec: a node must start with none blocked.
+                SigSet::empty().thread_set_mask().map_err(io::Error::from)?;
                 prctl::set_pdeathsig(Signal::SIGKILL).map_err(io::Error::from)?;
                 // The launcher may have died between fork and prctl: then nobody would send
                 // the signal, so give up now.
