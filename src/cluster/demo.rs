@@ -10,7 +10,8 @@
 //! Every wait has a deadline; a step that does not happen ends the run with status 1, naming it.
 
 use super::goal::{agreement_line, patience, Ending};
-use super::nodes::{Agreement, Fleet, State};
+use super::model::State;
+use super::nodes::{Agreement, Fleet};
 use crate::trace::wall_us;
 use std::time::{Duration, Instant};
 

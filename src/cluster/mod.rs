@@ -6,7 +6,7 @@
 //! loop ([`launcher`]): console lines from stdin ([`console`]), one command per connection on a
 //! Unix control socket ([`control`]), SIGINT/SIGTERM/SIGHUP/SIGCHLD through a signalfd
 //! ([`signals`]), and a 50 ms tick that tails every `node-<id>.jsonl` ([`watch`]) into a model
-//! of each node ([`nodes`]). What the run is for -- a console, `--until elected`, a `--duration`
+//! of each node ([`model`], kept by [`nodes`]). What the run is for -- a console, `--until elected`, a `--duration`
 //! or the `--demo` story -- is a [`goal`] stepped on every tick.
 //!
 //! Every fault the launcher causes is written to `faults.jsonl` before the signal is sent. The
@@ -28,6 +28,7 @@ pub mod control;
 mod demo;
 mod goal;
 mod launcher;
+mod model;
 mod nodes;
 pub mod plan;
 mod rundir;

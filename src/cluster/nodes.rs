@@ -1,7 +1,8 @@
-//! The node processes of a launch and what the launcher knows of each: its pid, whether it runs,
-//! is paused or is dead, whom it believes leads (read from its own trace), and the faults the
-//! launcher caused it, written to `faults.jsonl` before each signal is sent.
+//! The node processes of a launch: spawning, signalling and reaping them, reading their traces
+//! into each node's [`Node`] view, their agreement, and the faults the launcher caused them,
+//! written to `faults.jsonl` before each signal is sent.
 
+use super::model::{describe_belief, describe_state, Belief, Node, State, Suspicion};
 use super::plan::NodePlan;
 use super::spawn::NodeArgs;
 use super::watch::Tail;
@@ -15,125 +16,6 @@ use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-
-/// A node process's state as the launcher made it or saw it end.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum State {
-    /// Running (live).
-    Running,
-    /// Stopped with SIGSTOP.
-    Paused,
-    /// SIGKILL sent, not yet reaped.
-    Killed,
-    /// Reaped; how it ended (`exit 0`, `signal SIGKILL`).
-    Exited(String),
-}
-
-/// Whom a node believes leads, from its `election_start` / `leader` / `step_down` events.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Belief {
-    /// Its current term.
-    pub term: u64,
-    /// The leader it follows in that term, if any.
-    pub leader: Option<u64>,
-    /// When it came to believe it (trace time, microseconds).
-    pub since_us: u64,
-}
-
-/// A suspicion a node recorded.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Suspicion {
-    /// When (trace time).
-    pub t: u64,
-    /// Who suspected.
-    pub by: u64,
-    /// Whom.
-    pub target: u64,
-    /// How long it had heard nothing, ms.
-    pub silence_ms: u64,
-}
-
-/// A step-down a node recorded.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StepDown {
-    /// When (trace time).
-    pub t: u64,
-    /// The term it had led.
-    pub term: u64,
-    /// Why, in its words.
-    pub reason: String,
-}
-
-/// One node of the launch.
-#[derive(Debug)]
-pub struct Node {
-    /// How it was planned.
-    pub plan: NodePlan,
-    /// Its current (or last) process.
-    pub pid: Option<Pid>,
-    /// Its process state.
-    pub state: State,
-    /// Whether its current process wrote `start` yet.
-    pub started: bool,
-    /// Whom it believes leads.
-    pub belief: Belief,
-    /// Its last event: kind and trace time.
-    pub last: Option<(&'static str, u64)>,
-    /// Every suspicion it recorded.
-    pub suspicions: Vec<Suspicion>,
-    /// Every step-down it recorded.
-    pub step_downs: Vec<StepDown>,
-    tail: Tail,
-}
-
-impl Node {
-    /// Whether it is running and has started: it has a view that counts.
-    pub fn live(&self) -> bool {
-        self.state == State::Running && self.started
-    }
-
-    fn apply(&mut self, rec: &Record) {
-        self.last = Some((rec.event.kind(), rec.t));
-        match &rec.event {
-            Event::Start { .. } => {
-                self.started = true;
-                self.belief = Belief::default();
-            }
-            Event::ElectionStart { term } => {
-                self.belief = Belief {
-                    term: *term,
-                    leader: None,
-                    since_us: rec.t,
-                }
-            }
-            Event::Leader { leader, term } => {
-                self.belief = Belief {
-                    term: *term,
-                    leader: Some(*leader),
-                    since_us: rec.t,
-                }
-            }
-            Event::StepDown { term, reason } => {
-                if self.belief.leader == Some(self.plan.id) {
-                    self.belief.leader = None;
-                    self.belief.since_us = rec.t;
-                }
-                self.step_downs.push(StepDown {
-                    t: rec.t,
-                    term: *term,
-                    reason: reason.clone(),
-                });
-            }
-            Event::Suspect { target, silence_ms, .. } => self.suspicions.push(Suspicion {
-                t: rec.t,
-                by: self.plan.id,
-                target: *target,
-                silence_ms: *silence_ms,
-            }),
-            _ => {}
-        }
-    }
-}
 
 /// Every live node believes the same leader in the same term, and that leader is live.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -574,26 +456,6 @@ impl Drop for Fleet {
                 n.state = State::Exited("killed with the launcher".into());
             }
         }
-    }
-}
-
-fn describe_state(n: &Node) -> String {
-    match &n.state {
-        State::Running => "running".into(),
-        State::Paused => "paused".into(),
-        State::Killed => "just killed".into(),
-        State::Exited(s) => format!("dead: {s}"),
-    }
-}
-
-fn describe_belief(n: &Node) -> String {
-    let b = &n.belief;
-    match b.leader {
-        _ if !n.started => "not started yet".into(),
-        Some(l) if l == n.plan.id => format!("itself leads term {}", b.term),
-        Some(l) => format!("node {l} leads term {}", b.term),
-        None if b.term == 0 => "no leader yet".into(),
-        None => format!("no leader yet (electing, term {})", b.term),
     }
 }
 
