@@ -107,7 +107,7 @@ struct LaunchArgs {
     /// Failure-detector timeout in milliseconds.
     #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
     timeout_ms: u64,
-    /// First UDP port; node k gets base+k (0: any free ports).
+    /// First UDP port; the node at ring position k (from 1) gets base+k-1 (0: any free ports).
     #[arg(long, default_value_t = 0)]
     base_port: u16,
     /// Run this many seconds, then stop cleanly.

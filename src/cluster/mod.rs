@@ -1,5 +1,40 @@
-//! The launcher: spawns a ring or mesh of node processes, injects faults with signals, keeps a
+//! The launcher: spawns a ring of node processes, injects faults with signals, keeps a
 //! console, and writes the run directory of `shared/TRACE.md`.
+//!
+//! `launch` checks every option before anything starts ([`plan`]), writes `run.json` and points
+//! `logs/latest` at the new run ([`rundir`]), spawns the nodes ([`spawn`]), then runs one mio
+//! loop ([`launcher`]): console lines from stdin ([`console`]), one command per connection on a
+//! Unix control socket ([`control`]), SIGINT/SIGTERM/SIGHUP/SIGCHLD through a signalfd
+//! ([`signals`]), and a 50 ms tick that tails every `node-<id>.jsonl` ([`watch`]) into a model
+//! of each node ([`model`], kept by [`nodes`]). What the run is for -- a console, `--until elected`, a `--duration`
+//! or the `--demo` story -- is a [`goal`] stepped on every tick.
+//!
+//! Every fault the launcher causes is written to `faults.jsonl` before the signal is sent. The
+//! clean stop writes `shutdown` first; the SIGTERM that follows is the stop itself, not a fault,
+//! so it is not recorded as `kill` (a straggler's SIGKILL is).
+
+/// Prints a line for the user; a closed stdout must not kill the launcher mid-run.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, $($arg)*);
+        let _ = out.flush();
+    }};
+}
+
+mod console;
+pub mod control;
+mod demo;
+mod goal;
+mod launcher;
+mod model;
+mod nodes;
+pub mod plan;
+mod rundir;
+mod signals;
+mod spawn;
+mod watch;
 
 use crate::error::CliError;
 use std::collections::BTreeMap;
@@ -39,12 +74,13 @@ pub struct LaunchOptions {
 }
 
 /// Runs a launch; returns the process exit status.
-pub fn launch(_opts: LaunchOptions) -> Result<i32, CliError> {
-    Err(crate::error::failed("the launcher is not built yet"))
+pub fn launch(opts: LaunchOptions) -> Result<i32, CliError> {
+    let plan = plan::plan(&opts)?;
+    launcher::run(opts, plan)
 }
 
 /// Sends a console command (`pause 8`, `status`, ...) to the launcher of the run in `run_dir`
 /// and returns its answer.
-pub fn control(_run_dir: &std::path::Path, _command: &str) -> Result<String, CliError> {
-    Err(crate::error::failed("the launcher is not built yet"))
+pub fn control(run_dir: &std::path::Path, command: &str) -> Result<String, CliError> {
+    control::send(run_dir, command)
 }

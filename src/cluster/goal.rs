@@ -1,0 +1,159 @@
+//! What a run is for, stepped after every tick: a console (until quit or `--duration`),
+//! `--until elected`, or a `--demo` story. Each says when the run ends and with which status.
+
+use super::demo::Demo;
+use super::nodes::{Agreement, Fleet};
+use super::plan::{DemoKind, Plan};
+use std::time::{Duration, Instant};
+
+/// How a run ended, decided before the clean stop.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ending {
+    /// The process exit status (unless the checker later finds a violation).
+    pub code: i32,
+    /// One line for the user.
+    pub message: String,
+    /// Whether to run `coordlab check` on the run after the stop.
+    pub check: bool,
+}
+
+impl Ending {
+    /// A success.
+    pub fn ok(message: impl Into<String>) -> Self {
+        Ending {
+            code: 0,
+            message: message.into(),
+            check: false,
+        }
+    }
+
+    /// A failure (exit 1).
+    pub fn failed(message: impl Into<String>) -> Self {
+        Ending {
+            code: 1,
+            message: message.into(),
+            check: false,
+        }
+    }
+}
+
+/// What the run is for.
+pub enum Goal {
+    /// A human at the console; news of agreement is printed as it changes.
+    Console {
+        /// When `--duration` ends the run.
+        until: Option<Instant>,
+        /// The last agreement printed: leader, term, how many agreed.
+        shown: Option<(u64, u64, usize)>,
+    },
+    /// `--until elected`: end as soon as every live node agrees.
+    Elected {
+        /// Give up then.
+        deadline: Instant,
+        /// How long that is from the start.
+        limit: Duration,
+        /// Whether the deadline is the user's `--duration` (else the launcher's patience).
+        by_duration: bool,
+    },
+    /// A scripted story.
+    Demo(Box<Demo>),
+}
+
+/// How long to wait for an election before calling it failed: generous, since a wait that is
+/// too short fails a correct run while one that is long only delays a report.
+pub fn patience(n: usize, timeout: Duration) -> Duration {
+    Duration::from_secs(10) + 20 * timeout + Duration::from_millis(20 * n as u64)
+}
+
+impl Goal {
+    /// The goal of `plan`, its clock starting at `t0` (when the nodes begin).
+    pub fn new(plan: &Plan, timeout: Duration, t0: Instant) -> Self {
+        let n = plan.nodes.len();
+        match (plan.demo, plan.until_elected) {
+            (Some(DemoKind::FalseSuspicion), _) => Goal::Demo(Box::new(Demo::new(n, timeout, t0))),
+            (None, true) => {
+                let limit = plan.duration.unwrap_or_else(|| patience(n, timeout));
+                Goal::Elected {
+                    deadline: t0 + limit,
+                    limit,
+                    by_duration: plan.duration.is_some(),
+                }
+            }
+            (None, false) => Goal::Console {
+                until: plan.duration.map(|d| t0 + d),
+                shown: None,
+            },
+        }
+    }
+
+    /// Whether a human drives the run (stdin is the console).
+    pub fn is_console(&self) -> bool {
+        matches!(self, Goal::Console { .. })
+    }
+
+    /// Looks at the fleet after a tick (a demo also acts on it); `Some` ends the run.
+    pub fn step(&mut self, fleet: &mut Fleet, now: Instant) -> Option<Ending> {
+        match self {
+            Goal::Console { until, shown } => {
+                if let Some(a) = fleet.agreement() {
+                    let now_shown = Some((a.leader, a.term, a.nodes.len()));
+                    if *shown != now_shown {
+                        *shown = now_shown;
+                        say!("{}", agreement_line(fleet, &a));
+                    }
+                }
+                until
+                    .filter(|&u| now >= u)
+                    .map(|_| Ending::ok("stopped: --duration elapsed"))
+            }
+            Goal::Elected {
+                deadline,
+                limit,
+                by_duration,
+            } => {
+                if let Some(a) = fleet.agreement() {
+                    return Some(Ending::ok(format!(
+                        "elected: node {} leads term {}; all {} live nodes agree ({} ms after start)",
+                        a.leader,
+                        a.term,
+                        a.nodes.len(),
+                        a.at_us.saturating_sub(fleet.start_us) / 1000
+                    )));
+                }
+                (now >= *deadline).then(|| {
+                    let waited = if *by_duration {
+                        "--duration"
+                    } else {
+                        "the launcher's patience"
+                    };
+                    Ending::failed(format!(
+                        "not elected: the live nodes did not agree on a live leader within {waited} \
+                         ({:.1} s)",
+                        limit.as_secs_f64()
+                    ))
+                })
+            }
+            Goal::Demo(demo) => demo.step(fleet, now),
+        }
+    }
+
+    /// The run was stopped by `quit` or a signal before the goal said so.
+    pub fn interrupted(&self, why: &str) -> Ending {
+        match self {
+            Goal::Console { .. } => Ending::ok(format!("stopped: {why}")),
+            Goal::Elected { .. } => Ending::failed(format!("stopped ({why}) before every live node agreed")),
+            Goal::Demo(demo) => Ending::failed(format!("demo stopped ({why}) {}", demo.where_now())),
+        }
+    }
+}
+
+/// `all 8 live nodes agree: node 8 leads term 1 (+312 ms)`.
+pub fn agreement_line(fleet: &Fleet, a: &Agreement) -> String {
+    format!(
+        "all {} live nodes agree: node {} leads term {} ({})",
+        a.nodes.len(),
+        a.leader,
+        a.term,
+        fleet.rel(a.at_us)
+    )
+}

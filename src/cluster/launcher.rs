@@ -1,0 +1,374 @@
+//! The launcher's one loop: console lines from stdin, commands on the control socket, signals
+//! from a signalfd, and a 50 ms tick that reads the nodes' traces, reaps exits and steps the goal.
+
+use super::console::{self, Command, HELP};
+use super::control::{Incoming, Server, ERROR_PREFIX, SOCKET_NAME};
+use super::goal::{Ending, Goal};
+use super::nodes::Fleet;
+use super::plan::Plan;
+use super::rundir;
+use super::signals::LauncherSignals;
+use super::spawn::NodeArgs;
+use super::LaunchOptions;
+use crate::error::{failed, CliError};
+use crate::trace::{wall_us, RunInfo, RunNode};
+use mio::unix::SourceFd;
+use mio::{Events, Interest, Poll, Token};
+use nix::poll::{PollFd, PollFlags, PollTimeout};
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, RawFd};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+const STDIN: Token = Token(0);
+const SIGNALS: Token = Token(1);
+const CONTROL: Token = Token(2);
+/// Control connections get tokens from here up.
+const FIRST_CONN: usize = 16;
+/// What to do without a console.
+const NO_CONSOLE: &str =
+    "no console input: use `coordlab status`, `coordlab pause N`, ... from another terminal, or Ctrl-C to stop";
+/// How often traces are read and the goal is stepped.
+const TICK: Duration = Duration::from_millis(50);
+
+/// Launches `plan` and runs it to its end; returns the exit status.
+pub fn run(opts: LaunchOptions, plan: Plan) -> Result<i32, CliError> {
+    // Blocked before any child exists, so no SIGCHLD or Ctrl-C can slip past the signalfd.
+    let signals = LauncherSignals::new()?;
+    let n = plan.nodes.len();
+    let launched_us = wall_us();
+    // Every node binds its socket at once and starts its algorithm at `start_us`: the margin
+    // covers spawning them all, so no first message goes to a node that is not bound yet.
+    let margin = Duration::from_millis(300 + 10 * n as u64);
+    let start_us = launched_us + margin.as_micros() as u64;
+    let t0 = Instant::now() + margin;
+
+    let dir = rundir::create(&opts.logs, launched_us, n, &opts.algo)?;
+    let sock = dir.join(SOCKET_NAME);
+    let server = Server::bind(&sock).map_err(|e| failed(format!("cannot listen on {}: {e}", sock.display())))?;
+    let info = RunInfo {
+        algo: opts.algo.clone(),
+        topology: "ring".into(),
+        nodes: plan
+            .nodes
+            .iter()
+            .map(|p| RunNode {
+                id: p.id,
+                addr: p.addr.to_string(),
+                peers: p.neighbours.clone(),
+            })
+            .collect(),
+        start_us,
+        options: options_json(&opts),
+        control: Some(std::path::absolute(&sock).unwrap_or(sock).display().to_string()),
+    };
+    rundir::write_info(&dir, &info)?;
+    rundir::point_latest(&opts.logs, &dir)?;
+
+    let args =
+        NodeArgs::new(&opts, &plan.nodes, &dir).map_err(|e| failed(format!("cannot find my own binary: {e}")))?;
+    let mut fleet = Fleet::new(&plan.nodes, args, &dir, start_us)
+        .map_err(|e| failed(format!("cannot write {}: {e}", dir.join("faults.jsonl").display())))?;
+    if let Err(e) = fleet.spawn_all() {
+        fleet.stop_all();
+        return Err(failed(e));
+    }
+    let goal = Goal::new(&plan, Duration::from_millis(opts.timeout_ms), t0);
+    banner(&opts, &dir, &goal);
+    Launcher::new(fleet, signals, server, goal)?.run_loop()
+}
+
+fn options_json(o: &LaunchOptions) -> serde_json::Value {
+    serde_json::json!({
+        "n": o.n,
+        "topology": o.topology,
+        "algo": o.algo,
+        "ids": o.ids,
+        "initiators": o.initiators,
+        "heartbeat_ms": o.heartbeat_ms,
+        "timeout_ms": o.timeout_ms,
+        "base_port": o.base_port,
+        "duration": o.duration,
+        "until": o.until,
+        "seed": o.seed,
+        "logs": o.logs,
+        "demo": o.demo,
+        "set": o.set,
+    })
+}
+
+fn banner(o: &LaunchOptions, dir: &Path, goal: &Goal) {
+    say!(
+        "ring of {} nodes running {} (heartbeat {} ms, timeout {} ms); logs in {}",
+        o.n,
+        o.algo,
+        o.heartbeat_ms,
+        o.timeout_ms,
+        dir.display()
+    );
+    if goal.is_console() {
+        say!(
+            "console: pause N, resume N, kill N, restart N, status, logs N, help, quit \
+             (or `coordlab status` etc. from another terminal)"
+        );
+    }
+}
+
+/// The running launch: the fleet and every source of input.
+struct Launcher {
+    fleet: Fleet,
+    signals: LauncherSignals,
+    server: Server,
+    goal: Goal,
+    poll: Poll,
+    stdin_open: bool,
+    stdin_buf: Vec<u8>,
+    next_conn: usize,
+}
+
+impl Launcher {
+    fn new(mut fleet: Fleet, signals: LauncherSignals, server: Server, goal: Goal) -> Result<Self, CliError> {
+        let setup = || -> io::Result<Poll> {
+            let poll = Poll::new()?;
+            poll.registry()
+                .register(&mut SourceFd(&signals.raw_fd()), SIGNALS, Interest::READABLE)?;
+            poll.registry().register(
+                &mut SourceFd(&server.listener().as_raw_fd()),
+                CONTROL,
+                Interest::READABLE,
+            )?;
+            Ok(poll)
+        };
+        let poll = match setup() {
+            Ok(p) => p,
+            Err(e) => {
+                fleet.stop_all();
+                return Err(failed(format!("cannot set up the launcher's poll: {e}")));
+            }
+        };
+        // A terminal or a pipe can be polled; /dev/null or a file cannot (EPERM): then there is
+        // no console, and the run goes on (CI runs with no stdin).
+        let stdin_open = poll
+            .registry()
+            .register(&mut SourceFd(&io::stdin().as_raw_fd()), STDIN, Interest::READABLE)
+            .is_ok();
+        if !stdin_open && goal.is_console() {
+            say!("(stdin cannot be polled) {NO_CONSOLE}");
+        }
+        Ok(Launcher {
+            fleet,
+            signals,
+            server,
+            goal,
+            poll,
+            stdin_open,
+            stdin_buf: Vec::new(),
+            next_conn: FIRST_CONN,
+        })
+    }
+
+    /// Runs until the goal, a `quit` or a stop signal ends the run; always ends with every
+    /// node stopped and reaped.
+    fn run_loop(&mut self) -> Result<i32, CliError> {
+        let mut events = Events::with_capacity(64);
+        let mut next_tick = Instant::now();
+        let ending = loop {
+            let wait = next_tick.saturating_duration_since(Instant::now());
+            if let Err(e) = self.poll.poll(&mut events, Some(wait)) {
+                if e.kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                self.fleet.stop_all();
+                return Err(failed(format!("the launcher's poll failed: {e}")));
+            }
+            let mut ending = None;
+            for ev in events.iter() {
+                let found = match ev.token() {
+                    STDIN => self.read_stdin(),
+                    SIGNALS => self.on_signals(),
+                    CONTROL => self.accept(),
+                    Token(k) => self.on_connection(k),
+                };
+                ending = ending.or(found);
+            }
+            if ending.is_none() && Instant::now() >= next_tick {
+                next_tick = Instant::now() + TICK;
+                ending = self.tick();
+            }
+            if let Some(e) = ending {
+                break e;
+            }
+        };
+        Ok(self.finish(ending))
+    }
+
+    fn tick(&mut self) -> Option<Ending> {
+        self.fleet.refresh();
+        self.report_exits();
+        self.goal.step(&mut self.fleet, Instant::now())
+    }
+
+    fn report_exits(&mut self) {
+        for line in self.fleet.reap() {
+            say!("{}", line);
+        }
+    }
+
+    /// The clean stop, then what the run concluded.
+    fn finish(&mut self, ending: Ending) -> i32 {
+        say!("{}", ending.message);
+        self.fleet.stop_all();
+        let n = self.fleet.nodes.len();
+        say!("stopped all {n} nodes; every process reaped");
+        let mut code = ending.code;
+        if ending.check {
+            match crate::check::check(&self.fleet.dir) {
+                Ok(report) => {
+                    say!("{}", report.text.trim_end());
+                    if report.violated {
+                        code = 1;
+                    }
+                }
+                Err(e) => {
+                    say!("coordlab check: {e}");
+                    code = 1;
+                }
+            }
+        }
+        say!("logs: {}", self.fleet.dir.display());
+        code
+    }
+
+    fn on_signals(&mut self) -> Option<Ending> {
+        let got = self.signals.drain();
+        if got.child {
+            self.report_exits();
+        }
+        got.stop.map(|s| self.goal.interrupted(s.as_str()))
+    }
+
+    /// Reads what stdin has, without ever blocking: each read is preceded by a zero-timeout
+    /// poll, because stdin stays in blocking mode (making a shared terminal non-blocking would
+    /// change it for the shell too).
+    fn read_stdin(&mut self) -> Option<Ending> {
+        let mut chunk = [0u8; 4096];
+        let mut eof = false;
+        while self.stdin_open {
+            let stdin = io::stdin();
+            let mut fds = [PollFd::new(stdin.as_fd(), PollFlags::POLLIN)];
+            match nix::poll::poll(&mut fds, PollTimeout::ZERO) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(nix::errno::Errno::EINTR) => continue,
+                Err(_) => eof = true,
+            }
+            if eof {
+                break;
+            }
+            match nix::unistd::read(stdin.as_fd(), &mut chunk) {
+                Ok(0) => eof = true,
+                Ok(k) => self.stdin_buf.extend_from_slice(&chunk[..k]),
+                Err(nix::errno::Errno::EINTR) => continue,
+                Err(nix::errno::Errno::EAGAIN) => break,
+                Err(_) => eof = true,
+            }
+            if eof {
+                break;
+            }
+        }
+        let mut ending = None;
+        while let Some(end) = self.stdin_buf.iter().position(|&b| b == b'\n') {
+            let line: Vec<u8> = self.stdin_buf.drain(..=end).collect();
+            ending = ending.or(self.console_line(&String::from_utf8_lossy(&line)));
+        }
+        if eof {
+            self.stdin_open = false;
+            if self.goal.is_console() {
+                say!("(stdin ended) {NO_CONSOLE}");
+            }
+            let _ = self.poll.registry().deregister(&mut SourceFd(&stdin_fd()));
+            let rest = std::mem::take(&mut self.stdin_buf);
+            ending = ending.or(self.console_line(&String::from_utf8_lossy(&rest)));
+        }
+        ending
+    }
+
+    fn console_line(&mut self, line: &str) -> Option<Ending> {
+        let (reply, ending) = self.execute(line);
+        if !reply.is_empty() {
+            say!("{}", reply);
+        }
+        ending
+    }
+
+    fn accept(&mut self) -> Option<Ending> {
+        let mut ending = None;
+        let mut next = self.next_conn;
+        let accepted = self.server.accept(|| {
+            next += 1;
+            next
+        });
+        self.next_conn = next;
+        for (k, fd) in accepted {
+            if self
+                .poll
+                .registry()
+                .register(&mut SourceFd(&fd), Token(k), Interest::READABLE)
+                .is_err()
+            {
+                self.server
+                    .answer(k, &format!("{ERROR_PREFIX}the launcher cannot take this connection"));
+                continue;
+            }
+            // A command may already be waiting: edge-triggered readiness would not report it.
+            ending = ending.or(self.on_connection(k));
+        }
+        ending
+    }
+
+    fn on_connection(&mut self, k: usize) -> Option<Ending> {
+        let Incoming::Line(line) = self.server.read(k) else {
+            return None;
+        };
+        let (reply, ending) = self.execute(&line);
+        let reply = if reply.is_empty() { "ok".to_string() } else { reply };
+        self.server.answer(k, &reply);
+        if let Ok(Some(cmd)) = console::parse(&line) {
+            if !matches!(cmd, Command::Status | Command::Logs(..) | Command::Help) {
+                say!("[control] {}: {}", line.trim(), reply);
+            }
+        }
+        ending
+    }
+
+    /// Runs one console line; returns the answer and, for `quit`, how the run ends.
+    fn execute(&mut self, line: &str) -> (String, Option<Ending>) {
+        let cmd = match console::parse(line) {
+            Ok(None) => return (String::new(), None),
+            Ok(Some(c)) => c,
+            Err(e) => return (format!("{ERROR_PREFIX}{e}"), None),
+        };
+        let fleet = &mut self.fleet;
+        let result = match cmd {
+            Command::Pause(id) => fleet.pause(id),
+            Command::Resume(id) => fleet.resume(id),
+            Command::Kill(id) => fleet.kill(id),
+            Command::Restart(id) => fleet.restart(id),
+            Command::Status => {
+                fleet.refresh();
+                Ok(fleet.status())
+            }
+            Command::Logs(id, lines) => fleet.log_tail(id, lines),
+            Command::Help => Ok(HELP.to_string()),
+            Command::Quit => return ("stopping every node".into(), Some(self.goal.interrupted("quit"))),
+        };
+        match result {
+            Ok(s) => (s, None),
+            Err(e) => (format!("{ERROR_PREFIX}{e}"), None),
+        }
+    }
+}
+
+fn stdin_fd() -> RawFd {
+    io::stdin().as_raw_fd()
+}

@@ -1,0 +1,208 @@
+//! What the launcher knows of one node: its process state, and whom it believes leads, read
+//! from its own trace (`election_start` / `leader` / `step_down`), with the suspicions and
+//! step-downs it recorded.
+
+use super::plan::NodePlan;
+use super::watch::Tail;
+use crate::trace::{Event, Record};
+use nix::unistd::Pid;
+
+/// A node process's state as the launcher made it or saw it end.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum State {
+    /// Running (live).
+    Running,
+    /// Stopped with SIGSTOP.
+    Paused,
+    /// SIGKILL sent, not yet reaped.
+    Killed,
+    /// Reaped; how it ended (`exit 0`, `signal SIGKILL`).
+    Exited(String),
+}
+
+/// Whom a node believes leads, from its `election_start` / `leader` / `step_down` events.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Belief {
+    /// Its current term.
+    pub term: u64,
+    /// The leader it follows in that term, if any.
+    pub leader: Option<u64>,
+    /// When it came to believe it (trace time, microseconds).
+    pub since_us: u64,
+}
+
+/// A suspicion a node recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Suspicion {
+    /// When (trace time).
+    pub t: u64,
+    /// Who suspected.
+    pub by: u64,
+    /// Whom.
+    pub target: u64,
+    /// How long it had heard nothing, ms.
+    pub silence_ms: u64,
+}
+
+/// A step-down a node recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StepDown {
+    /// When (trace time).
+    pub t: u64,
+    /// The term it had led.
+    pub term: u64,
+    /// Why, in its words.
+    pub reason: String,
+}
+
+/// One node of the launch.
+#[derive(Debug)]
+pub struct Node {
+    /// How it was planned.
+    pub plan: NodePlan,
+    /// Its current (or last) process.
+    pub pid: Option<Pid>,
+    /// Its process state.
+    pub state: State,
+    /// Whether its current process wrote `start` yet.
+    pub started: bool,
+    /// Whom it believes leads.
+    pub belief: Belief,
+    /// Its last event: kind and trace time.
+    pub last: Option<(&'static str, u64)>,
+    /// Every suspicion it recorded.
+    pub suspicions: Vec<Suspicion>,
+    /// Every step-down it recorded.
+    pub step_downs: Vec<StepDown>,
+    /// Its trace, followed.
+    pub tail: Tail,
+}
+
+impl Node {
+    /// Whether it is running and has started: it has a view that counts.
+    pub fn live(&self) -> bool {
+        self.state == State::Running && self.started
+    }
+
+    /// Updates the view with one record of its trace.
+    pub fn apply(&mut self, rec: &Record) {
+        self.last = Some((rec.event.kind(), rec.t));
+        match &rec.event {
+            Event::Start { .. } => {
+                self.started = true;
+                self.belief = Belief::default();
+            }
+            Event::ElectionStart { term } => {
+                self.belief = Belief {
+                    term: *term,
+                    leader: None,
+                    since_us: rec.t,
+                }
+            }
+            Event::Leader { leader, term } => {
+                self.belief = Belief {
+                    term: *term,
+                    leader: Some(*leader),
+                    since_us: rec.t,
+                }
+            }
+            Event::StepDown { term, reason } => {
+                if self.belief.leader == Some(self.plan.id) {
+                    self.belief.leader = None;
+                    self.belief.since_us = rec.t;
+                }
+                self.step_downs.push(StepDown {
+                    t: rec.t,
+                    term: *term,
+                    reason: reason.clone(),
+                });
+            }
+            Event::Suspect { target, silence_ms, .. } => self.suspicions.push(Suspicion {
+                t: rec.t,
+                by: self.plan.id,
+                target: *target,
+                silence_ms: *silence_ms,
+            }),
+            _ => {}
+        }
+    }
+}
+
+/// The state in a word or two: `running`, `dead: signal SIGKILL`.
+pub fn describe_state(n: &Node) -> String {
+    match &n.state {
+        State::Running => "running".into(),
+        State::Paused => "paused".into(),
+        State::Killed => "just killed".into(),
+        State::Exited(s) => format!("dead: {s}"),
+    }
+}
+
+/// Whom it believes leads, in words.
+pub fn describe_belief(n: &Node) -> String {
+    let b = &n.belief;
+    match b.leader {
+        _ if !n.started => "not started yet".into(),
+        Some(l) if l == n.plan.id => format!("itself leads term {}", b.term),
+        Some(l) => format!("node {l} leads term {}", b.term),
+        None if b.term == 0 => "no leader yet".into(),
+        None => format!("no leader yet (electing, term {})", b.term),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::SocketAddr;
+
+    fn rec(t: u64, event: Event) -> Record {
+        Record {
+            t,
+            node: Some(5),
+            lamport: Some(t),
+            pt: None,
+            event,
+        }
+    }
+
+    #[test]
+    fn a_view_follows_the_nodes_own_trace() {
+        let plan = NodePlan {
+            id: 5,
+            addr: "127.0.0.1:9005".parse::<SocketAddr>().unwrap(),
+            neighbours: vec![4, 1],
+            initiator: true,
+        };
+        let mut n = Node {
+            plan,
+            pid: None,
+            state: State::Running,
+            started: false,
+            belief: Belief::default(),
+            last: None,
+            suspicions: Vec::new(),
+            step_downs: Vec::new(),
+            tail: Tail::new("/nonexistent".into()),
+        };
+        let start = Event::Start {
+            addr: "127.0.0.1:9005".into(),
+            algo: "chang-roberts".into(),
+            pid: 1,
+            peers: vec![4, 1],
+        };
+        n.apply(&rec(1, start));
+        assert!(n.live());
+        n.apply(&rec(2, Event::ElectionStart { term: 1 }));
+        n.apply(&rec(3, Event::Leader { leader: 5, term: 1 }));
+        assert_eq!((n.belief.leader, n.belief.term, n.belief.since_us), (Some(5), 1, 3));
+        assert_eq!(describe_belief(&n), "itself leads term 1");
+        let reason = "heard of term 2 from node 1".to_string();
+        n.apply(&rec(4, Event::StepDown { term: 1, reason }));
+        assert_eq!(n.belief.leader, None);
+        n.apply(&rec(5, Event::ElectionStart { term: 2 }));
+        n.apply(&rec(6, Event::Leader { leader: 4, term: 2 }));
+        assert_eq!(describe_belief(&n), "node 4 leads term 2");
+        assert_eq!(n.step_downs.len(), 1);
+        assert_eq!(n.last, Some(("leader", 6)));
+    }
+}

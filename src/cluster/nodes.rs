@@ -1,0 +1,482 @@
+//! The node processes of a launch: spawning, signalling and reaping them, reading their traces
+//! into each node's [`Node`] view, their agreement, and the faults the launcher caused them,
+//! written to `faults.jsonl` before each signal is sent.
+
+use super::model::{describe_belief, describe_state, Belief, Node, State, Suspicion};
+use super::plan::NodePlan;
+use super::spawn::NodeArgs;
+use super::watch::Tail;
+use crate::trace::{wall_us, Event, JsonlWriter, Record};
+use nix::errno::Errno;
+use nix::sys::signal::{kill, Signal};
+use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
+use nix::unistd::Pid;
+use std::fmt::Write as _;
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Every live node believes the same leader in the same term, and that leader is live.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Agreement {
+    /// The leader.
+    pub leader: u64,
+    /// The term.
+    pub term: u64,
+    /// The live nodes that agree (all of them).
+    pub nodes: Vec<u64>,
+    /// When the last of them came to believe it (trace time).
+    pub at_us: u64,
+    /// When the leader itself came to believe it (trace time).
+    pub leader_since_us: u64,
+}
+
+/// The launch's nodes, its faults log, and the process group they share.
+pub struct Fleet {
+    /// The nodes in ring order.
+    pub nodes: Vec<Node>,
+    /// The run directory.
+    pub dir: PathBuf,
+    /// When the nodes' algorithms begin (wall clock, microseconds).
+    pub start_us: u64,
+    args: NodeArgs,
+    faults: JsonlWriter,
+    group: Option<Pid>,
+}
+
+/// How long a clean stop waits for the nodes after SIGTERM before SIGKILL.
+const STOP_GRACE: Duration = Duration::from_secs(2);
+
+impl Fleet {
+    /// A fleet of `plan` nodes, not started yet, writing into `dir`.
+    pub fn new(plan: &[NodePlan], args: NodeArgs, dir: &Path, start_us: u64) -> io::Result<Self> {
+        let faults = JsonlWriter::append(&dir.join("faults.jsonl"))?;
+        let nodes = plan
+            .iter()
+            .map(|p| Node {
+                plan: p.clone(),
+                pid: None,
+                state: State::Exited("not started".into()),
+                started: false,
+                belief: Belief::default(),
+                last: None,
+                suspicions: Vec::new(),
+                step_downs: Vec::new(),
+                tail: Tail::new(args.trace_path(p.id)),
+            })
+            .collect();
+        Ok(Fleet {
+            nodes,
+            dir: dir.to_path_buf(),
+            start_us,
+            args,
+            faults,
+            group: None,
+        })
+    }
+
+    /// Milliseconds from the nodes' start to trace time `t`, as `+312 ms`.
+    pub fn rel(&self, t: u64) -> String {
+        let ms = (t as i64 - self.start_us as i64) / 1000;
+        format!("{ms:+} ms")
+    }
+
+    /// Writes one line of `faults.jsonl` now (flushed: other processes poll it).
+    pub fn fault(&mut self, node: Option<u64>, event: Event) {
+        let rec = Record {
+            t: wall_us(),
+            node,
+            lamport: None,
+            pt: None,
+            event,
+        };
+        if let Err(e) = self.faults.write(&rec).and_then(|_| self.faults.flush()) {
+            eprintln!("coordlab: cannot write faults.jsonl: {e}");
+        }
+    }
+
+    /// Starts every node, its algorithm beginning at `start_us`.
+    pub fn spawn_all(&mut self) -> Result<(), String> {
+        for i in 0..self.nodes.len() {
+            let plan = self.nodes[i].plan.clone();
+            let pid = self.spawn_one(&plan, plan.initiator, Some(self.start_us))?;
+            self.fault(
+                Some(plan.id),
+                Event::Spawn {
+                    pid: pid.as_raw() as u32,
+                    addr: plan.addr.to_string(),
+                },
+            );
+        }
+        Ok(())
+    }
+
+    fn spawn_one(&mut self, plan: &NodePlan, initiator: bool, start_at: Option<u64>) -> Result<Pid, String> {
+        let spawned = match self.args.spawn(plan, initiator, start_at, self.group) {
+            // Every earlier member of the group is gone: the group went with them.
+            Err(e) if self.group.is_some() && e.raw_os_error() == Some(Errno::EPERM as i32) => {
+                self.args.spawn(plan, initiator, start_at, None)
+            }
+            other => other,
+        };
+        let pid = spawned.map_err(|e| format!("cannot start node {}: {e}", plan.id))?;
+        if nix::unistd::getpgid(Some(pid)) == Ok(pid) {
+            self.group = Some(pid);
+        }
+        let node = self.node_mut_by_id(plan.id);
+        node.pid = Some(pid);
+        node.state = State::Running;
+        node.started = false;
+        node.belief = Belief::default();
+        Ok(pid)
+    }
+
+    fn node_mut_by_id(&mut self, id: u64) -> &mut Node {
+        self.nodes
+            .iter_mut()
+            .find(|n| n.plan.id == id)
+            .expect("ids come from the plan")
+    }
+
+    /// The index of node `id`, or a line saying there is no such node.
+    pub fn find(&self, id: u64) -> Result<usize, String> {
+        self.nodes.iter().position(|n| n.plan.id == id).ok_or_else(|| {
+            let ids: Vec<String> = self.nodes.iter().map(|n| n.plan.id.to_string()).collect();
+            format!("there is no node {id} (nodes: {})", ids.join(", "))
+        })
+    }
+
+    /// SIGSTOP node `id`.
+    pub fn pause(&mut self, id: u64) -> Result<String, String> {
+        let record = |pid| Event::Pause { pid };
+        self.act(
+            id,
+            |s| *s == State::Running,
+            "running",
+            Signal::SIGSTOP,
+            record,
+            State::Paused,
+        )?;
+        Ok(format!("paused node {id} (SIGSTOP): slow, not dead"))
+    }
+
+    /// SIGCONT node `id`.
+    pub fn resume(&mut self, id: u64) -> Result<String, String> {
+        let record = |pid| Event::Resume { pid };
+        self.act(
+            id,
+            |s| *s == State::Paused,
+            "paused",
+            Signal::SIGCONT,
+            record,
+            State::Running,
+        )?;
+        Ok(format!("resumed node {id} (SIGCONT)"))
+    }
+
+    /// SIGKILL node `id` (running or paused).
+    pub fn kill(&mut self, id: u64) -> Result<String, String> {
+        let record = |pid| Event::Kill {
+            pid,
+            signal: "SIGKILL".into(),
+        };
+        let running = |s: &State| matches!(s, State::Running | State::Paused);
+        self.act(id, running, "running", Signal::SIGKILL, record, State::Killed)?;
+        Ok(format!("killed node {id} (SIGKILL): dead"))
+    }
+
+    /// Records then sends `sig` to node `id` if its state allows (`must_be` names what it
+    /// must be otherwise), and moves it to `after`.
+    fn act(
+        &mut self,
+        id: u64,
+        allowed: impl Fn(&State) -> bool,
+        must_be: &str,
+        sig: Signal,
+        record: impl FnOnce(u32) -> Event,
+        after: State,
+    ) -> Result<Pid, String> {
+        let i = self.find(id)?;
+        let n = &self.nodes[i];
+        let pid = match n.pid {
+            Some(pid) if allowed(&n.state) => pid,
+            _ => return Err(format!("node {id} is not {must_be} ({})", describe_state(n))),
+        };
+        self.fault(Some(id), record(pid.as_raw() as u32));
+        kill(pid, sig).map_err(|e| format!("cannot send {} to node {id} (pid {pid}): {e}", sig.as_str()))?;
+        self.nodes[i].state = after;
+        Ok(pid)
+    }
+
+    /// Starts node `id` again after it died, as an initiator (a recovered node announces
+    /// itself), appending to its same log files.
+    pub fn restart(&mut self, id: u64) -> Result<String, String> {
+        let i = self.find(id)?;
+        if self.nodes[i].state == State::Killed {
+            self.reap_until(Duration::from_secs(1), |f| matches!(f.nodes[i].state, State::Exited(_)));
+        }
+        let n = &self.nodes[i];
+        if !matches!(n.state, State::Exited(_)) {
+            return Err(format!(
+                "node {id} is {}; only a dead node can be restarted (kill it first)",
+                describe_state(n)
+            ));
+        }
+        // Whatever the old process wrote last is read now, so it cannot land after the reset.
+        self.refresh_node(i);
+        let plan = self.nodes[i].plan.clone();
+        let pid = self.spawn_one(&plan, true, None)?;
+        self.fault(
+            Some(id),
+            Event::Restart {
+                pid: pid.as_raw() as u32,
+            },
+        );
+        Ok(format!("restarted node {id} (pid {pid}) on {}", plan.addr))
+    }
+
+    /// Reaps every node process that ended; returns a line for each that ended on its own.
+    pub fn reap(&mut self) -> Vec<String> {
+        let mut news = Vec::new();
+        loop {
+            let (pid, status) = match waitpid(None, Some(WaitPidFlag::WNOHANG)) {
+                Ok(WaitStatus::Exited(pid, code)) => (pid, format!("exit {code}")),
+                Ok(WaitStatus::Signaled(pid, sig, _)) => (pid, format!("signal {}", sig.as_str())),
+                Ok(WaitStatus::StillAlive) | Err(_) => return news,
+                Ok(_) => continue,
+            };
+            if let Some(line) = self.reaped(pid, status) {
+                news.push(line);
+            }
+        }
+    }
+
+    fn reaped(&mut self, pid: Pid, status: String) -> Option<String> {
+        let i = self
+            .nodes
+            .iter()
+            .position(|n| n.pid == Some(pid) && !matches!(n.state, State::Exited(_)))?;
+        let id = self.nodes[i].plan.id;
+        self.fault(
+            Some(id),
+            Event::Exit {
+                pid: pid.as_raw() as u32,
+                status: status.clone(),
+            },
+        );
+        let expected = self.nodes[i].state == State::Killed;
+        self.nodes[i].state = State::Exited(status.clone());
+        (!expected).then(|| {
+            format!(
+                "node {id} (pid {pid}) ended on its own: {status}; see {}",
+                self.args.log_path(id).display()
+            )
+        })
+    }
+
+    /// Reaps for up to `limit`, until `done` holds.
+    fn reap_until(&mut self, limit: Duration, done: impl Fn(&Fleet) -> bool) {
+        let deadline = Instant::now() + limit;
+        while !done(self) && Instant::now() < deadline {
+            self.reap();
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    fn all_reaped(&self) -> bool {
+        self.unreaped().next().is_none()
+    }
+
+    /// Reads what every node wrote to its trace since the last call.
+    pub fn refresh(&mut self) {
+        for i in 0..self.nodes.len() {
+            self.refresh_node(i);
+        }
+    }
+
+    fn refresh_node(&mut self, i: usize) {
+        let node = &mut self.nodes[i];
+        match node.tail.read_new() {
+            Ok(recs) => recs.iter().for_each(|r| node.apply(r)),
+            Err(e) => eprintln!("coordlab: cannot read the trace of node {}: {e}", node.plan.id),
+        }
+    }
+
+    /// The agreement of every live node, if there is one: at least one node is live, every live
+    /// node follows the same leader in the same term, and that leader is live.
+    pub fn agreement(&self) -> Option<Agreement> {
+        if self.nodes.iter().any(|n| n.state == State::Running && !n.started) {
+            return None;
+        }
+        let live: Vec<&Node> = self.nodes.iter().filter(|n| n.live()).collect();
+        let first = live.first()?;
+        let (term, leader) = (first.belief.term, first.belief.leader?);
+        if !live.iter().any(|n| n.plan.id == leader)
+            || live
+                .iter()
+                .any(|n| n.belief.term != term || n.belief.leader != Some(leader))
+        {
+            return None;
+        }
+        Some(Agreement {
+            leader,
+            term,
+            nodes: live.iter().map(|n| n.plan.id).collect(),
+            at_us: live.iter().map(|n| n.belief.since_us).max().unwrap_or(0),
+            leader_since_us: live
+                .iter()
+                .find(|n| n.plan.id == leader)
+                .map_or(0, |n| n.belief.since_us),
+        })
+    }
+
+    /// Every suspicion of `target` recorded at or after `since`, earliest first.
+    pub fn suspicions_of(&self, target: u64, since: u64) -> Vec<Suspicion> {
+        let mut s: Vec<Suspicion> = self
+            .nodes
+            .iter()
+            .flat_map(|n| n.suspicions.iter())
+            .filter(|s| s.target == target && s.t >= since)
+            .cloned()
+            .collect();
+        s.sort_by_key(|s| s.t);
+        s
+    }
+
+    /// The `status` table: node, pid, state, belief, last event.
+    pub fn status(&self) -> String {
+        let now = wall_us();
+        let mut out = format!(
+            "{:>5}  {:>8}  {:<8}  {:<34}  {}\n",
+            "node", "pid", "state", "believes", "last event"
+        );
+        for n in &self.nodes {
+            let pid = n.pid.map_or("-".to_string(), |p| p.to_string());
+            let (state, believes) = match &n.state {
+                State::Running | State::Paused => (
+                    if n.state == State::Running { "running" } else { "paused" },
+                    describe_belief(n),
+                ),
+                State::Killed => ("dead", "-".into()),
+                State::Exited(s) => ("dead", format!("- ({s})")),
+            };
+            let last = match n.last {
+                Some((kind, t)) => format!("{kind}, {} ago", ago(now.saturating_sub(t))),
+                None => "-".into(),
+            };
+            let _ = writeln!(out, "{:>5}  {pid:>8}  {state:<8}  {believes:<34}  {last}", n.plan.id);
+        }
+        let live = self.nodes.iter().filter(|n| n.live()).count();
+        match self.agreement() {
+            Some(a) => {
+                let _ = write!(
+                    out,
+                    "all {live} live nodes agree: node {} leads term {}",
+                    a.leader, a.term
+                );
+            }
+            None => {
+                let _ = write!(out, "the {live} live nodes do not (yet) agree on a live leader");
+            }
+        }
+        out
+    }
+
+    /// The last `lines` lines of node `id`'s human log.
+    pub fn log_tail(&self, id: u64, lines: usize) -> Result<String, String> {
+        self.find(id)?;
+        let path = self.args.log_path(id);
+        let text = tail_lines(&path, lines).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        if text.is_empty() {
+            return Ok(format!("({} is empty)", path.display()));
+        }
+        Ok(text.trim_end().to_string())
+    }
+
+    /// Where node `id`'s human log is.
+    pub fn log_path(&self, id: u64) -> PathBuf {
+        self.args.log_path(id)
+    }
+
+    /// The clean stop: `shutdown` recorded, paused nodes continued, SIGTERM to all, SIGKILL to
+    /// any still there after the grace period, every process reaped and its exit recorded.
+    pub fn stop_all(&mut self) {
+        self.fault(None, Event::Shutdown {});
+        let paused: Vec<u64> = self
+            .nodes
+            .iter()
+            .filter(|n| n.state == State::Paused)
+            .map(|n| n.plan.id)
+            .collect();
+        for id in paused {
+            let _ = self.resume(id);
+        }
+        for n in &self.nodes {
+            if let (State::Running, Some(pid)) = (&n.state, n.pid) {
+                let _ = kill(pid, Signal::SIGTERM);
+            }
+        }
+        self.reap_until(STOP_GRACE, Fleet::all_reaped);
+        let stragglers: Vec<u64> = self
+            .unreaped()
+            .filter(|n| n.state == State::Running)
+            .map(|n| n.plan.id)
+            .collect();
+        for id in stragglers {
+            eprintln!("coordlab: node {id} did not stop within {STOP_GRACE:?} of SIGTERM: SIGKILL");
+            let _ = self.kill(id);
+        }
+        // SIGKILL cannot be refused; the bound only guards against a process stuck in the kernel.
+        self.reap_until(STOP_GRACE, Fleet::all_reaped);
+        for n in self.unreaped() {
+            eprintln!("coordlab: node {} (pid {:?}) could not be reaped", n.plan.id, n.pid);
+        }
+        self.refresh();
+    }
+
+    fn unreaped(&self) -> impl Iterator<Item = &Node> {
+        self.nodes.iter().filter(|n| !matches!(n.state, State::Exited(_)))
+    }
+}
+
+impl Drop for Fleet {
+    /// A fleet dropped without its clean stop (an error or a panic in the launcher) still
+    /// leaves no process behind: SIGKILL to every unreaped node (an unreaped pid cannot have
+    /// been reused, so this never hits a stranger), then reap.
+    fn drop(&mut self) {
+        for n in self.unreaped() {
+            if let Some(pid) = n.pid {
+                let _ = kill(pid, Signal::SIGKILL);
+            }
+        }
+        for n in &mut self.nodes {
+            if let (false, Some(pid)) = (matches!(n.state, State::Exited(_)), n.pid) {
+                let _ = waitpid(pid, None);
+                n.state = State::Exited("killed with the launcher".into());
+            }
+        }
+    }
+}
+
+fn ago(us: u64) -> String {
+    if us < 1_000_000 {
+        format!("{} ms", us / 1000)
+    } else {
+        format!("{:.1} s", us as f64 / 1e6)
+    }
+}
+
+/// The last `lines` lines of a file, reading at most its last 1 MiB.
+fn tail_lines(path: &Path, lines: usize) -> io::Result<String> {
+    let mut f = File::open(path)?;
+    let len = f.metadata()?.len();
+    let from = len.saturating_sub(1 << 20);
+    f.seek(SeekFrom::Start(from))?;
+    let mut buf = Vec::new();
+    f.read_to_end(&mut buf)?;
+    let text = String::from_utf8_lossy(&buf);
+    let all: Vec<&str> = text.lines().collect();
+    let keep = &all[all.len().saturating_sub(lines)..];
+    Ok(keep.join("\n"))
+}
