@@ -6,9 +6,18 @@ use super::{Algorithm, Setup};
 /// Every algorithm name `--algo` accepts, with a one-line description.
 pub const ALGORITHMS: &[(&str, &str)] = &[
     ("chang-roberts", "Chang-Roberts election on a unidirectional ring"),
-    ("franklin", "Franklin election on a bidirectional ring: rounds against both nearest active nodes"),
-    ("yoyo", "Yo-Yo election on any connected graph: orientation, YO-/-YO with pruning; smallest id wins"),
-    ("echo", "Echo election (Vasudevan et al.): a spanning-tree wave; best (capability, id) wins"),
+    (
+        "franklin",
+        "Franklin election on a bidirectional ring: rounds against both nearest active nodes",
+    ),
+    (
+        "yoyo",
+        "Yo-Yo election on any connected graph: orientation, YO-/-YO with pruning; smallest id wins",
+    ),
+    (
+        "echo",
+        "Echo election (Vasudevan et al.): a spanning-tree wave; best (capability, id) wins",
+    ),
 ];
 
 /// Whether `name` is a known algorithm.

@@ -214,7 +214,10 @@ impl Election for Echo {
         match msg {
             EchoMsg::Leader(l) => self.nb.flood(ecx, Some(from), l, EchoMsg::Leader(l)),
             EchoMsg::Election { wave } if ecx.leader().is_some() => {
-                ecx.discard(from, format!("wave {wave}: election of term {} is already decided", ecx.term()));
+                ecx.discard(
+                    from,
+                    format!("wave {wave}: election of term {} is already decided", ecx.term()),
+                );
             }
             EchoMsg::Election { wave } if current.is_none_or(|c| wave > c) => self.join(ecx, wave, Some(from)),
             EchoMsg::Election { wave } if Some(wave) == current => self.answered(ecx, Some(from), None),

@@ -384,7 +384,9 @@ impl Waits for Franklin {
 
 #[cfg(test)]
 mod tests {
-    use super::super::testkit::{self, bidirectional_ring, elect, ids, net, one_leader_per_term, setups, shuffled, terms};
+    use super::super::testkit::{
+        self, bidirectional_ring, elect, ids, net, one_leader_per_term, setups, shuffled, terms,
+    };
     use super::Franklin;
     use crate::algo::election::Leadership;
     use crate::algo::NodeId;
@@ -394,7 +396,10 @@ mod tests {
     type Fr = Leadership<Franklin>;
 
     fn sim(ring: &[NodeId], initiators: &[NodeId], seed: u64, max_ms: u64) -> Sim<Fr> {
-        testkit::sim::<Franklin>(net(seed, max_ms), setups(ring, &bidirectional_ring(ring), initiators, seed))
+        testkit::sim::<Franklin>(
+            net(seed, max_ms),
+            setups(ring, &bidirectional_ring(ring), initiators, seed),
+        )
     }
 
     fn bound(n: u64) -> u64 {
@@ -445,7 +450,11 @@ mod tests {
         // Every other node starts when the first message reaches it: the same rounds, the same count.
         let ring = [8, 1, 5, 2, 7, 3, 6, 4];
         assert_eq!(run(&ring, &[1], 1, 1), (8, 64, 9));
-        assert_eq!(run(&ring, &[], 1, 1), (8, 64, 9), "nobody initiates: the first timeout starts it");
+        assert_eq!(
+            run(&ring, &[], 1, 1),
+            (8, 64, 9),
+            "nobody initiates: the first timeout starts it"
+        );
     }
 
     #[test]
@@ -474,7 +483,10 @@ mod tests {
             assert_eq!(elect(&mut s, Some(n)), n - 1, "seed {seed}");
             // Its two neighbours found out it is dead, and the line answered with VOIDs.
             assert!(s.sent("VOID") > 0, "seed {seed}");
-            assert!(s.events("suspect").iter().any(|r| matches!(r.event, crate::trace::Event::Suspect { target, .. } if target == n)));
+            assert!(s
+                .events("suspect")
+                .iter()
+                .any(|r| matches!(r.event, crate::trace::Event::Suspect { target, .. } if target == n)));
             one_leader_per_term(&s);
             // Again, when the two dead nodes were neighbours: the line of n - 2 nodes elects too.
             let at = |x| ring.iter().position(|&y| y == x).unwrap();

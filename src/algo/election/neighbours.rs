@@ -115,8 +115,7 @@ impl Neighbours {
 
     /// Sorts out a message from `from` before the protocol sees it (see the rules above);
     /// true when the protocol should handle it.
-    pub fn receive<E: Waits>(&mut self, ecx: &mut ECx<'_, '_, E>, from: NodeId, msg: &E::Msg) -> bool
-    {
+    pub fn receive<E: Waits>(&mut self, ecx: &mut ECx<'_, '_, E>, from: NodeId, msg: &E::Msg) -> bool {
         if !self.list.contains(&from) {
             ecx.discard(from, format!("node {from} is not a neighbour of node {}", ecx.me()));
             return false;
@@ -140,8 +139,7 @@ impl Neighbours {
     }
 
     /// Runs the check timer while the protocol waits on someone (call after every handler).
-    pub fn watch<E: Waits>(e: &mut E, ecx: &mut ECx<'_, '_, E>)
-    {
+    pub fn watch<E: Waits>(e: &mut E, ecx: &mut ECx<'_, '_, E>) {
         let waits = ecx.leader().is_none() && !e.waiting().is_empty();
         let n = e.neighbours();
         if waits && !n.armed {
@@ -154,9 +152,12 @@ impl Neighbours {
 
     /// The check timer: probes silent neighbours, declares dead the ones silent since their
     /// PROBE and lets the protocol carry on without them.
-    pub fn check<E: Waits>(e: &mut E, ecx: &mut ECx<'_, '_, E>)
-    {
-        let waiting = if ecx.leader().is_none() { e.waiting() } else { Vec::new() };
+    pub fn check<E: Waits>(e: &mut E, ecx: &mut ECx<'_, '_, E>) {
+        let waiting = if ecx.leader().is_none() {
+            e.waiting()
+        } else {
+            Vec::new()
+        };
         let n = e.neighbours();
         n.armed = false;
         n.probed.retain(|x| waiting.contains(x));

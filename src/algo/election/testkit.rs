@@ -50,10 +50,15 @@ pub fn ring(ids: &[NodeId]) -> Graph {
 
 /// The same cycle, each node listing [predecessor, successor] (as the ring launcher does).
 pub fn bidirectional_ring(ids: &[NodeId]) -> Graph {
-    ring(ids).into_iter().map(|(a, mut nb)| (a, {
-        nb.reverse();
-        nb
-    })).collect()
+    ring(ids)
+        .into_iter()
+        .map(|(a, mut nb)| {
+            (a, {
+                nb.reverse();
+                nb
+            })
+        })
+        .collect()
 }
 
 /// `ids` laid out row by row in a grid `width` wide, linked to their 4 neighbours.

@@ -15,7 +15,10 @@
 //!   in-neighbour that sent m, YES, unless a NO came from below; to every other in-neighbour,
 //!   NO. Pruning rides on the votes: of the in-neighbours that sent the same value all but one
 //!   are told to prune their edge; a sink left with one in-neighbour (a leaf) prunes itself and
-//!   every edge it had. A source votes to nobody: it just takes the answers.
+//!   every edge it had. So does a node whose out-edges were all pruned with YES in this -YO and
+//!   that is left with one in-neighbour: it has become a leaf, and whole dangling trees go in
+//!   one iteration instead of one level per iteration (a ring would otherwise take about n
+//!   iterations, one leaf per side each time). A source votes to nobody: it just takes the answers.
 //! - on a vote: a pruned edge is removed; a NO turns the edge round (both ends do the same).
 //!   Then iteration k + 1.
 //! - on LEADER(l), the first time: l leads; pass it on to every other neighbour.
@@ -183,7 +186,10 @@ impl YoYo {
             return;
         }
         if k < self.iter || self.phase != Phase::Down || !self.ins.contains(&from) {
-            ecx.discard(from, format!("unexpected YO of iteration {k} (at iteration {})", self.iter));
+            ecx.discard(
+                from,
+                format!("unexpected YO of iteration {k} (at iteration {})", self.iter),
+            );
             return;
         }
         self.values.insert(from, value);
@@ -199,7 +205,7 @@ impl YoYo {
             return;
         };
         if self.outs.is_empty() {
-            return self.vote(ecx, true, false);
+            return self.vote(ecx, false);
         }
         self.phase = Phase::Up;
         let k = self.iter;
@@ -210,7 +216,10 @@ impl YoYo {
 
     fn on_vote(&mut self, ecx: &mut ECx<'_, '_, Self>, from: NodeId, k: u64, yes: bool, prune: bool) {
         if k != self.iter || self.phase != Phase::Up || !self.outs.contains(&from) {
-            ecx.discard(from, format!("unexpected vote of iteration {k} (at iteration {})", self.iter));
+            ecx.discard(
+                from,
+                format!("unexpected vote of iteration {k} (at iteration {})", self.iter),
+            );
             return;
         }
         self.votes.insert(from, (yes, prune));
@@ -232,11 +241,11 @@ impl YoYo {
                 self.ins.insert(o);
             }
         }
-        self.vote(ecx, false, any_no);
+        self.vote(ecx, any_no);
     }
 
     /// Votes to the in-neighbours of this iteration (none at a source), then the next one.
-    fn vote(&mut self, ecx: &mut ECx<'_, '_, Self>, sink: bool, no_below: bool) {
+    fn vote(&mut self, ecx: &mut ECx<'_, '_, Self>, no_below: bool) {
         let k = self.iter;
         let min = self.values.values().min().copied();
         // One kept edge per value: the one from the smallest sender of it.
@@ -244,7 +253,8 @@ impl YoYo {
         for (&from, &v) in &self.values {
             keep.entry(v).or_insert(from);
         }
-        let leaf = sink && keep.len() == 1;
+        // A sink, or a node whose out-edges were all pruned with YES, left with one edge.
+        let leaf = self.outs.is_empty() && keep.len() == 1 && !no_below;
         for (&from, &v) in &self.values {
             let yes = !no_below && Some(v) == min;
             let prune = leaf || keep[&v] != from;
@@ -317,7 +327,10 @@ impl Election for YoYo {
 
     fn reset(&mut self) {
         let nb = std::mem::take(&mut self.nb);
-        *self = YoYo { nb, ..YoYo::blank(self.me) };
+        *self = YoYo {
+            nb,
+            ..YoYo::blank(self.me)
+        };
         self.nb.reset();
     }
 }
@@ -360,12 +373,202 @@ impl Waits for YoYo {
         }
     }
 
-    fn lost(&mut self, ecx: &mut ECx<'_, '_, Self>, n: NodeId) {
+    fn lost(&mut self, ecx: &mut ECx<'_, '_, Self>, _n: NodeId) {
         match self.phase {
             Phase::Orient => self.orient(ecx),
             // Its edge is still there: it sent its ID, so this cannot happen; be safe all the same.
             Phase::Down | Phase::Up => ecx.start_election(),
             Phase::Idle | Phase::Out => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::{
+        self, connected_without, edges, elect, ids, net, one_leader_per_term, setups, shuffled, terms, topologies,
+        Graph,
+    };
+    use super::YoYo;
+    use crate::algo::election::Leadership;
+    use crate::algo::NodeId;
+    use crate::sim::Sim;
+    use std::time::Duration;
+
+    fn sim(ids: &[NodeId], g: &Graph, initiators: &[NodeId], seed: u64, max_ms: u64) -> Sim<Leadership<YoYo>> {
+        testkit::sim::<YoYo>(net(seed, max_ms), setups(ids, g, initiators, seed))
+    }
+
+    fn graph(edges: &[(NodeId, NodeId)]) -> Graph {
+        let mut g = Graph::new();
+        for &(a, b) in edges {
+            g.entry(a).or_default().push(b);
+            g.entry(b).or_default().push(a);
+        }
+        g
+    }
+
+    /// Counts of (ID, YO, YES, NO, LEADER) once the election is over.
+    fn counts(s: &Sim<Leadership<YoYo>>) -> [usize; 5] {
+        ["ID", "YO", "YES", "NO", "LEADER"].map(|m| s.sent(m))
+    }
+
+    #[test]
+    fn worked_examples() {
+        // Path 1-2-3: one source (1). Iteration 1: YO 1->2->3; 3 is a leaf sink: YES+prune; 2,
+        // its only out-edge pruned with YES, is a leaf now: YES+prune to 1. Iteration 2: 1 has no
+        // edge left: it wins.
+        // Triangle: 3 gets 1 from both 1 and 2: it keeps 1's edge, so it is a leaf: YES+prune to
+        // both; then 2 as in the path.
+        // Path 1-3-2: sources 1 and 2; 3 answers YES to 1, NO to 2 (the edge turns round: 3->2);
+        // iteration 2: YO 1->3->2, 2 is a leaf, then 3; iteration 3: 1 wins.
+        type Case = (&'static [(NodeId, NodeId)], [usize; 5]);
+        let cases: &[Case] = &[
+            (&[(1, 2), (2, 3)], [4, 2, 2, 0, 2]),
+            (&[(1, 2), (1, 3), (2, 3)], [6, 3, 3, 0, 4]),
+            (&[(1, 3), (3, 2)], [4, 4, 3, 1, 2]),
+        ];
+        for (edges, expect) in cases {
+            let g = graph(edges);
+            let all = ids(3);
+            let mut s = sim(&all, &g, &all, 1, 1);
+            assert_eq!(elect(&mut s, None), 1);
+            s.run_for(Duration::from_millis(50));
+            assert_eq!(counts(&s), *expect, "{edges:?}");
+        }
+    }
+
+    #[test]
+    fn a_single_node_wins_alone() {
+        let g = graph(&[]);
+        let g: Graph = if g.is_empty() { [(7, vec![])].into() } else { g };
+        let mut s = sim(&[7], &g, &[7], 1, 1);
+        assert_eq!(elect(&mut s, None), 7);
+        assert_eq!(s.sent("ID"), 0);
+    }
+
+    /// Elects on `g` and checks the winner and the counts every run must have.
+    fn check_run(name: &str, all: &[NodeId], g: &Graph, initiators: &[NodeId], seed: u64) {
+        let mut s = sim(all, g, initiators, seed, 4);
+        let min = *all.iter().min().unwrap();
+        assert_eq!(elect(&mut s, None), min, "{name}, seed {seed}");
+        s.run_for(Duration::from_millis(100));
+        let [id, yo, yes, no, leader] = counts(&s);
+        let (m, n) = (edges(g), all.len());
+        assert_eq!(id, 2 * m, "{name}, seed {seed}: ID on every edge both ways");
+        assert_eq!(yo, yes + no, "{name}, seed {seed}: one vote for every YO");
+        assert_eq!(leader, 2 * m - (n - 1), "{name}, seed {seed}: the winner's flood");
+        assert_eq!(s.sent("PROBE"), 0, "{name}, seed {seed}");
+        assert_eq!(terms(&s).len(), 1, "{name}, seed {seed}: one term");
+        assert!(s
+            .events("leader")
+            .iter()
+            .all(|r| matches!(r.event, crate::trace::Event::Leader { leader, .. } if leader == min)));
+    }
+
+    #[test]
+    fn smallest_id_wins_on_every_topology() {
+        for seed in 0..12 {
+            let n = 2 + seed * 3;
+            let all = shuffled(n, seed);
+            for (name, g) in topologies(&all, seed) {
+                let initiators: Vec<NodeId> = all.iter().copied().filter(|&i| (i + seed) % 4 == 0).collect();
+                check_run(name, &all, &g, &initiators, seed);
+            }
+        }
+    }
+
+    #[test]
+    fn rings_with_ids_in_order_prune_in_one_sweep() {
+        for n in [10, 50, 100] {
+            let all = ids(n);
+            check_run("ring", &all, &testkit::ring(&all), &all, n);
+            let rev: Vec<NodeId> = all.iter().rev().copied().collect();
+            check_run("reversed ring", &rev, &testkit::ring(&rev), &rev[..1], n);
+        }
+    }
+
+    #[test]
+    fn random_graphs_of_a_hundred_nodes() {
+        for seed in 0..6 {
+            let all = shuffled(100, seed);
+            for k in [3, 4, 8] {
+                let g = testkit::random(&all, k, seed * 10 + k as u64);
+                check_run("random", &all, &g, &all, seed);
+            }
+            check_run("grid", &all, &testkit::grid(&all, 10), &all[..1], seed);
+        }
+    }
+
+    #[test]
+    fn leader_crash_re_elects_among_the_rest() {
+        for seed in 0..24 {
+            let n = 5 + seed % 20;
+            let all = shuffled(n, seed);
+            let (name, g) = topologies(&all, seed).swap_remove((seed % 6) as usize);
+            if !connected_without(&g, &[1]) {
+                continue;
+            }
+            let mut s = sim(&all, &g, &all, seed, 3);
+            assert_eq!(elect(&mut s, None), 1, "{name}, seed {seed}");
+            s.run_for(Duration::from_millis(250));
+            s.crash(1);
+            assert_eq!(elect(&mut s, Some(1)), 2, "{name}, seed {seed}");
+            one_leader_per_term(&s);
+        }
+    }
+
+    #[test]
+    fn crash_mid_election_still_ends_with_the_smallest_live_id() {
+        let mut tried = 0;
+        for seed in 0..80 {
+            let n = 6 + seed % 25;
+            let all = shuffled(n, seed);
+            let (name, g) = topologies(&all, seed).swap_remove((seed % 6) as usize);
+            let victim = 1 + (seed * 7) % n;
+            if !connected_without(&g, &[victim]) {
+                continue;
+            }
+            tried += 1;
+            let mut s = sim(&all, &g, &all, seed, 5);
+            s.run_for(Duration::from_millis(2 + seed % 15));
+            s.crash(victim);
+            let expect = if victim == 1 { 2 } else { 1 };
+            let l = elect(&mut s, None);
+            let l = if l == victim { elect(&mut s, Some(victim)) } else { l };
+            assert_eq!(l, expect, "{name}, seed {seed}, crashed {victim}");
+            one_leader_per_term(&s);
+        }
+        assert!(tried > 40);
+    }
+
+    #[test]
+    fn paused_leader_wakes_up_and_follows_the_new_one() {
+        let all = shuffled(9, 5);
+        let g = testkit::complete(&all);
+        let mut s = sim(&all, &g, &all, 5, 2);
+        assert_eq!(elect(&mut s, None), 1);
+        s.pause(1);
+        assert_eq!(elect(&mut s, Some(1)), 2);
+        let (term, _) = s.node(2).belief();
+        s.run_for(Duration::from_secs(1));
+        s.resume(1);
+        s.run_for(Duration::from_millis(50));
+        assert_eq!(s.node(1).belief(), (term, Some(2)));
+        one_leader_per_term(&s);
+    }
+
+    #[test]
+    fn loss_and_duplication_never_give_two_leaders_a_term() {
+        for seed in 0..20 {
+            let all = shuffled(8, seed);
+            let g = testkit::random(&all, 3, seed);
+            let mut net = net(seed, 4);
+            net.drop = 0.03;
+            net.duplicate = 0.05;
+            let mut s = Sim::new(net, setups(&all, &g, &all, seed), Leadership::<YoYo>::new);
+            s.run_for(Duration::from_secs(10));
+            one_leader_per_term(&s);
         }
     }
 }
