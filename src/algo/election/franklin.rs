@@ -521,16 +521,7 @@ mod tests {
     #[test]
     fn paused_leader_wakes_up_and_follows_the_new_one() {
         let ring = shuffled(7, 4);
-        let mut s = sim(&ring, &ring, 4, 2);
-        assert_eq!(elect(&mut s, None), 7);
-        s.pause(7);
-        assert_eq!(elect(&mut s, Some(7)), 6);
-        let (term, _) = s.node(6).belief();
-        s.run_for(Duration::from_secs(1));
-        s.resume(7);
-        s.run_for(Duration::from_millis(50));
-        assert_eq!(s.node(7).belief(), (term, Some(6)));
-        one_leader_per_term(&s);
+        testkit::pause_and_resume(&mut sim(&ring, &ring, 4, 2), 7, 6);
     }
 
     #[test]
@@ -551,12 +542,7 @@ mod tests {
     fn loss_and_duplication_never_give_two_leaders_a_term() {
         for seed in 0..20 {
             let ring = shuffled(6, seed);
-            let mut net = net(seed, 4);
-            net.drop = 0.05;
-            net.duplicate = 0.05;
-            let mut s = Sim::new(net, setups(&ring, &bidirectional_ring(&ring), &ring, seed), Fr::new);
-            s.run_for(Duration::from_secs(10));
-            one_leader_per_term(&s);
+            testkit::lossy::<Franklin>(setups(&ring, &bidirectional_ring(&ring), &ring, seed), seed);
         }
     }
 

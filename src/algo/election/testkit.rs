@@ -204,3 +204,29 @@ pub fn topologies(ids: &[NodeId], seed: u64) -> Vec<(&'static str, Graph)> {
         ("random:6", random(ids, 6, seed)),
     ]
 }
+
+/// Pauses the leader `old`, expects `new` to win, resumes `old`, and checks that it stepped
+/// down and follows `new` in the new term.
+pub fn pause_and_resume<E: Election>(s: &mut Sim<Leadership<E>>, old: NodeId, new: NodeId) {
+    assert_eq!(elect(s, None), old);
+    s.pause(old);
+    assert_eq!(elect(s, Some(old)), new);
+    let (term, _) = s.node(new).belief();
+    s.run_for(Duration::from_secs(1));
+    s.resume(old);
+    s.run_for(Duration::from_millis(50));
+    assert_eq!(s.node(old).belief(), (term, Some(new)));
+    assert!(s.events("step_down").iter().any(|r| r.node == Some(old)));
+    one_leader_per_term(s);
+}
+
+/// Runs `setups` for ten seconds on a network that loses and duplicates datagrams: whatever
+/// happens, no two nodes lead one term (and nothing panics).
+pub fn lossy<E: Election + 'static>(setups: Vec<Setup>, seed: u64) {
+    let mut n = net(seed, 4);
+    n.drop = 0.03;
+    n.duplicate = 0.05;
+    let mut s = sim::<E>(n, setups);
+    s.run_for(Duration::from_secs(10));
+    one_leader_per_term(&s);
+}

@@ -545,30 +545,14 @@ mod tests {
     #[test]
     fn paused_leader_wakes_up_and_follows_the_new_one() {
         let all = shuffled(9, 5);
-        let g = testkit::complete(&all);
-        let mut s = sim(&all, &g, &all, 5, 2);
-        assert_eq!(elect(&mut s, None), 1);
-        s.pause(1);
-        assert_eq!(elect(&mut s, Some(1)), 2);
-        let (term, _) = s.node(2).belief();
-        s.run_for(Duration::from_secs(1));
-        s.resume(1);
-        s.run_for(Duration::from_millis(50));
-        assert_eq!(s.node(1).belief(), (term, Some(2)));
-        one_leader_per_term(&s);
+        testkit::pause_and_resume(&mut sim(&all, &testkit::complete(&all), &all, 5, 2), 1, 2);
     }
 
     #[test]
     fn loss_and_duplication_never_give_two_leaders_a_term() {
         for seed in 0..20 {
             let all = shuffled(8, seed);
-            let g = testkit::random(&all, 3, seed);
-            let mut net = net(seed, 4);
-            net.drop = 0.03;
-            net.duplicate = 0.05;
-            let mut s = Sim::new(net, setups(&all, &g, &all, seed), Leadership::<YoYo>::new);
-            s.run_for(Duration::from_secs(10));
-            one_leader_per_term(&s);
+            testkit::lossy::<YoYo>(setups(&all, &testkit::random(&all, 3, seed), &all, seed), seed);
         }
     }
 }
