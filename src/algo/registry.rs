@@ -1,10 +1,24 @@
 //! The algorithms a node can run, by their textbook names (`--algo NAME`).
 
-use super::election::{chang_roberts::ChangRoberts, Leadership};
+use super::election::{chang_roberts::ChangRoberts, echo, echo::Echo, franklin::Franklin, yoyo::YoYo, Leadership};
 use super::{Algorithm, Setup};
 
 /// Every algorithm name `--algo` accepts, with a one-line description.
-pub const ALGORITHMS: &[(&str, &str)] = &[("chang-roberts", "Chang-Roberts election on a unidirectional ring")];
+pub const ALGORITHMS: &[(&str, &str)] = &[
+    ("chang-roberts", "Chang-Roberts election on a unidirectional ring"),
+    (
+        "franklin",
+        "Franklin election on a bidirectional ring: rounds against both nearest active nodes",
+    ),
+    (
+        "yoyo",
+        "Yo-Yo election on any connected graph: orientation, YO-/-YO with pruning; smallest id wins",
+    ),
+    (
+        "echo",
+        "Echo election (Vasudevan et al.): a spanning-tree wave; best (capability, id) wins",
+    ),
+];
 
 /// Whether `name` is a known algorithm.
 pub fn is_known(name: &str) -> bool {
@@ -23,8 +37,32 @@ pub trait Runner {
 pub fn dispatch<R: Runner>(name: &str, setup: &Setup, runner: R) -> Option<R::Output> {
     Some(match name {
         "chang-roberts" => runner.run(setup, Leadership::<ChangRoberts>::new(setup)),
+        "franklin" => runner.run(setup, Leadership::<Franklin>::new(setup)),
+        "yoyo" => runner.run(setup, Leadership::<YoYo>::new(setup)),
+        "echo" => runner.run(setup, Leadership::<Echo>::new(setup)),
         _ => return None,
     })
+}
+
+/// Checks what algorithm `name` needs of a node's setup (its options, its neighbours), before
+/// the node is built: the error names the problem in one line.
+pub fn check_setup(name: &str, setup: &Setup) -> Result<(), String> {
+    match name {
+        "franklin" => {
+            let n = super::election::neighbours::Neighbours::new(setup).all().len();
+            if n > 2 {
+                return Err(format!(
+                    "franklin runs on a bidirectional ring, but node {} has {n} neighbours",
+                    setup.me
+                ));
+            }
+        }
+        "echo" => {
+            echo::weights(setup)?;
+        }
+        _ => {}
+    }
+    Ok(())
 }
 
 /// The list of names, for error messages.

@@ -2,6 +2,12 @@
 //! election protocols that run inside it, one file per textbook algorithm.
 
 pub mod chang_roberts;
+pub mod echo;
+pub mod franklin;
 mod leadership;
+pub mod neighbours;
+#[cfg(test)]
+mod testkit;
+pub mod yoyo;
 
 pub use leadership::{ECx, Election, LMsg, LTimer, Leadership};

@@ -1,0 +1,469 @@
+//! Echo election (Vasudevan, Kurose & Towsley 2004, after Chang's echo algorithm), for
+//! networks without a fixed topology: a wave builds a spanning tree, the best (capability, id)
+//! climbs it, and the root announces the winner.
+//!
+//! Rules (each node: the wave it is in, named by its initiator's id; in it, a parent and the
+//! neighbours it still waits for; the best (capability, id) heard so far, its own to begin with):
+//! - start (an initiator): wave := me, no parent; send ELECTION(me) to every neighbour.
+//! - on ELECTION(c) from j, c greater than my wave (or no wave yet): abandon the wave I was in;
+//!   wave := c, parent := j, best := mine; send ELECTION(c) to every other neighbour.
+//! - on ELECTION(c) from j, c my wave: j's ELECTION crossed mine on our edge: it counts as j's
+//!   answer (the echo of a non-tree edge).
+//! - on ELECTION(c), c below my wave: that wave dies out here (a higher one has reached me).
+//! - on ECHO(c, best) from j, c my wave: j is my child: keep the better of the two bests.
+//! - once every neighbour but the parent has answered: send ECHO(c, best) to the parent; the
+//!   root instead has the winner, best's id: it floods LEADER(winner).
+//! - on LEADER(l), the first time: l leads; pass it on to every other neighbour.
+//!
+//! With one initiator every edge carries exactly two ELECTION/ECHO messages: 2m on m edges,
+//! then 2m - (n - 1) LEADER. With several initiators in one term, the wave of the highest
+//! initiator id reaches every node and the others die out: the lower waves can never
+//! complete, since the highest initiator never answers them.
+//!
+//! Capabilities come from `--set weights=ID:CAP,...`; a node not listed there, or every node
+//! without the option, gets a seeded random capability from 1 to 100 drawn from the run's
+//! seed and its id (so every node, and any reader of the run, computes the same one).
+//! Ties are broken by the larger id.
+//!
+//! Dead neighbours ([`neighbours`](super::neighbours)): a neighbour declared dead before it
+//! sent anything in this term no longer needs to answer, so the wave completes without it:
+//! after the leader crashes, the new term succeeds as long as the crashed node was not a cut
+//! vertex, and the winner is the best of the rest. A node that has echoed keeps waiting on its
+//! parent until the winner is known, and one that finds dead a neighbour it had heard from in
+//! this term starts a new term (so a root that dies after its children echoed costs one timeout
+//! pair, not an election timeout). One case stays open, by the nature of the echo: a node that
+//! joined a wave sends nothing to its parent until it echoes, so if it dies in between, its
+//! parent cannot tell it from a node dead before the election and carries on; the wave may then
+//! complete without the claims of the dead node's subtree, whose nodes only start a new term if
+//! they find their parent dead before the winner's flood reaches them. The winner is then the
+//! best of the nodes whose claims reached the root: live, unique in its term, agreed by all.
+//! Terms, heartbeats and re-election come from [`Leadership`](super::Leadership).
+
+use super::neighbours::{Check, Neighbours, Probing, Waits};
+use super::{ECx, Election};
+use crate::algo::{Message, NodeId, Setup};
+use crate::rng::Rng;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A node's claim to lead: (capability, id); the larger wins.
+pub type Claim = (u64, NodeId);
+
+/// Echo messages.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum EchoMsg {
+    /// The wave of initiator `wave` spreads.
+    Election {
+        /// The wave's initiator.
+        wave: NodeId,
+    },
+    /// The best claim of the sender's subtree, back to its parent.
+    Echo {
+        /// The wave's initiator.
+        wave: NodeId,
+        /// The best (capability, id) below and at the sender.
+        best: Claim,
+    },
+    /// The winner, flooded over the edges.
+    Leader(NodeId),
+    /// Are you there?
+    Probe,
+    /// Yes.
+    Alive,
+}
+
+impl Message for EchoMsg {
+    fn name(&self) -> &'static str {
+        match self {
+            EchoMsg::Election { .. } => "ELECTION",
+            EchoMsg::Echo { .. } => "ECHO",
+            EchoMsg::Leader(_) => "LEADER",
+            EchoMsg::Probe => "PROBE",
+            EchoMsg::Alive => "ALIVE",
+        }
+    }
+}
+
+impl Probing for EchoMsg {
+    fn probe() -> Self {
+        EchoMsg::Probe
+    }
+    fn alive() -> Self {
+        EchoMsg::Alive
+    }
+    fn is_probe(&self) -> bool {
+        matches!(self, EchoMsg::Probe)
+    }
+}
+
+/// The capabilities given with `--set weights=ID:CAP,...` (empty without the option).
+pub fn weights(setup: &Setup) -> Result<BTreeMap<NodeId, u64>, String> {
+    let Some(spec) = setup.opts.get("weights") else {
+        return Ok(BTreeMap::new());
+    };
+    let mut w = BTreeMap::new();
+    for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let bad = || format!("weights: '{item}' is not ID:CAPABILITY (e.g. weights=1:5,2:3)");
+        let (id, cap) = item.split_once(':').ok_or_else(bad)?;
+        let id: NodeId = id.trim().parse().map_err(|_| bad())?;
+        let cap: u64 = cap.trim().parse().map_err(|_| bad())?;
+        if !setup.members.contains(&id) {
+            return Err(format!("weights: node {id} is not a member"));
+        }
+        if w.insert(id, cap).is_some() {
+            return Err(format!("weights: node {id} is given twice"));
+        }
+    }
+    Ok(w)
+}
+
+/// The seeded random capability of node `id` in a run with seed `seed` (1 to 100).
+pub fn default_capability(seed: u64, id: NodeId) -> u64 {
+    Rng::new(seed ^ id.wrapping_mul(0x9e37_79b9_7f4a_7c15)).range(1, 101)
+}
+
+/// The capability of node `id`: its weight if given, the seeded default otherwise.
+pub fn capability(setup: &Setup, id: NodeId) -> Result<u64, String> {
+    Ok(weights(setup)?
+        .get(&id)
+        .copied()
+        .unwrap_or_else(|| default_capability(setup.seed, id)))
+}
+
+#[derive(Debug, Clone)]
+struct Wave {
+    id: NodeId,
+    parent: Option<NodeId>,
+    pending: BTreeSet<NodeId>,
+    best: Claim,
+    done: bool,
+}
+
+/// One node's Echo state.
+#[derive(Debug, Clone)]
+pub struct Echo {
+    me: NodeId,
+    capability: u64,
+    wave: Option<Wave>,
+    nb: Neighbours,
+}
+
+impl Echo {
+    /// Joins wave `id` (this node's own when `parent` is None) and passes it on.
+    fn join(&mut self, ecx: &mut ECx<'_, '_, Self>, id: NodeId, parent: Option<NodeId>) {
+        let pending: BTreeSet<NodeId> = self.nb.live().into_iter().filter(|&n| Some(n) != parent).collect();
+        for &n in &pending {
+            ecx.send(n, EchoMsg::Election { wave: id });
+        }
+        self.wave = Some(Wave {
+            id,
+            parent,
+            pending,
+            best: (self.capability, self.me),
+            done: false,
+        });
+        self.answered(ecx, None, None);
+    }
+
+    /// `from` answered in the current wave (with its subtree's best, for an ECHO); once
+    /// everyone has, echo to the parent, or at the root announce the winner.
+    fn answered(&mut self, ecx: &mut ECx<'_, '_, Self>, from: Option<NodeId>, best: Option<Claim>) {
+        let Some(w) = self.wave.as_mut() else {
+            return;
+        };
+        if let Some(f) = from {
+            w.pending.remove(&f);
+        }
+        if let Some(b) = best {
+            w.best = w.best.max(b);
+        }
+        if w.done || !w.pending.is_empty() {
+            return;
+        }
+        w.done = true;
+        let (id, best) = (w.id, w.best);
+        match w.parent {
+            Some(p) => ecx.send(p, EchoMsg::Echo { wave: id, best }),
+            None => self.nb.flood(ecx, None, best.1, EchoMsg::Leader(best.1)),
+        }
+    }
+}
+
+impl Election for Echo {
+    type Msg = EchoMsg;
+    type Timer = Check;
+
+    fn new(setup: &Setup) -> Self {
+        // Bad weights are refused before any node is built (registry::check_setup).
+        let capability = capability(setup, setup.me).unwrap_or_else(|_| default_capability(setup.seed, setup.me));
+        Echo {
+            me: setup.me,
+            capability,
+            wave: None,
+            nb: Neighbours::new(setup),
+        }
+    }
+
+    fn start(&mut self, ecx: &mut ECx<'_, '_, Self>) {
+        let me = self.me;
+        self.join(ecx, me, None);
+        Neighbours::watch(self, ecx);
+    }
+
+    fn on_msg(&mut self, ecx: &mut ECx<'_, '_, Self>, from: NodeId, msg: EchoMsg) {
+        if !self.nb.receive(ecx, from, &msg) {
+            return;
+        }
+        let current = self.wave.as_ref().map(|w| w.id);
+        match msg {
+            EchoMsg::Leader(l) => self.nb.flood(ecx, Some(from), l, EchoMsg::Leader(l)),
+            EchoMsg::Election { wave } if ecx.leader().is_some() => {
+                ecx.discard(
+                    from,
+                    format!("wave {wave}: election of term {} is already decided", ecx.term()),
+                );
+            }
+            EchoMsg::Election { wave } if current.is_none_or(|c| wave > c) => self.join(ecx, wave, Some(from)),
+            EchoMsg::Election { wave } if Some(wave) == current => self.answered(ecx, Some(from), None),
+            EchoMsg::Election { wave } => ecx.discard(from, format!("wave {wave} dies out in a higher wave")),
+            EchoMsg::Echo { wave, best } if Some(wave) == current => self.answered(ecx, Some(from), Some(best)),
+            EchoMsg::Echo { wave, .. } => ecx.discard(from, format!("echo of wave {wave}, not the current one")),
+            EchoMsg::Probe | EchoMsg::Alive => {}
+        }
+        Neighbours::watch(self, ecx);
+    }
+
+    fn on_timer(&mut self, ecx: &mut ECx<'_, '_, Self>, _timer: Check) {
+        Neighbours::check(self, ecx);
+    }
+
+    fn reset(&mut self) {
+        self.wave = None;
+        self.nb.reset();
+    }
+}
+
+impl Waits for Echo {
+    fn neighbours(&mut self) -> &mut Neighbours {
+        &mut self.nb
+    }
+
+    fn waiting(&self) -> Vec<NodeId> {
+        match &self.wave {
+            Some(w) if !w.done => w.pending.iter().copied().collect(),
+            Some(w) => w.parent.into_iter().collect(),
+            None => Vec::new(),
+        }
+    }
+
+    fn lost(&mut self, ecx: &mut ECx<'_, '_, Self>, n: NodeId) {
+        self.answered(ecx, Some(n), None);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::{
+        self, connected_without, edges, elect, net, one_leader_per_term, setups, shuffled, terms, topologies, Graph,
+    };
+    use super::{capability, Echo};
+    use crate::algo::election::Leadership;
+    use crate::algo::{NodeId, Setup};
+    use crate::sim::Sim;
+    use std::time::Duration;
+
+    fn sim_with(setups: Vec<Setup>, seed: u64, max_ms: u64) -> Sim<Leadership<Echo>> {
+        testkit::sim::<Echo>(net(seed, max_ms), setups)
+    }
+
+    /// The winner among `live`: the largest (capability, id).
+    fn best(setup: &Setup, live: &[NodeId]) -> NodeId {
+        live.iter()
+            .map(|&i| (capability(setup, i).unwrap(), i))
+            .max()
+            .unwrap()
+            .1
+    }
+
+    #[test]
+    fn worked_example_on_a_line_with_weights() {
+        // Line 1-2-3-4, only 1 initiates; capabilities 5, 3, 9, 9: the tie goes to the larger id.
+        // ELECTION 1->2->3->4 (3), ECHO 4->3->2->1 (3): 2m = 6; LEADER back down: 2m - (n - 1) = 3.
+        let all = [1, 2, 3, 4];
+        let g: Graph = [(1, vec![2]), (2, vec![1, 3]), (3, vec![2, 4]), (4, vec![3])].into();
+        let mut st = setups(&all, &g, &[1], 1);
+        for s in &mut st {
+            s.opts.insert("weights".into(), "1:5, 2:3, 3:9, 4:9".into());
+        }
+        let mut s = sim_with(st, 1, 1);
+        assert_eq!(elect(&mut s, None), 4);
+        s.run_for(Duration::from_millis(50));
+        assert_eq!((s.sent("ELECTION"), s.sent("ECHO"), s.sent("LEADER")), (3, 3, 3));
+    }
+
+    /// One initiator: exactly 2m ELECTION/ECHO (n - 1 of them ECHO, up the tree), then the flood.
+    #[test]
+    fn one_initiator_counts_exactly_on_every_topology() {
+        for seed in 0..15 {
+            let n = 1 + seed * 7;
+            let all = shuffled(n, seed);
+            for (name, g) in topologies(&all, seed) {
+                let init = all[seed as usize % all.len()];
+                let st = setups(&all, &g, &[init], seed);
+                let expect = best(&st[0], &all);
+                let mut s = sim_with(st, seed, 4);
+                assert_eq!(elect(&mut s, None), expect, "{name}, seed {seed}");
+                s.run_for(Duration::from_millis(100));
+                let (m, n) = (edges(&g), n as usize);
+                assert_eq!(s.sent("ELECTION") + s.sent("ECHO"), 2 * m, "{name}, seed {seed}");
+                assert_eq!(s.sent("ECHO"), n - 1, "{name}, seed {seed}: one per tree edge");
+                assert_eq!(s.sent("LEADER"), 2 * m - (n - 1), "{name}, seed {seed}");
+                assert_eq!(s.sent("PROBE"), 0, "{name}, seed {seed}");
+                assert_eq!(terms(&s).len(), 1, "{name}, seed {seed}");
+            }
+        }
+    }
+
+    #[test]
+    fn concurrent_initiators_the_highest_wave_decides() {
+        for seed in 0..30 {
+            let n = 5 + seed * 3;
+            let all = shuffled(n, seed);
+            let (name, g) = topologies(&all, seed).swap_remove(seed as usize % 6);
+            let initiators: Vec<NodeId> = all.iter().copied().filter(|&i| (i * 7 + seed) % 3 == 0).collect();
+            let st = setups(&all, &g, &initiators, seed);
+            let expect = best(&st[0], &all);
+            let mut s = sim_with(st, seed, 5);
+            assert_eq!(elect(&mut s, None), expect, "{name}, seed {seed}");
+            s.run_for(Duration::from_millis(100));
+            assert_eq!(terms(&s).len(), 1, "{name}, seed {seed}");
+            // The first node to know the winner is the root of the highest initiator's wave.
+            let first = s.events("leader")[0].node;
+            assert_eq!(first, initiators.iter().max().copied(), "{name}, seed {seed}");
+            assert_eq!(
+                s.sent("LEADER"),
+                2 * edges(&g) - (n as usize - 1),
+                "{name}, seed {seed}"
+            );
+        }
+    }
+
+    #[test]
+    fn default_capabilities_are_the_same_at_every_node() {
+        let all = shuffled(20, 3);
+        let st = setups(&all, &testkit::complete(&all), &[], 42);
+        for a in &st {
+            for &x in &all {
+                assert_eq!(capability(a, x), capability(&st[0], x));
+                assert!((1..=100).contains(&capability(a, x).unwrap()));
+            }
+        }
+        let other = setups(&all, &testkit::complete(&all), &[], 43);
+        assert!(
+            all.iter().any(|&x| capability(&st[0], x) != capability(&other[0], x)),
+            "the seed matters"
+        );
+    }
+
+    #[test]
+    fn bad_weights_are_refused_with_a_reason() {
+        let all = [1, 2, 3];
+        for (w, why) in [
+            ("1:x", "not ID:CAPABILITY"),
+            ("1=4", "not ID:CAPABILITY"),
+            ("9:3", "node 9 is not a member"),
+            ("1:2,1:3", "given twice"),
+        ] {
+            let mut s = setups(&all, &testkit::complete(&all), &[], 1).remove(0);
+            s.opts.insert("weights".into(), w.into());
+            let e = crate::algo::registry::check_setup("echo", &s).unwrap_err();
+            assert!(e.contains(why), "{w}: {e}");
+        }
+    }
+
+    #[test]
+    fn leader_crash_re_elects_the_best_of_the_rest() {
+        for seed in 0..24 {
+            let n = 4 + seed % 20;
+            let all = shuffled(n, seed);
+            let (name, g) = topologies(&all, seed).swap_remove(seed as usize % 6);
+            let st = setups(&all, &g, &all[..1], seed);
+            let first = best(&st[0], &all);
+            if !connected_without(&g, &[first]) {
+                continue;
+            }
+            let rest: Vec<NodeId> = all.iter().copied().filter(|&x| x != first).collect();
+            let second = best(&st[0], &rest);
+            let mut s = sim_with(st, seed, 3);
+            assert_eq!(elect(&mut s, None), first, "{name}, seed {seed}");
+            s.run_for(Duration::from_millis(250));
+            s.crash(first);
+            assert_eq!(elect(&mut s, Some(first)), second, "{name}, seed {seed}");
+            one_leader_per_term(&s);
+        }
+    }
+
+    /// A crash at some moment of the election; `from_start`: before anyone heard from it.
+    fn crash_during_election(from_start: bool) {
+        let mut tried = 0;
+        for seed in 0..80 {
+            let n = 5 + seed % 25;
+            let all = shuffled(n, seed);
+            let (name, g) = topologies(&all, seed).swap_remove(seed as usize % 6);
+            let victim = all[(seed as usize * 5) % all.len()];
+            if !connected_without(&g, &[victim]) {
+                continue;
+            }
+            tried += 1;
+            let initiators: Vec<NodeId> = all
+                .iter()
+                .copied()
+                .filter(|&i| (i + seed) % 4 == 0 && i != victim)
+                .collect();
+            let st = setups(&all, &g, &initiators, seed);
+            let rest: Vec<NodeId> = all.iter().copied().filter(|&x| x != victim).collect();
+            let expect = best(&st[0], &rest);
+            let mut s = sim_with(st, seed, 5);
+            if !from_start {
+                s.run_for(Duration::from_millis(2 + seed % 12));
+            }
+            s.crash(victim);
+            let l = elect(&mut s, None);
+            let l = if l == victim { elect(&mut s, Some(victim)) } else { l };
+            assert_ne!(l, victim);
+            if from_start {
+                assert_eq!(l, expect, "{name}, seed {seed}, crashed {victim}");
+            }
+            one_leader_per_term(&s);
+        }
+        assert!(tried > 40);
+    }
+
+    #[test]
+    fn node_dead_before_the_election_is_left_out() {
+        crash_during_election(true);
+    }
+
+    #[test]
+    fn crash_mid_election_still_ends_with_one_live_leader() {
+        crash_during_election(false);
+    }
+
+    #[test]
+    fn paused_leader_wakes_up_and_follows_the_new_one() {
+        let all = shuffled(8, 6);
+        let st = setups(&all, &testkit::grid(&all, 4), &all, 6);
+        let first = best(&st[0], &all);
+        let rest: Vec<NodeId> = all.iter().copied().filter(|&x| x != first).collect();
+        let second = best(&st[0], &rest);
+        testkit::pause_and_resume(&mut sim_with(st, 6, 2), first, second);
+    }
+
+    #[test]
+    fn loss_and_duplication_never_give_two_leaders_a_term() {
+        for seed in 0..20 {
+            let all = shuffled(8, seed);
+            testkit::lossy::<Echo>(setups(&all, &testkit::random(&all, 3, seed), &all, seed), seed);
+        }
+    }
+}

@@ -1,0 +1,232 @@
+//! Test helpers for the graph elections: seeded graphs as neighbour lists, setups for them,
+//! and running the simulator until the live nodes agree.
+
+use super::{Election, Leadership};
+use crate::algo::{NodeId, Setup};
+use crate::rng::Rng;
+use crate::sim::{NetConfig, Sim};
+use crate::trace::Event;
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+/// A graph: every node's neighbours (symmetric).
+pub type Graph = BTreeMap<NodeId, Vec<NodeId>>;
+
+fn add(g: &mut Graph, a: NodeId, b: NodeId) {
+    if a != b && !g[&a].contains(&b) {
+        g.get_mut(&a).unwrap().push(b);
+        g.get_mut(&b).unwrap().push(a);
+    }
+}
+
+fn empty(ids: &[NodeId]) -> Graph {
+    ids.iter().map(|&i| (i, Vec::new())).collect()
+}
+
+/// Every node linked to every other.
+pub fn complete(ids: &[NodeId]) -> Graph {
+    let mut g = empty(ids);
+    for (i, &a) in ids.iter().enumerate() {
+        for &b in &ids[i + 1..] {
+            add(&mut g, a, b);
+        }
+    }
+    g
+}
+
+/// The cycle `ids[0] - ids[1] - ... - ids[0]`, each node listing [successor, predecessor].
+pub fn ring(ids: &[NodeId]) -> Graph {
+    let n = ids.len();
+    let mut g = empty(ids);
+    for (i, &a) in ids.iter().enumerate() {
+        for b in [ids[(i + 1) % n], ids[(i + n - 1) % n]] {
+            if a != b && !g[&a].contains(&b) {
+                g.get_mut(&a).unwrap().push(b);
+            }
+        }
+    }
+    g
+}
+
+/// The same cycle, each node listing [predecessor, successor] (as the ring launcher does).
+pub fn bidirectional_ring(ids: &[NodeId]) -> Graph {
+    ring(ids)
+        .into_iter()
+        .map(|(a, mut nb)| {
+            (a, {
+                nb.reverse();
+                nb
+            })
+        })
+        .collect()
+}
+
+/// `ids` laid out row by row in a grid `width` wide, linked to their 4 neighbours.
+pub fn grid(ids: &[NodeId], width: usize) -> Graph {
+    let mut g = empty(ids);
+    for (i, &a) in ids.iter().enumerate() {
+        if (i + 1) % width != 0 && i + 1 < ids.len() {
+            add(&mut g, a, ids[i + 1]);
+        }
+        if i + width < ids.len() {
+            add(&mut g, a, ids[i + width]);
+        }
+    }
+    g
+}
+
+/// A connected graph of average degree about `k`: a random spanning tree, then random edges.
+pub fn random(ids: &[NodeId], k: usize, seed: u64) -> Graph {
+    let mut rng = Rng::new(seed);
+    let mut order = ids.to_vec();
+    rng.shuffle(&mut order);
+    let mut g = empty(ids);
+    for i in 1..order.len() {
+        let j = rng.range(0, i as u64) as usize;
+        add(&mut g, order[i], order[j]);
+    }
+    let n = ids.len() as u64;
+    let want = (ids.len() * k / 2).min(ids.len() * (ids.len() - 1) / 2);
+    while edges(&g) < want {
+        let (a, b) = (ids[rng.range(0, n) as usize], ids[rng.range(0, n) as usize]);
+        add(&mut g, a, b);
+    }
+    g
+}
+
+/// The number of edges.
+pub fn edges(g: &Graph) -> usize {
+    g.values().map(Vec::len).sum::<usize>() / 2
+}
+
+/// Whether the graph without the `dead` nodes is connected.
+pub fn connected_without(g: &Graph, dead: &[NodeId]) -> bool {
+    let live: Vec<NodeId> = g.keys().copied().filter(|x| !dead.contains(x)).collect();
+    let Some(&first) = live.first() else {
+        return true;
+    };
+    let mut seen = BTreeSet::from([first]);
+    let mut todo = vec![first];
+    while let Some(a) = todo.pop() {
+        for &b in &g[&a] {
+            if !dead.contains(&b) && seen.insert(b) {
+                todo.push(b);
+            }
+        }
+    }
+    seen.len() == live.len()
+}
+
+/// Setups for graph `g` with members in the order of `ids`, one run seed for all.
+pub fn setups(ids: &[NodeId], g: &Graph, initiators: &[NodeId], seed: u64) -> Vec<Setup> {
+    ids.iter()
+        .map(|&me| {
+            let mut s = Setup::new(me, ids.to_vec(), g[&me].clone());
+            s.initiator = initiators.contains(&me);
+            s.seed = seed;
+            s
+        })
+        .collect()
+}
+
+/// A network with one-way delays from 1 to `max_ms` milliseconds.
+pub fn net(seed: u64, max_ms: u64) -> NetConfig {
+    NetConfig {
+        seed,
+        min_delay: Duration::from_millis(1),
+        max_delay: Duration::from_millis(max_ms),
+        ..NetConfig::default()
+    }
+}
+
+/// Starts a simulation of protocol `E` under leadership.
+pub fn sim<E: Election + 'static>(net: NetConfig, setups: Vec<Setup>) -> Sim<Leadership<E>> {
+    Sim::new(net, setups, Leadership::<E>::new)
+}
+
+/// Runs until every live node agrees on one leader other than `old`; returns it.
+pub fn elect<E: Election>(s: &mut Sim<Leadership<E>>, old: Option<NodeId>) -> NodeId {
+    let limit = s.now() + Duration::from_secs(60);
+    let done = s.run_until(limit, |s| {
+        let b: Vec<_> = s.live().iter().map(|&i| s.node(i).belief()).collect();
+        b[0].1.is_some_and(|l| Some(l) != old) && b.iter().all(|x| *x == b[0])
+    });
+    assert!(done, "no agreement by {limit:?}");
+    s.node(s.live()[0]).belief().1.unwrap()
+}
+
+/// Asserts that no two nodes claimed to lead the same term.
+pub fn one_leader_per_term<E: Election>(s: &Sim<Leadership<E>>) {
+    let mut leaders = BTreeMap::new();
+    for r in s.events("leader") {
+        if let Event::Leader { leader, term } = r.event {
+            if Some(leader) == r.node {
+                if let Some(other) = leaders.insert(term, leader) {
+                    assert_eq!(other, leader, "two leaders in term {term}");
+                }
+            }
+        }
+    }
+}
+
+/// The terms in which some node started or joined an election.
+pub fn terms<E: Election>(s: &Sim<Leadership<E>>) -> BTreeSet<u64> {
+    s.events("election_start")
+        .iter()
+        .filter_map(|r| match r.event {
+            Event::ElectionStart { term } => Some(term),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The ids 1..=n.
+pub fn ids(n: u64) -> Vec<NodeId> {
+    (1..=n).collect()
+}
+
+/// The ids 1..=n in a seeded random order.
+pub fn shuffled(n: u64, seed: u64) -> Vec<NodeId> {
+    let mut v = ids(n);
+    Rng::new(seed).shuffle(&mut v);
+    v
+}
+
+/// Every topology the graph protocols must run on, built over `ids` (with seed `seed`).
+pub fn topologies(ids: &[NodeId], seed: u64) -> Vec<(&'static str, Graph)> {
+    let w = (ids.len() as f64).sqrt().ceil() as usize;
+    vec![
+        ("complete", complete(ids)),
+        ("ring", ring(ids)),
+        ("bidirectional-ring", bidirectional_ring(ids)),
+        ("grid", grid(ids, w.max(1))),
+        ("random:3", random(ids, 3, seed)),
+        ("random:6", random(ids, 6, seed)),
+    ]
+}
+
+/// Pauses the leader `old`, expects `new` to win, resumes `old`, and checks that it stepped
+/// down and follows `new` in the new term.
+pub fn pause_and_resume<E: Election>(s: &mut Sim<Leadership<E>>, old: NodeId, new: NodeId) {
+    assert_eq!(elect(s, None), old);
+    s.pause(old);
+    assert_eq!(elect(s, Some(old)), new);
+    let (term, _) = s.node(new).belief();
+    s.run_for(Duration::from_secs(1));
+    s.resume(old);
+    s.run_for(Duration::from_millis(50));
+    assert_eq!(s.node(old).belief(), (term, Some(new)));
+    assert!(s.events("step_down").iter().any(|r| r.node == Some(old)));
+    one_leader_per_term(s);
+}
+
+/// Runs `setups` for ten seconds on a network that loses and duplicates datagrams: whatever
+/// happens, no two nodes lead one term (and nothing panics).
+pub fn lossy<E: Election + 'static>(setups: Vec<Setup>, seed: u64) {
+    let mut n = net(seed, 4);
+    n.drop = 0.03;
+    n.duplicate = 0.05;
+    let mut s = sim::<E>(n, setups);
+    s.run_for(Duration::from_secs(10));
+    one_leader_per_term(&s);
+}

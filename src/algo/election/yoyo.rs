@@ -1,0 +1,558 @@
+//! Yo-Yo election on any connected graph (Santoro's formulation): the smallest id wins.
+//!
+//! Rules (each node: its live edges, each oriented in or out; every YO/YES/NO carries its
+//! iteration k):
+//! - start, or the first message of a term at a node that has not started: send ID to every
+//!   neighbour (the orientation phase).
+//! - once the ID of every neighbour is in: orient every edge from the smaller id to the larger
+//!   (in-neighbours are smaller, out-neighbours larger), and begin iteration 1.
+//! - begin iteration k: no edge left: I am the only node left, the smallest: I win; flood
+//!   LEADER(me). No in-neighbour (a source): send YO(k, me) to every out-neighbour.
+//! - YO-: on YO(k, v) from an in-neighbour: once every in-neighbour's value is in, with m the
+//!   smallest: an internal node sends YO(k, m) to every out-neighbour; a sink votes (-YO).
+//!   Messages of a later iteration wait for theirs.
+//! - -YO: on YES/NO(k) from an out-neighbour: once every out-neighbour has voted, vote: to each
+//!   in-neighbour that sent m, YES, unless a NO came from below; to every other in-neighbour,
+//!   NO. Pruning rides on the votes: of the in-neighbours that sent the same value all but one
+//!   are told to prune their edge; a sink left with one in-neighbour (a leaf) prunes itself and
+//!   every edge it had. So does a node whose out-edges were all pruned with YES in this -YO and
+//!   that is left with one in-neighbour: it has become a leaf, and whole dangling trees go in
+//!   one iteration instead of one level per iteration (a ring would otherwise take about n
+//!   iterations, one leaf per side each time). A source votes to nobody: it just takes the answers.
+//! - on a vote: a pruned edge is removed; a NO turns the edge round (both ends do the same).
+//!   Then iteration k + 1.
+//! - on LEADER(l), the first time: l leads; pass it on to every other neighbour.
+//!
+//! Only the source with the smallest id hears YES everywhere, every other source eventually
+//! hears a NO and stops being one, and pruning (which keeps the graph connected) removes every
+//! other node, so the winner is the last node left with no edge. Messages: 2m ID, then per
+//! iteration one YO and one vote per edge still there; then 2m - (n - 1) LEADER.
+//!
+//! Dead neighbours ([`neighbours`](super::neighbours)): a neighbour declared dead before it
+//! sent anything in this term is left out, and Yo-Yo runs on the graph without it: after the
+//! leader crashes, the new term succeeds as long as the crashed node was not a cut vertex. One
+//! that dies after taking part may have split the pruned graph (pruning keeps the graph
+//! connected only while nobody dies), so that a node left alone could wrongly believe it is
+//! the last one: the neighbour that finds out starts a new term instead. A neighbour that dies
+//! after its edge was pruned does not matter.
+//! Terms, heartbeats and re-election come from [`Leadership`](super::Leadership).
+
+use super::neighbours::{Check, Neighbours, Probing, Waits};
+use super::{ECx, Election};
+use crate::algo::{Message, NodeId, Setup};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Yo-Yo messages.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum YyMsg {
+    /// The sender's id, for the orientation phase.
+    Id(NodeId),
+    /// YO-: the smallest source id known to the sender, in iteration `iter`.
+    Yo {
+        /// The iteration.
+        iter: u64,
+        /// The smallest value the sender received (its own id at a source).
+        value: NodeId,
+    },
+    /// -YO: YES or NO, and whether the edge is to be pruned.
+    Vote {
+        /// The iteration.
+        iter: u64,
+        /// YES (your value is the smallest below) or NO.
+        yes: bool,
+        /// Remove this edge.
+        prune: bool,
+    },
+    /// The winner, flooded over the edges.
+    Leader(NodeId),
+    /// Are you there?
+    Probe,
+    /// Yes.
+    Alive,
+}
+
+impl Message for YyMsg {
+    fn name(&self) -> &'static str {
+        match self {
+            YyMsg::Id(_) => "ID",
+            YyMsg::Yo { .. } => "YO",
+            YyMsg::Vote { yes: true, .. } => "YES",
+            YyMsg::Vote { yes: false, .. } => "NO",
+            YyMsg::Leader(_) => "LEADER",
+            YyMsg::Probe => "PROBE",
+            YyMsg::Alive => "ALIVE",
+        }
+    }
+}
+
+impl Probing for YyMsg {
+    fn probe() -> Self {
+        YyMsg::Probe
+    }
+    fn alive() -> Self {
+        YyMsg::Alive
+    }
+    fn is_probe(&self) -> bool {
+        matches!(self, YyMsg::Probe)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    /// Not started in this term.
+    Idle,
+    /// Waiting for every neighbour's ID.
+    Orient,
+    /// YO-: waiting for the values of the in-neighbours.
+    Down,
+    /// -YO: waiting for the votes of the out-neighbours.
+    Up,
+    /// Pruned, or the winner: nothing left to do in this election.
+    Out,
+}
+
+/// One node's Yo-Yo state.
+#[derive(Debug, Clone)]
+pub struct YoYo {
+    me: NodeId,
+    phase: Phase,
+    iter: u64,
+    ids: BTreeSet<NodeId>,
+    ins: BTreeSet<NodeId>,
+    outs: BTreeSet<NodeId>,
+    /// This iteration's values from the in-neighbours.
+    values: BTreeMap<NodeId, NodeId>,
+    /// This iteration's votes from the out-neighbours: (yes, prune).
+    votes: BTreeMap<NodeId, (bool, bool)>,
+    /// YO messages of later iterations: (iteration, from, value).
+    later: Vec<(u64, NodeId, NodeId)>,
+    nb: Neighbours,
+}
+
+impl YoYo {
+    fn begin(&mut self, ecx: &mut ECx<'_, '_, Self>) {
+        if self.phase != Phase::Idle {
+            return;
+        }
+        self.phase = Phase::Orient;
+        let me = self.me;
+        for n in self.nb.live() {
+            ecx.send(n, YyMsg::Id(me));
+        }
+        self.orient(ecx);
+    }
+
+    fn orient(&mut self, ecx: &mut ECx<'_, '_, Self>) {
+        if self.phase != Phase::Orient || self.nb.live().iter().any(|n| !self.ids.contains(n)) {
+            return;
+        }
+        let me = self.me;
+        let live = self.nb.live();
+        self.ins = live.iter().copied().filter(|&n| n < me).collect();
+        self.outs = live.iter().copied().filter(|&n| n > me).collect();
+        self.iteration(ecx, 1);
+    }
+
+    fn iteration(&mut self, ecx: &mut ECx<'_, '_, Self>, k: u64) {
+        self.iter = k;
+        self.values.clear();
+        self.votes.clear();
+        if self.ins.is_empty() && self.outs.is_empty() {
+            self.phase = Phase::Out;
+            let me = self.me;
+            self.nb.flood(ecx, None, me, YyMsg::Leader(me));
+            return;
+        }
+        if self.ins.is_empty() {
+            self.phase = Phase::Up;
+            let me = self.me;
+            for &o in &self.outs {
+                ecx.send(o, YyMsg::Yo { iter: k, value: me });
+            }
+            return;
+        }
+        self.phase = Phase::Down;
+        let (now, later) = std::mem::take(&mut self.later).into_iter().partition(|m| m.0 == k);
+        self.later = later;
+        for (_, from, value) in now {
+            self.on_yo(ecx, from, k, value);
+        }
+    }
+
+    fn on_yo(&mut self, ecx: &mut ECx<'_, '_, Self>, from: NodeId, k: u64, value: NodeId) {
+        if k > self.iter || self.phase == Phase::Orient {
+            self.later.push((k, from, value));
+            return;
+        }
+        if k < self.iter || self.phase != Phase::Down || !self.ins.contains(&from) {
+            ecx.discard(
+                from,
+                format!("unexpected YO of iteration {k} (at iteration {})", self.iter),
+            );
+            return;
+        }
+        self.values.insert(from, value);
+        self.down(ecx);
+    }
+
+    /// YO-: once every in-neighbour's value is in, pass the smallest down, or vote at a sink.
+    fn down(&mut self, ecx: &mut ECx<'_, '_, Self>) {
+        if self.phase != Phase::Down || self.ins.iter().any(|i| !self.values.contains_key(i)) {
+            return;
+        }
+        let Some(&m) = self.values.values().min() else {
+            return;
+        };
+        if self.outs.is_empty() {
+            return self.vote(ecx, false);
+        }
+        self.phase = Phase::Up;
+        let k = self.iter;
+        for &o in &self.outs {
+            ecx.send(o, YyMsg::Yo { iter: k, value: m });
+        }
+    }
+
+    fn on_vote(&mut self, ecx: &mut ECx<'_, '_, Self>, from: NodeId, k: u64, yes: bool, prune: bool) {
+        if k != self.iter || self.phase != Phase::Up || !self.outs.contains(&from) {
+            ecx.discard(
+                from,
+                format!("unexpected vote of iteration {k} (at iteration {})", self.iter),
+            );
+            return;
+        }
+        self.votes.insert(from, (yes, prune));
+        self.up(ecx);
+    }
+
+    /// -YO: once every out-neighbour has voted, apply the votes and vote in turn.
+    fn up(&mut self, ecx: &mut ECx<'_, '_, Self>) {
+        if self.phase != Phase::Up || self.outs.iter().any(|o| !self.votes.contains_key(o)) {
+            return;
+        }
+        let mut any_no = false;
+        for (&o, &(yes, prune)) in &self.votes {
+            any_no |= !yes;
+            if prune || !yes {
+                self.outs.remove(&o);
+            }
+            if !prune && !yes {
+                self.ins.insert(o);
+            }
+        }
+        self.vote(ecx, any_no);
+    }
+
+    /// Votes to the in-neighbours of this iteration (none at a source), then the next one.
+    fn vote(&mut self, ecx: &mut ECx<'_, '_, Self>, no_below: bool) {
+        let k = self.iter;
+        let min = self.values.values().min().copied();
+        // One kept edge per value: the one from the smallest sender of it.
+        let mut keep: BTreeMap<NodeId, NodeId> = BTreeMap::new();
+        for (&from, &v) in &self.values {
+            keep.entry(v).or_insert(from);
+        }
+        // A sink, or a node whose out-edges were all pruned with YES, left with one edge.
+        let leaf = self.outs.is_empty() && keep.len() == 1 && !no_below;
+        for (&from, &v) in &self.values {
+            let yes = !no_below && Some(v) == min;
+            let prune = leaf || keep[&v] != from;
+            ecx.send(from, YyMsg::Vote { iter: k, yes, prune });
+            if prune || !yes {
+                self.ins.remove(&from);
+            }
+            if !prune && !yes {
+                self.outs.insert(from);
+            }
+        }
+        if leaf {
+            self.phase = Phase::Out;
+        } else {
+            self.iteration(ecx, k + 1);
+        }
+    }
+}
+
+impl Election for YoYo {
+    type Msg = YyMsg;
+    type Timer = Check;
+
+    fn new(setup: &Setup) -> Self {
+        YoYo {
+            nb: Neighbours::new(setup),
+            ..YoYo::blank(setup.me)
+        }
+    }
+
+    fn start(&mut self, ecx: &mut ECx<'_, '_, Self>) {
+        self.begin(ecx);
+        Neighbours::watch(self, ecx);
+    }
+
+    fn on_msg(&mut self, ecx: &mut ECx<'_, '_, Self>, from: NodeId, msg: YyMsg) {
+        if !self.nb.receive(ecx, from, &msg) {
+            return;
+        }
+        if let YyMsg::Leader(l) = msg {
+            self.phase = Phase::Out;
+            return self.nb.flood(ecx, Some(from), l, YyMsg::Leader(l));
+        }
+        if self.phase == Phase::Idle {
+            if ecx.leader().is_some() {
+                if !matches!(msg, YyMsg::Probe | YyMsg::Alive) {
+                    ecx.discard(from, format!("election of term {} is already decided", ecx.term()));
+                    ecx.tell_decided(from);
+                }
+                return;
+            }
+            self.begin(ecx);
+        }
+        match msg {
+            YyMsg::Id(_) if self.phase == Phase::Orient => {
+                self.ids.insert(from);
+                self.orient(ecx);
+            }
+            YyMsg::Id(_) => ecx.discard(from, "ID after the orientation phase"),
+            YyMsg::Yo { iter, value } => self.on_yo(ecx, from, iter, value),
+            YyMsg::Vote { iter, yes, prune } => self.on_vote(ecx, from, iter, yes, prune),
+            YyMsg::Leader(_) | YyMsg::Probe | YyMsg::Alive => {}
+        }
+        Neighbours::watch(self, ecx);
+    }
+
+    fn on_timer(&mut self, ecx: &mut ECx<'_, '_, Self>, _timer: Check) {
+        Neighbours::check(self, ecx);
+    }
+
+    fn reset(&mut self) {
+        let nb = std::mem::take(&mut self.nb);
+        *self = YoYo {
+            nb,
+            ..YoYo::blank(self.me)
+        };
+        self.nb.reset();
+    }
+}
+
+impl YoYo {
+    /// The state before any election, with no neighbours yet.
+    fn blank(me: NodeId) -> Self {
+        YoYo {
+            me,
+            phase: Phase::Idle,
+            iter: 0,
+            ids: BTreeSet::new(),
+            ins: BTreeSet::new(),
+            outs: BTreeSet::new(),
+            values: BTreeMap::new(),
+            votes: BTreeMap::new(),
+            later: Vec::new(),
+            nb: Neighbours::default(),
+        }
+    }
+}
+
+impl Waits for YoYo {
+    fn neighbours(&mut self) -> &mut Neighbours {
+        &mut self.nb
+    }
+
+    fn waiting(&self) -> Vec<NodeId> {
+        let missing = |set: &BTreeSet<NodeId>, has: &dyn Fn(&NodeId) -> bool| -> Vec<NodeId> {
+            set.iter().copied().filter(|n| !has(n)).collect()
+        };
+        match self.phase {
+            Phase::Orient => {
+                let live: BTreeSet<NodeId> = self.nb.live().into_iter().collect();
+                missing(&live, &|n| self.ids.contains(n))
+            }
+            Phase::Down => missing(&self.ins, &|n| self.values.contains_key(n)),
+            Phase::Up => missing(&self.outs, &|n| self.votes.contains_key(n)),
+            Phase::Idle | Phase::Out => Vec::new(),
+        }
+    }
+
+    fn lost(&mut self, ecx: &mut ECx<'_, '_, Self>, _n: NodeId) {
+        match self.phase {
+            Phase::Orient => self.orient(ecx),
+            // Its edge is still there: it sent its ID, so this cannot happen; be safe all the same.
+            Phase::Down | Phase::Up => ecx.start_election(),
+            Phase::Idle | Phase::Out => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::{
+        self, connected_without, edges, elect, ids, net, one_leader_per_term, setups, shuffled, terms, topologies,
+        Graph,
+    };
+    use super::YoYo;
+    use crate::algo::election::Leadership;
+    use crate::algo::NodeId;
+    use crate::sim::Sim;
+    use std::time::Duration;
+
+    fn sim(ids: &[NodeId], g: &Graph, initiators: &[NodeId], seed: u64, max_ms: u64) -> Sim<Leadership<YoYo>> {
+        testkit::sim::<YoYo>(net(seed, max_ms), setups(ids, g, initiators, seed))
+    }
+
+    fn graph(edges: &[(NodeId, NodeId)]) -> Graph {
+        let mut g = Graph::new();
+        for &(a, b) in edges {
+            g.entry(a).or_default().push(b);
+            g.entry(b).or_default().push(a);
+        }
+        g
+    }
+
+    /// Counts of (ID, YO, YES, NO, LEADER) once the election is over.
+    fn counts(s: &Sim<Leadership<YoYo>>) -> [usize; 5] {
+        ["ID", "YO", "YES", "NO", "LEADER"].map(|m| s.sent(m))
+    }
+
+    #[test]
+    fn worked_examples() {
+        // Path 1-2-3: one source (1). Iteration 1: YO 1->2->3; 3 is a leaf sink: YES+prune; 2,
+        // its only out-edge pruned with YES, is a leaf now: YES+prune to 1. Iteration 2: 1 has no
+        // edge left: it wins.
+        // Triangle: 3 gets 1 from both 1 and 2: it keeps 1's edge, so it is a leaf: YES+prune to
+        // both; then 2 as in the path.
+        // Path 1-3-2: sources 1 and 2; 3 answers YES to 1, NO to 2 (the edge turns round: 3->2);
+        // iteration 2: YO 1->3->2, 2 is a leaf, then 3; iteration 3: 1 wins.
+        type Case = (&'static [(NodeId, NodeId)], [usize; 5]);
+        let cases: &[Case] = &[
+            (&[(1, 2), (2, 3)], [4, 2, 2, 0, 2]),
+            (&[(1, 2), (1, 3), (2, 3)], [6, 3, 3, 0, 4]),
+            (&[(1, 3), (3, 2)], [4, 4, 3, 1, 2]),
+        ];
+        for (edges, expect) in cases {
+            let g = graph(edges);
+            let all = ids(3);
+            let mut s = sim(&all, &g, &all, 1, 1);
+            assert_eq!(elect(&mut s, None), 1);
+            s.run_for(Duration::from_millis(50));
+            assert_eq!(counts(&s), *expect, "{edges:?}");
+        }
+    }
+
+    #[test]
+    fn a_single_node_wins_alone() {
+        let g = graph(&[]);
+        let g: Graph = if g.is_empty() { [(7, vec![])].into() } else { g };
+        let mut s = sim(&[7], &g, &[7], 1, 1);
+        assert_eq!(elect(&mut s, None), 7);
+        assert_eq!(s.sent("ID"), 0);
+    }
+
+    /// Elects on `g` and checks the winner and the counts every run must have.
+    fn check_run(name: &str, all: &[NodeId], g: &Graph, initiators: &[NodeId], seed: u64) {
+        let mut s = sim(all, g, initiators, seed, 4);
+        let min = *all.iter().min().unwrap();
+        assert_eq!(elect(&mut s, None), min, "{name}, seed {seed}");
+        s.run_for(Duration::from_millis(100));
+        let [id, yo, yes, no, leader] = counts(&s);
+        let (m, n) = (edges(g), all.len());
+        assert_eq!(id, 2 * m, "{name}, seed {seed}: ID on every edge both ways");
+        assert_eq!(yo, yes + no, "{name}, seed {seed}: one vote for every YO");
+        assert_eq!(leader, 2 * m - (n - 1), "{name}, seed {seed}: the winner's flood");
+        assert_eq!(s.sent("PROBE"), 0, "{name}, seed {seed}");
+        assert_eq!(terms(&s).len(), 1, "{name}, seed {seed}: one term");
+        assert!(s
+            .events("leader")
+            .iter()
+            .all(|r| matches!(r.event, crate::trace::Event::Leader { leader, .. } if leader == min)));
+    }
+
+    #[test]
+    fn smallest_id_wins_on_every_topology() {
+        for seed in 0..12 {
+            let n = 2 + seed * 3;
+            let all = shuffled(n, seed);
+            for (name, g) in topologies(&all, seed) {
+                let initiators: Vec<NodeId> = all.iter().copied().filter(|&i| (i + seed) % 4 == 0).collect();
+                check_run(name, &all, &g, &initiators, seed);
+            }
+        }
+    }
+
+    #[test]
+    fn rings_with_ids_in_order_prune_in_one_sweep() {
+        for n in [10, 50, 100] {
+            let all = ids(n);
+            check_run("ring", &all, &testkit::ring(&all), &all, n);
+            let rev: Vec<NodeId> = all.iter().rev().copied().collect();
+            check_run("reversed ring", &rev, &testkit::ring(&rev), &rev[..1], n);
+        }
+    }
+
+    #[test]
+    fn random_graphs_of_a_hundred_nodes() {
+        for seed in 0..6 {
+            let all = shuffled(100, seed);
+            for k in [3, 4, 8] {
+                let g = testkit::random(&all, k, seed * 10 + k as u64);
+                check_run("random", &all, &g, &all, seed);
+            }
+            check_run("grid", &all, &testkit::grid(&all, 10), &all[..1], seed);
+        }
+    }
+
+    #[test]
+    fn leader_crash_re_elects_among_the_rest() {
+        for seed in 0..24 {
+            let n = 5 + seed % 20;
+            let all = shuffled(n, seed);
+            let (name, g) = topologies(&all, seed).swap_remove((seed % 6) as usize);
+            if !connected_without(&g, &[1]) {
+                continue;
+            }
+            let mut s = sim(&all, &g, &all, seed, 3);
+            assert_eq!(elect(&mut s, None), 1, "{name}, seed {seed}");
+            s.run_for(Duration::from_millis(250));
+            s.crash(1);
+            assert_eq!(elect(&mut s, Some(1)), 2, "{name}, seed {seed}");
+            one_leader_per_term(&s);
+        }
+    }
+
+    #[test]
+    fn crash_mid_election_still_ends_with_the_smallest_live_id() {
+        let mut tried = 0;
+        for seed in 0..80 {
+            let n = 6 + seed % 25;
+            let all = shuffled(n, seed);
+            let (name, g) = topologies(&all, seed).swap_remove((seed % 6) as usize);
+            let victim = 1 + (seed * 7) % n;
+            if !connected_without(&g, &[victim]) {
+                continue;
+            }
+            tried += 1;
+            let mut s = sim(&all, &g, &all, seed, 5);
+            s.run_for(Duration::from_millis(2 + seed % 15));
+            s.crash(victim);
+            let expect = if victim == 1 { 2 } else { 1 };
+            let l = elect(&mut s, None);
+            let l = if l == victim { elect(&mut s, Some(victim)) } else { l };
+            assert_eq!(l, expect, "{name}, seed {seed}, crashed {victim}");
+            one_leader_per_term(&s);
+        }
+        assert!(tried > 40);
+    }
+
+    #[test]
+    fn paused_leader_wakes_up_and_follows_the_new_one() {
+        let all = shuffled(9, 5);
+        testkit::pause_and_resume(&mut sim(&all, &testkit::complete(&all), &all, 5, 2), 1, 2);
+    }
+
+    #[test]
+    fn loss_and_duplication_never_give_two_leaders_a_term() {
+        for seed in 0..20 {
+            let all = shuffled(8, seed);
+            testkit::lossy::<YoYo>(setups(&all, &testkit::random(&all, 3, seed), &all, seed), seed);
+        }
+    }
+}
