@@ -67,6 +67,16 @@ enum Cmd {
         #[arg(long)]
         listen: String,
     },
+    /// (internal) A relay of the benchmark's plain ring floor.
+    #[command(hide = true)]
+    BenchRelay {
+        /// Address to receive on.
+        #[arg(long)]
+        listen: String,
+        /// Address to forward to.
+        #[arg(long)]
+        next: String,
+    },
     /// Check a run's traces: termination, uniqueness, agreement, false suspicions.
     Check {
         /// The run directory.
@@ -265,6 +275,10 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         }
         Cmd::BenchEcho { listen } => {
             coordlab::bench::echo_server(&listen)?;
+            Ok(0)
+        }
+        Cmd::BenchRelay { listen, next } => {
+            coordlab::bench::relay(&listen, &next)?;
             Ok(0)
         }
         Cmd::Check { dir } => {

@@ -6,6 +6,7 @@
 
 pub mod detector;
 pub mod election;
+pub mod probe;
 pub mod registry;
 
 use crate::rng::Rng;

@@ -18,6 +18,10 @@ pub const ALGORITHMS: &[(&str, &str)] = &[
         "echo",
         "Echo election (Vasudevan et al.): a spanning-tree wave; best (capability, id) wins",
     ),
+    (
+        "ring-probe",
+        "a token round the ring for --set laps=N laps: the benchmark's steady-state hop",
+    ),
 ];
 
 /// Whether `name` is a known algorithm.
@@ -40,6 +44,7 @@ pub fn dispatch<R: Runner>(name: &str, setup: &Setup, runner: R) -> Option<R::Ou
         "franklin" => runner.run(setup, Leadership::<Franklin>::new(setup)),
         "yoyo" => runner.run(setup, Leadership::<YoYo>::new(setup)),
         "echo" => runner.run(setup, Leadership::<Echo>::new(setup)),
+        "ring-probe" => runner.run(setup, super::probe::RingProbe::new(setup)),
         _ => return None,
     })
 }

@@ -27,6 +27,72 @@ pub fn echo_server(listen: &str) -> Result<(), CliError> {
     }
 }
 
+/// Forwards every datagram on `listen` to `next`, until a datagram `stop` arrives (passed on too).
+pub fn relay(listen: &str, next: &str) -> Result<(), CliError> {
+    let sock = UdpSocket::bind(listen).map_err(|e| failed(format!("cannot bind {listen}: {e}")))?;
+    let mut buf = [0u8; 2048];
+    loop {
+        let (n, _) = sock.recv_from(&mut buf).map_err(|e| failed(format!("recv: {e}")))?;
+        let _ = sock.send_to(&buf[..n], next);
+        if &buf[..n] == b"stop" {
+            return Ok(());
+        }
+    }
+}
+
+fn free_port() -> Result<String, CliError> {
+    let port = UdpSocket::bind("127.0.0.1:0")
+        .and_then(|s| s.local_addr())
+        .map_err(|e| failed(e.to_string()))?
+        .port();
+    Ok(format!("127.0.0.1:{port}"))
+}
+
+/// The plain ring floor: one token around `n` processes (this one and n-1 relays) for `laps`
+/// laps; returns the median time of one hop, in microseconds, over the laps.
+pub fn ring_floor(n: usize, laps: usize) -> Result<f64, CliError> {
+    let me = UdpSocket::bind("127.0.0.1:0").map_err(|e| failed(format!("bind: {e}")))?;
+    let my_addr = me.local_addr().map_err(|e| failed(e.to_string()))?.to_string();
+    let addrs: Vec<String> = (1..n).map(|_| free_port()).collect::<Result<_, _>>()?;
+    let exe = std::env::current_exe().map_err(|e| failed(e.to_string()))?;
+    let mut children = Vec::new();
+    for (i, a) in addrs.iter().enumerate() {
+        let next = addrs.get(i + 1).unwrap_or(&my_addr);
+        let child = Command::new(&exe)
+            .args(["bench-relay", "--listen", a, "--next", next])
+            .stdin(Stdio::null())
+            .spawn()
+            .map_err(|e| failed(format!("cannot spawn a relay: {e}")))?;
+        children.push(child);
+    }
+    me.set_read_timeout(Some(Duration::from_millis(500)))
+        .map_err(|e| failed(e.to_string()))?;
+    let mut buf = [0u8; 2048];
+    let mut laps_us = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut warm = 0;
+    while laps_us.len() < laps && Instant::now() < deadline {
+        let t = Instant::now();
+        let _ = me.send_to(&[7u8; 64], &addrs[0]);
+        if me.recv_from(&mut buf).is_ok() {
+            // The first laps find relays still starting, or cold.
+            warm += 1;
+            if warm > 10 {
+                laps_us.push(t.elapsed().as_secs_f64() * 1e6 / n as f64);
+            }
+        }
+    }
+    let _ = me.send_to(b"stop", &addrs[0]);
+    for mut c in children {
+        let _ = c.wait();
+    }
+    if laps_us.is_empty() {
+        return Err(failed("the relay ring never carried the token round"));
+    }
+    laps_us.sort_by(f64::total_cmp);
+    Ok(laps_us[laps_us.len() / 2])
+}
+
 /// Measures `rounds` ping-pongs against a child echo process.
 pub fn floor(rounds: usize) -> Result<Floor, CliError> {
     let probe = UdpSocket::bind("127.0.0.1:0").map_err(|e| failed(format!("bind: {e}")))?;

@@ -11,8 +11,14 @@ use std::time::{Duration, Instant};
 pub struct RingFigures {
     /// Ring size.
     pub n: usize,
-    /// One hop, microseconds (ELECTION round trip of the ring / n).
-    pub hop_us: f64,
+    /// One hop, microseconds, on the ELECTION lap (each process's first message: cold).
+    pub hop_cold_us: f64,
+    /// One hop, microseconds, on the ELECTED lap that follows (warm).
+    pub hop_warm_us: f64,
+    /// One hop of the runtime in steady state (ring-probe token, median lap / n), microseconds.
+    pub hop_runtime_us: f64,
+    /// One hop of a plain UDP relay ring of the same size (no coordlab), warm, microseconds.
+    pub relay_floor_us: f64,
     /// Election time with every node initiating, milliseconds.
     pub election_ms: f64,
     /// ELECTION messages, ids increasing along the ring, all initiating.
@@ -107,18 +113,32 @@ fn sent(run: &RunDir, name: &str) -> u64 {
         .sum()
 }
 
-/// The first ELECTION the initiator sent, and when its own id came back to it.
-fn round_trip_us(run: &RunDir, initiator: u64) -> Option<u64> {
+/// From the initiator's first `name` message to the first `name` that came back to it.
+fn round_trip_us(run: &RunDir, initiator: u64, name: &str) -> Option<u64> {
     let mine = run.node_events.iter().filter(|r| r.node == Some(initiator));
     let mut sent_at = None;
     for r in mine {
         match &r.event {
-            Event::Send { msg, .. } if msg == "ELECTION" && sent_at.is_none() => sent_at = Some(r.t),
-            Event::Recv { msg, .. } if msg == "ELECTION" && sent_at.is_some() => return Some(r.t - sent_at?),
+            Event::Send { msg, .. } if msg == name && sent_at.is_none() => sent_at = Some(r.t),
+            Event::Recv { msg, .. } if msg == name && sent_at.is_some() => return Some(r.t - sent_at?),
             _ => {}
         }
     }
     None
+}
+
+/// The median lap of the probe token at its initiator, after ten warm-up laps, per hop.
+fn probe_hop_us(run: &RunDir, initiator: u64) -> Option<f64> {
+    let sends: Vec<u64> = run
+        .node_events
+        .iter()
+        .filter(|r| r.node == Some(initiator) && matches!(&r.event, Event::Send { msg, .. } if msg == "TOKEN"))
+        .map(|r| r.t)
+        .collect();
+    let mut laps: Vec<u64> = sends.windows(2).skip(10).map(|w| w[1] - w[0]).collect();
+    laps.sort_unstable();
+    laps.get(laps.len() / 2)
+        .map(|&us| us as f64 / run.info.nodes.len() as f64)
 }
 
 fn election_ms(run: &RunDir) -> Option<f64> {
@@ -150,8 +170,29 @@ pub fn run_rings(sizes: &[usize]) -> Result<Vec<RingFigures>, CliError> {
             &["--until", "elected", "--initiators", &top, "--ids", &ids(n, false)],
             &mut rss,
         )?;
-        let rt = round_trip_us(&hop, n as u64)
-            .ok_or_else(|| failed(format!("ring {n}: no ELECTION round trip in the trace")))?;
+        let lap = |name: &str| {
+            round_trip_us(&hop, n as u64, name)
+                .map(|us| us as f64 / n as f64)
+                .ok_or_else(|| failed(format!("ring {n}: no {name} round trip in the trace")))
+        };
+        let (hop_cold_us, hop_warm_us) = (lap("ELECTION")?, lap("ELECTED")?);
+        let probe = launch(
+            &root.join(format!("probe-{n}")),
+            n,
+            &[
+                "--algo",
+                "ring-probe",
+                "--until",
+                "elected",
+                "--initiators",
+                &top,
+                "--set",
+                "laps=200",
+            ],
+            &mut rss,
+        )?;
+        let hop_runtime_us = probe_hop_us(&probe, n as u64)
+            .ok_or_else(|| failed(format!("ring {n}: the probe token did not go round")))?;
         let best = launch(
             &root.join(format!("best-{n}")),
             n,
@@ -166,7 +207,10 @@ pub fn run_rings(sizes: &[usize]) -> Result<Vec<RingFigures>, CliError> {
         )?;
         out.push(RingFigures {
             n,
-            hop_us: rt as f64 / n as f64,
+            hop_cold_us,
+            hop_warm_us,
+            hop_runtime_us,
+            relay_floor_us: super::floor::ring_floor(n, 200)?,
             election_ms: election_ms(&best).unwrap_or(f64::NAN),
             best_election_msgs: sent(&best, "ELECTION"),
             worst_election_msgs: sent(&worst, "ELECTION"),
