@@ -32,6 +32,7 @@ pub fn run_node(opts: NodeOptions) -> Result<(), CliError> {
     }
     let setup = opts.setup.clone();
     let name = opts.algo.clone();
+    registry::validate_opts(&name, &setup.opts).map_err(usage)?;
     registry::dispatch(&name, &setup, ProcessRunner { opts }).unwrap_or_else(|| {
         Err(usage(format!(
             "unknown algorithm '{name}' (known: {})",

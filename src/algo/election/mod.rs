@@ -1,7 +1,12 @@
 //! Leader election: the [`Leadership`] wrapper (terms, heartbeats, ring repair) and the
 //! election protocols that run inside it, one file per textbook algorithm.
 
+pub mod anon_ring;
+pub mod bully;
 pub mod chang_roberts;
 mod leadership;
+pub mod ring_list;
+#[cfg(test)]
+mod testkit;
 
 pub use leadership::{ECx, Election, LMsg, LTimer, Leadership};
