@@ -33,12 +33,13 @@ pub fn with_opt(mut setups: Vec<Setup>, key: &str, value: &str) -> Vec<Setup> {
 }
 
 /// Runs (at most 30 s of simulated time) until every live node believes the same term and
-/// leader, the leader not being `not`; returns that leader.
+/// leader, the leader being live and not `not`; returns that leader.
 pub fn agree<E: Election>(s: &mut Sim<Leadership<E>>, not: Option<NodeId>) -> NodeId {
     let limit = s.now() + Duration::from_secs(30);
     let done = s.run_until(limit, |s| {
-        let b: Vec<_> = s.live().iter().map(|&i| s.node(i).belief()).collect();
-        b[0].1.is_some_and(|l| Some(l) != not) && b.iter().all(|x| *x == b[0])
+        let live = s.live();
+        let b: Vec<_> = live.iter().map(|&i| s.node(i).belief()).collect();
+        b[0].1.is_some_and(|l| Some(l) != not && live.contains(&l)) && b.iter().all(|x| *x == b[0])
     });
     assert!(done, "no agreement by {limit:?}");
     s.node(s.live()[0]).belief().1.unwrap()
