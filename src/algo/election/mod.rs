@@ -4,4 +4,4 @@
 pub mod chang_roberts;
 mod leadership;
 
-pub use leadership::{ECx, Election, LMsg, LTimer, Leadership};
+pub use leadership::{validate, ECx, Election, LMsg, LTimer, Leadership};
