@@ -19,7 +19,9 @@
 //! - on election timeout (no leader learned in this term): start an election in a new term.
 //! - ring forwarding (`send_next`): send to the first successor not suspected and wait one
 //!   timeout for its ACK; none: suspect it and send to the one after. When every other member
-//!   is suspected the message is delivered to this node itself.
+//!   is suspected the message is delivered to this node itself; one that keeps coming back
+//!   (e.g. ELECTED(j) of a suspected j) is dropped after 2n+2 such hops in one handler, and a
+//!   new election is asked for.
 //! - any message from a suspected node withdraws the suspicion.
 //!
 //! Every member watches the leader directly (rather than only its ring neighbours) so that
@@ -918,7 +920,11 @@ impl<E: Election> Algorithm for Leadership<E> {
             LMsg::Flood { term, leader, seq } => self.on_flood(cx, from, term, leader, seq),
             LMsg::Newer { term, leader } => {
                 let newer = self.join(cx, term, from);
-                if let Some(l) = leader.filter(|_| newer || (term == self.core.term && before.is_none())) {
+                // In majority mode this node leads only on its own count of votes, never on hearsay
+                // (a NEWER naming it is about an earlier life, before a restart).
+                let hearsay = self.core.quorum.is_some() && leader == Some(self.core.me());
+                let fits = newer || (term == self.core.term && before.is_none());
+                if let Some(l) = leader.filter(|_| fits && !hearsay) {
                     self.core.follow(cx, l);
                 }
                 self.after(cx, before);
@@ -1239,6 +1245,26 @@ mod tests {
         assert_eq!(sent_by(&after, 5, "PRE_VOTE"), 0);
         assert!(claims(&after).is_empty(), "nobody claimed to lead after the resume");
         assert_one_leader_per_term(&s.trace);
+    }
+
+    #[test]
+    fn restarted_leader_asks_first_and_follows_the_new_one() {
+        let ids = all(5);
+        let mut s = Sim::new(net(9), majority(ring(&ids, &ids), None), Cr::new);
+        agree(&mut s, &ids, 0);
+        s.crash(5);
+        let (t, l) = agree(&mut s, &[1, 2, 3, 4], 1);
+        let back = s.now();
+        s.restart(5);
+        assert_eq!(agree(&mut s, &ids, t - 1), (t, l));
+        s.run_for(Duration::from_secs(3));
+        let after = since(&s, back);
+        assert!(
+            sent_by(&after, 5, "PRE_VOTE") > 0,
+            "the restarted initiator asked before disrupting"
+        );
+        assert!(claims(&after).is_empty());
+        assert_eq!(max_term(&s), t);
     }
 
     /// Follower 2 is paused and everything sent to it meanwhile is lost (as when a stopped
