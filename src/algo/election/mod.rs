@@ -13,4 +13,4 @@ pub mod ring_list;
 mod testkit;
 pub mod yoyo;
 
-pub use leadership::{ECx, Election, LMsg, LTimer, Leadership};
+pub use leadership::{validate, ECx, Election, LMsg, LTimer, Leadership};
