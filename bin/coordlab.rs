@@ -213,7 +213,6 @@ fn node_options(a: NodeArgs) -> Result<NodeOptions, CliError> {
     setup.timeout = Duration::from_millis(a.timeout_ms);
     setup.seed = a.seed;
     setup.opts = parse_set(&a.set)?;
-    coordlab::algo::election::validate(&setup).map_err(usage)?;
     Ok(NodeOptions {
         setup,
         algo: a.algo,

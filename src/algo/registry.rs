@@ -73,6 +73,9 @@ pub fn dispatch<R: Runner>(name: &str, setup: &Setup, runner: R) -> Option<R::Ou
 /// read are left alone (the wrapper or the launcher may read them).
 pub fn check_setup(name: &str, setup: &Setup) -> Result<(), String> {
     let get = |k: &str| setup.opts.get(k).map(String::as_str);
+    if name != "ring-probe" {
+        super::election::validate(setup)?;
+    }
     match name {
         "bully" => {
             if let Some(v) = get("stable").filter(|v| !matches!(*v, "true" | "false" | "1" | "0" | "yes" | "no")) {
