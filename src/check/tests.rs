@@ -44,6 +44,7 @@ fn suspect(target: NodeId, silence_ms: u64) -> Event {
         target,
         silence_ms,
         timeout_ms: 300,
+        cause: "heartbeat".into(),
     }
 }
 

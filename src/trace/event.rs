@@ -49,6 +49,9 @@ pub enum Event {
         silence_ms: u64,
         #[serde(default)]
         timeout_ms: u64,
+        /// What went unanswered: `heartbeat`, `ack` (of a forwarded message) or `probe`.
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        cause: String,
     },
     /// The suspicion was withdrawn.
     Unsuspect { target: NodeId },
@@ -163,11 +166,16 @@ impl Event {
                 format!("got {msg} from node {from} ({bytes} bytes)")
             }
             Event::Drop { reason, addr } => format!("dropped a datagram from {addr}: {reason}"),
-            Event::Suspect {
-                target,
-                silence_ms,
-                timeout_ms,
-            } => format!("suspect node {target}: no heartbeat for {silence_ms} ms (timeout {timeout_ms} ms)"),
+            Event::Suspect { target, silence_ms, timeout_ms, cause } => match cause.as_str() {
+                "ack" => format!(
+                    "suspect node {target}: it did not acknowledge a forwarded message within {timeout_ms} ms \
+                     (silent for {silence_ms} ms)"
+                ),
+                "probe" => format!(
+                    "suspect node {target}: it did not answer a probe within {timeout_ms} ms (silent for {silence_ms} ms)"
+                ),
+                _ => format!("suspect node {target}: no heartbeat for {silence_ms} ms (timeout {timeout_ms} ms)"),
+            },
             Event::Unsuspect { target } => {
                 format!("node {target} is alive after all: suspicion withdrawn")
             }

@@ -22,8 +22,9 @@ impl Silence {
             .then_some(Event::Unsuspect { target: node })
     }
 
-    /// Suspects `node` now (after `timeout`); returns the `suspect` event unless already suspected.
-    pub fn suspect(&mut self, node: NodeId, now: Duration, timeout: Duration) -> Option<Event> {
+    /// Suspects `node` now, after `timeout` without the answer named by `cause` (`heartbeat`,
+    /// `ack`); returns the `suspect` event unless already suspected.
+    pub fn suspect(&mut self, node: NodeId, now: Duration, timeout: Duration, cause: &str) -> Option<Event> {
         if !self.suspected.insert(node) {
             return None;
         }
@@ -33,6 +34,7 @@ impl Silence {
             target: node,
             silence_ms: now.saturating_sub(since).as_millis() as u64,
             timeout_ms: timeout.as_millis() as u64,
+            cause: cause.to_string(),
         })
     }
 
@@ -62,14 +64,15 @@ mod tests {
         let mut s = Silence::default();
         s.reset(8, ms(100));
         assert_eq!(
-            s.suspect(8, ms(412), ms(300)),
+            s.suspect(8, ms(412), ms(300), "heartbeat"),
             Some(Event::Suspect {
                 target: 8,
                 silence_ms: 312,
-                timeout_ms: 300
+                timeout_ms: 300,
+                cause: "heartbeat".into()
             })
         );
-        assert_eq!(s.suspect(8, ms(500), ms(300)), None);
+        assert_eq!(s.suspect(8, ms(500), ms(300), "heartbeat"), None);
         assert!(s.is_suspected(8));
         assert_eq!(s.heard(8, ms(600)), Some(Event::Unsuspect { target: 8 }));
         assert_eq!(s.heard(8, ms(700)), None);

@@ -930,14 +930,16 @@ impl<E: Election> Algorithm for Leadership<E> {
                 self.after(cx, before);
             }
             LMsg::Inner { term, ack, msg } => {
-                if ack != 0 {
-                    cx.send(from, LMsg::Ack { seq: ack });
-                }
                 if term < self.core.term {
                     self.stale(cx, from, term);
                 } else {
                     self.join(cx, term, from);
                     self.with_inner(cx, |e, ecx| e.on_msg(ecx, from, msg));
+                }
+                // Acknowledged after the protocol's own sends: a forward is on the ring's
+                // critical path, the ACK is not.
+                if ack != 0 {
+                    cx.send(from, LMsg::Ack { seq: ack });
                 }
             }
             LMsg::HbAck { term } => {
@@ -974,7 +976,11 @@ impl<E: Election> Algorithm for Leadership<E> {
             LTimer::Heartbeat => {}
             LTimer::LeaderTimeout => {
                 if let Some(l) = self.core.leader.filter(|&l| l != me) {
-                    if let Some(ev) = self.core.silence.suspect(l, cx.now, self.core.setup.timeout) {
+                    if let Some(ev) = self
+                        .core
+                        .silence
+                        .suspect(l, cx.now, self.core.setup.timeout, "heartbeat")
+                    {
                         cx.record(ev);
                     }
                     self.start_election(cx);
@@ -998,7 +1004,7 @@ impl<E: Election> Algorithm for Leadership<E> {
                 if p.term != self.core.term {
                     return;
                 }
-                if let Some(ev) = self.core.silence.suspect(p.to, cx.now, self.core.setup.timeout) {
+                if let Some(ev) = self.core.silence.suspect(p.to, cx.now, self.core.setup.timeout, "ack") {
                     cx.record(ev);
                 }
                 self.core.forward_after(cx, p.to, p.msg);

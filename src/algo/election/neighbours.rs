@@ -173,6 +173,7 @@ impl Neighbours {
                     target: x,
                     silence_ms: ecx.now().saturating_sub(since).as_millis() as u64,
                     timeout_ms: ecx.setup().timeout.as_millis() as u64,
+                    cause: "probe".into(),
                 });
                 if n.spoke.contains(&x) {
                     restart = true;
