@@ -113,13 +113,7 @@ impl<A: Algorithm> Host<A> {
             msg: env.msg.name().to_string(),
             bytes: bytes.len(),
         };
-        self.records.push(Record {
-            t: now.wall_us,
-            node: Some(self.me),
-            lamport: Some(self.lamport),
-            pt: None,
-            event: ev,
-        });
+        self.stamp(now, ev);
         self.with_cx(now, |a, cx| a.on_msg(cx, from, env.msg));
     }
 
@@ -175,6 +169,11 @@ impl<A: Algorithm> Host<A> {
             self.counters.dropped += 1;
         }
         self.lamport += 1;
+        self.stamp(now, event);
+    }
+
+    /// Records `event` with the Lamport clock as it now stands.
+    fn stamp(&mut self, now: Now, event: Event) {
         self.records.push(Record {
             t: now.wall_us,
             node: Some(self.me),
@@ -210,13 +209,7 @@ impl<A: Algorithm> Host<A> {
                         msg: name.to_string(),
                         bytes: bytes.len(),
                     };
-                    self.records.push(Record {
-                        t: now.wall_us,
-                        node: Some(self.me),
-                        lamport: Some(self.lamport),
-                        pt: None,
-                        event: ev,
-                    });
+                    self.stamp(now, ev);
                     self.outbox.push(Outgoing { to, bytes });
                 }
                 Command::SetTimer(t, after) => self.timers.set(t, now.mono + after),

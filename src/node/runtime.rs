@@ -8,7 +8,7 @@
 use super::config::NodeOptions;
 use super::host::{Host, Now};
 use super::logging::HumanLog;
-use super::signals::StopSignals;
+use super::signals::{SignalSource, STOP};
 use super::socket::bind_udp;
 use crate::algo::registry::{self, Runner};
 use crate::algo::{Algorithm, NodeId, Setup};
@@ -58,7 +58,7 @@ struct Process<A: Algorithm> {
     host: Host<A>,
     socket: mio::net::UdpSocket,
     poll: Poll,
-    signals: StopSignals,
+    signals: SignalSource,
     by_addr: HashMap<SocketAddr, NodeId>,
     trace: Option<JsonlWriter>,
     human: HumanLog,
@@ -67,7 +67,7 @@ struct Process<A: Algorithm> {
 
 impl<A: Algorithm> Process<A> {
     fn new(opts: NodeOptions, host: Host<A>) -> Result<Self, CliError> {
-        let signals = StopSignals::new()?;
+        let signals = SignalSource::new(&STOP)?;
         let mut socket = bind_udp(opts.listen)?;
         let poll = Poll::new().map_err(|e| failed(format!("cannot create a poll: {e}")))?;
         poll.registry()
@@ -134,7 +134,7 @@ impl<A: Algorithm> Process<A> {
             for ev in events.iter() {
                 match ev.token() {
                     SOCKET => self.drain_socket(&mut buf),
-                    SIGNALS => stopping |= self.signals.drain(),
+                    SIGNALS => stopping |= !self.signals.drain().is_empty(),
                     _ => {}
                 }
             }
