@@ -11,5 +11,6 @@ pub mod error;
 pub mod node;
 pub mod rng;
 pub mod sim;
+pub mod topology;
 pub mod trace;
 pub mod wire;
