@@ -320,13 +320,18 @@ impl Demo {
         let Some(e) = &analysis.election else {
             return Vec::new();
         };
-        let ms = |us: u64| format!("{} ms", us / 1000);
+        let ms = |us: u64| format!("{:.1} ms", us as f64 / 1000.0);
         let mut out = vec![format!(
             "5. from the traces: two nodes each believed they led for {} in all; within one term: {}",
             ms(e.overlap_us),
             ms(e.same_term_overlap_us)
         )];
-        if e.overlap_us > 0 && e.same_term_overlap_us == 0 {
+        if e.same_term_overlap_us > 0 {
+            out.push(
+                "   within one term: two nodes each declared themselves leader of the same term (see uniqueness)"
+                    .into(),
+            );
+        } else if e.overlap_us > 0 {
             out.push(
                 "   the two leaders were always of different terms: a node that hears of both follows the newer".into(),
             );
