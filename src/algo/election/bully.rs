@@ -12,6 +12,10 @@
 //! - on coordinator timeout, still Waiting and no leader: the higher node died meanwhile: start
 //!   again (a new term).
 //! - on COORDINATOR(j): j leads.
+//! - woken: a node that was stopped for longer than a timeout (a SIGSTOP; seen by a tick every
+//!   half timeout) does not claim a term it joined through someone else's ELECTION: that message
+//!   may have waited in its socket buffer while the term was decided without it. It starts a
+//!   new term and claims there, so no term ever has two coordinators.
 //! - a leader becomes known (COORDINATOR, heartbeat, or a NEWER reply) and its id is lower than
 //!   mine: start an election and depose it. This is the instability the course warns of: the
 //!   highest id, paused and resumed, or restarted, takes over from a leader that was doing fine.
@@ -93,6 +97,10 @@ pub struct Bully {
     phase: Phase,
     /// Nothing heard from any peer since this process started.
     fresh: bool,
+    /// The term this node started itself, if it is the current one.
+    own_term: Option<u64>,
+    /// Stopped for longer than a timeout since it last started a term of its own.
+    woken: bool,
     /// Start of the current stretch of uninterrupted running (stable mode).
     up_since: Option<Duration>,
     last_seen: Duration,
@@ -116,9 +124,6 @@ impl Bully {
 
     /// Notes that this node is running now; a gap longer than a timeout was a pause.
     fn touch(&mut self, ecx: &mut ECx<'_, '_, Self>) {
-        if !self.stable {
-            return;
-        }
         let now = ecx.now();
         match self.up_since {
             None => {
@@ -128,6 +133,7 @@ impl Bully {
             Some(_) if now.saturating_sub(self.last_seen) > ecx.setup().timeout => {
                 log::info!("bully node {}: stopped for a while; uptime counts from now", ecx.me());
                 self.up_since = Some(now);
+                self.woken = true;
             }
             Some(_) => {}
         }
@@ -159,9 +165,12 @@ impl Bully {
         ecx.set_timer(BullyTimer::Answer, ecx.setup().timeout);
     }
 
-    /// This node is coordinator: tells everyone but `skip`.
+    /// This node is coordinator: tells everyone but `skip` (after a stop, only in a term of its own).
     fn claim(&mut self, ecx: &mut ECx<'_, '_, Self>, skip: &[NodeId]) {
         self.phase = Phase::Idle;
+        if self.woken && self.own_term != Some(ecx.term()) {
+            return ecx.start_election();
+        }
         let me = ecx.me();
         ecx.elected(me);
         let to: Vec<NodeId> = ecx
@@ -186,6 +195,8 @@ impl Election for Bully {
             stable: setup.flag("stable", false),
             phase: Phase::Idle,
             fresh: true,
+            own_term: None,
+            woken: false,
             up_since: None,
             last_seen: Duration::ZERO,
         }
@@ -193,6 +204,8 @@ impl Election for Bully {
 
     fn start(&mut self, ecx: &mut ECx<'_, '_, Self>) {
         self.touch(ecx);
+        self.own_term = Some(ecx.term());
+        self.woken = false;
         self.challenge(ecx);
     }
 
@@ -380,6 +393,26 @@ mod tests {
             .any(|r| r.node == Some(4) && matches!(r.event, Event::StepDown { term, .. } if term == t4)));
         one_leader_per_term(&s);
         s
+    }
+
+    #[test]
+    fn a_resumed_node_never_claims_the_term_decided_while_it_was_stopped() {
+        // Node 1 notices the pause first; 2 and 3 join its term without suspecting 5 and ask
+        // 5 too: those ELECTIONs wait in 5's buffer while 4 wins the term. On waking, 5 must
+        // not claim that term (as the process run that found this did), but take a new one.
+        let ids = all(5);
+        let mut setups = ring(&ids, &ids);
+        setups[0].timeout = ms(200);
+        let mut s = sim_net::<Bully>(setups, 5, 1, 0.0);
+        assert_eq!(elect(&mut s, None), 5);
+        s.pause(5);
+        assert_eq!(elect(&mut s, Some(5)), 4);
+        let t4 = s.node(4).belief().0;
+        s.run_for(ms(1000));
+        s.resume(5);
+        assert_eq!(elect(&mut s, Some(4)), 5);
+        assert!(s.node(5).belief().0 > t4);
+        one_leader_per_term(&s);
     }
 
     #[test]

@@ -378,6 +378,15 @@ impl<E: Election> ECx<'_, '_, E> {
     pub fn is_suspected(&self, node: NodeId) -> bool {
         self.core.silence.is_suspected(node)
     }
+    /// Suspects `node` after a timeout without the answer named by `cause` (e.g. `probe`): one
+    /// detector for the wrapper and the protocol, so a node is suspected once and its silence
+    /// counts from the last datagram of any kind. Any message from it withdraws the suspicion.
+    pub fn suspect(&mut self, node: NodeId, cause: &str) {
+        let timeout = self.core.setup.timeout;
+        if let Some(ev) = self.core.silence.suspect(node, self.cx.now, timeout, cause) {
+            self.cx.record(ev);
+        }
+    }
     /// Sends `msg` to `to` in the current term, without waiting for an ACK.
     pub fn send(&mut self, to: NodeId, msg: E::Msg) {
         let term = self.core.term;

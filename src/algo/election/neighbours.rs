@@ -24,9 +24,9 @@
 //! Also here: the winner's flood over the edges (LEADER), shared by Yo-Yo and Echo.
 
 use super::{ECx, Election};
-use crate::algo::{Event, NodeId, Setup};
+use crate::algo::{NodeId, Setup};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 /// The timer of the graph protocols: the periodic check on silent neighbours.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -68,7 +68,6 @@ pub struct Neighbours {
     probed: BTreeSet<NodeId>,
     /// Heard from in this term.
     spoke: BTreeSet<NodeId>,
-    last_heard: BTreeMap<NodeId, std::time::Duration>,
     armed: bool,
     announced: bool,
 }
@@ -131,10 +130,8 @@ impl Neighbours {
         }
         self.heard.insert(from);
         self.spoke.insert(from);
-        self.last_heard.insert(from, ecx.now());
-        if self.dead_before.remove(&from) {
-            ecx.record(Event::Unsuspect { target: from });
-        }
+        // The wrapper's detector records the `unsuspect` (it saw the datagram first).
+        self.dead_before.remove(&from);
         true
     }
 
@@ -168,13 +165,7 @@ impl Neighbours {
                 n.probed.remove(&x);
             } else if n.probed.remove(&x) {
                 n.dead.insert(x);
-                let since = n.last_heard.get(&x).copied().unwrap_or_default();
-                ecx.record(Event::Suspect {
-                    target: x,
-                    silence_ms: ecx.now().saturating_sub(since).as_millis() as u64,
-                    timeout_ms: ecx.setup().timeout.as_millis() as u64,
-                    cause: "probe".into(),
-                });
+                ecx.suspect(x, "probe");
                 if n.spoke.contains(&x) {
                     restart = true;
                 } else {

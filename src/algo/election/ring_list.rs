@@ -143,7 +143,7 @@ impl Election for RingList {
     type Timer = ();
 
     fn new(setup: &Setup) -> Self {
-        // `registry::validate_opts` refuses any other value before a node is built.
+        // `registry::check_setup` refuses any other value before a node is built.
         let pick = setup.opts.get("pick").and_then(|p| Pick::parse(p)).unwrap_or(Pick::Max);
         RingList {
             pick,
