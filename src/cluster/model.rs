@@ -81,6 +81,22 @@ pub struct Node {
 }
 
 impl Node {
+    /// A node as planned, not started yet, whose trace is read from `trace`.
+    pub fn new(plan: NodePlan, state: State, trace: std::path::PathBuf) -> Self {
+        Node {
+            plan,
+            pid: None,
+            state,
+            started: false,
+            belief: Belief::default(),
+            last: None,
+            suspicions: Vec::new(),
+            step_downs: Vec::new(),
+            elections: Vec::new(),
+            tail: Tail::new(trace),
+        }
+    }
+
     /// Whether it is running and has started: it has a view that counts.
     pub fn live(&self) -> bool {
         self.state == State::Running && self.started
@@ -176,18 +192,7 @@ mod tests {
             neighbours: vec![4, 1],
             initiator: true,
         };
-        let mut n = Node {
-            plan,
-            pid: None,
-            state: State::Running,
-            started: false,
-            belief: Belief::default(),
-            last: None,
-            suspicions: Vec::new(),
-            step_downs: Vec::new(),
-            elections: Vec::new(),
-            tail: Tail::new("/nonexistent".into()),
-        };
+        let mut n = Node::new(plan, State::Running, "/nonexistent".into());
         let start = Event::Start {
             addr: "127.0.0.1:9005".into(),
             algo: "chang-roberts".into(),

@@ -5,7 +5,6 @@
 use super::model::{describe_belief, describe_state, Belief, Node, State, Suspicion};
 use super::plan::NodePlan;
 use super::spawn::NodeArgs;
-use super::watch::Tail;
 use crate::trace::{wall_us, Event, JsonlWriter, Record};
 use nix::errno::Errno;
 use nix::sys::signal::{kill, Signal};
@@ -54,18 +53,7 @@ impl Fleet {
         let faults = JsonlWriter::append(&dir.join("faults.jsonl"))?;
         let nodes = plan
             .iter()
-            .map(|p| Node {
-                plan: p.clone(),
-                pid: None,
-                state: State::Exited("not started".into()),
-                started: false,
-                belief: Belief::default(),
-                last: None,
-                suspicions: Vec::new(),
-                step_downs: Vec::new(),
-                elections: Vec::new(),
-                tail: Tail::new(args.trace_path(p.id)),
-            })
+            .map(|p| Node::new(p.clone(), State::Exited("not started".into()), args.trace_path(p.id)))
             .collect();
         Ok(Fleet {
             nodes,
