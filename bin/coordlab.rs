@@ -2,7 +2,7 @@
 
 use clap::{Args, Parser, Subcommand};
 use coordlab::algo::Setup;
-use coordlab::cluster::{self, LaunchOptions};
+use coordlab::cluster::{self, LaunchOptions, Layout};
 use coordlab::error::{usage, CliError};
 use coordlab::node::config::{parse_ids, parse_kv, parse_members, NodeOptions};
 use std::collections::BTreeMap;
@@ -132,7 +132,7 @@ struct LaunchArgs {
     /// Where run directories are written.
     #[arg(long, default_value = "logs")]
     logs: PathBuf,
-    /// Run a scripted story without a human: false-suspicion.
+    /// Run a scripted story without a human: false-suspicion or split-brain.
     #[arg(long)]
     demo: Option<String>,
     /// An algorithm option passed to every node (KEY=VALUE; repeatable).
@@ -223,7 +223,7 @@ fn node_options(a: NodeArgs) -> Result<NodeOptions, CliError> {
     })
 }
 
-fn launch_options(n: usize, topology: String, a: LaunchArgs) -> Result<LaunchOptions, CliError> {
+fn launch_options(n: usize, topology: Layout, a: LaunchArgs) -> Result<LaunchOptions, CliError> {
     let ids = a.ids.as_deref().map(|s| parse_ids("--ids", s)).transpose()?;
     Ok(LaunchOptions {
         n,
@@ -255,8 +255,8 @@ fn run(cli: Cli) -> Result<i32, CliError> {
             coordlab::node::runtime::run_node(node_options(a)?)?;
             Ok(0)
         }
-        Cmd::Ring { n, launch } => cluster::launch(launch_options(n, "ring".into(), launch)?),
-        Cmd::Mesh { n, topology, launch } => cluster::launch(launch_options(n, topology, launch)?),
+        Cmd::Ring { n, launch } => cluster::launch(launch_options(n, Layout::Ring, launch)?),
+        Cmd::Mesh { n, topology, launch } => cluster::launch(launch_options(n, Layout::Mesh(topology), launch)?),
         Cmd::Pause(t) => control(&t.run.run, format!("pause {}", t.id)),
         Cmd::Resume(t) => control(&t.run.run, format!("resume {}", t.id)),
         Cmd::Kill(t) => control(&t.run.run, format!("kill {}", t.id)),

@@ -1,206 +1,16 @@
-//! Process-level tests: the real launcher spawning real node processes on 127.0.0.1. Each test
-//! has its own logs directory; every wait polls the run directory with a deadline; a guard
-//! stops the launcher (and so every node) even when a test fails.
+//! Process-level tests of `coordlab ring`: the real launcher spawning real node processes on
+//! 127.0.0.1. Each test has its own logs directory; every wait polls the run directory with a
+//! deadline; a guard stops the launcher (and so every node) even when a test fails.
 
+mod common;
+
+use common::*;
 use coordlab::trace::{Event, RunDir};
-use std::fs::{self, File};
-use std::io::Write;
+use std::fs;
 use std::net::UdpSocket;
-use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, ExitStatus, Output, Stdio};
-use std::time::{Duration, Instant};
-
-const BIN: &str = env!("CARGO_BIN_EXE_coordlab");
-/// Generous: the machine may be busy with other tests; a correct run finishes far sooner.
-const DEADLINE: Duration = Duration::from_secs(40);
-const POLL: Duration = Duration::from_millis(50);
-
-/// A fresh, empty logs directory for one test.
-fn temp_logs(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("coordlab-test-{name}-{}", std::process::id()));
-    let _ = fs::remove_dir_all(&dir);
-    dir
-}
-
-/// Waits for `child` until `deadline`; kills it when the deadline passes.
-fn wait_until(child: &mut Child, deadline: Instant) -> Option<ExitStatus> {
-    loop {
-        match child.try_wait() {
-            Ok(Some(s)) => return Some(s),
-            Ok(None) if Instant::now() >= deadline => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
-            }
-            Ok(None) => std::thread::sleep(POLL),
-            Err(_) => return None,
-        }
-    }
-}
-
-/// A running launcher; dropping it sends `quit`, waits, and kills it if it will not stop.
-struct Launch {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    logs: PathBuf,
-    out: PathBuf,
-    done: Option<ExitStatus>,
-}
-
-impl Launch {
-    fn start(n: usize, logs: &Path, extra: &[&str]) -> Launch {
-        fs::create_dir_all(logs).unwrap();
-        // Output goes to a file, never a pipe: a full pipe nobody reads would stall the launcher.
-        let out = logs.join("launcher.out");
-        let file = File::create(&out).unwrap();
-        let mut child = Command::new(BIN)
-            .arg("ring")
-            .arg(n.to_string())
-            .args(["--base-port", "0", "--logs"])
-            .arg(logs)
-            .args(extra)
-            .stdin(Stdio::piped())
-            .stdout(file.try_clone().unwrap())
-            .stderr(file)
-            .spawn()
-            .expect("the coordlab binary runs");
-        let stdin = child.stdin.take();
-        Launch {
-            child,
-            stdin,
-            logs: logs.to_path_buf(),
-            out,
-            done: None,
-        }
-    }
-
-    fn output(&self) -> String {
-        fs::read_to_string(&self.out).unwrap_or_default()
-    }
-
-    /// Types a line at the launcher's console.
-    fn console(&mut self, line: &str) {
-        let stdin = self.stdin.as_mut().expect("stdin is open");
-        writeln!(stdin, "{line}")
-            .and_then(|_| stdin.flush())
-            .expect("the launcher reads its console");
-    }
-
-    fn run_dir(&self) -> PathBuf {
-        self.logs.join("latest")
-    }
-
-    /// Polls the run directory until `f` finds what it wants; panics (showing the launcher's
-    /// output) at the deadline.
-    fn wait_for<T>(&mut self, what: &str, mut f: impl FnMut(&RunDir) -> Option<T>) -> T {
-        let deadline = Instant::now() + DEADLINE;
-        loop {
-            if let Ok(rd) = RunDir::load(&self.run_dir()) {
-                if let Some(x) = f(&rd) {
-                    return x;
-                }
-            }
-            if let Ok(Some(status)) = self.child.try_wait() {
-                self.done = Some(status);
-                panic!(
-                    "the launcher ended ({status}) while waiting for {what}:\n{}",
-                    self.output()
-                );
-            }
-            assert!(
-                Instant::now() < deadline,
-                "timed out waiting for {what}:\n{}",
-                self.output()
-            );
-            std::thread::sleep(POLL);
-        }
-    }
-
-    /// Waits for the launcher to end by itself.
-    fn wait(&mut self) -> ExitStatus {
-        if let Some(s) = self.done {
-            return s;
-        }
-        let status = wait_until(&mut self.child, Instant::now() + DEADLINE);
-        let status = status.unwrap_or_else(|| panic!("the launcher did not end in time:\n{}", self.output()));
-        self.done = Some(status);
-        status
-    }
-
-    /// Types `quit` and waits for the clean stop.
-    fn quit(&mut self) -> ExitStatus {
-        if self.done.is_none() {
-            if let Some(mut stdin) = self.stdin.take() {
-                let _ = writeln!(stdin, "quit");
-            }
-        }
-        self.wait()
-    }
-}
-
-impl Drop for Launch {
-    fn drop(&mut self) {
-        if self.done.is_some() {
-            return;
-        }
-        if let Some(mut stdin) = self.stdin.take() {
-            let _ = writeln!(stdin, "quit");
-        }
-        // Killing the launcher also kills its nodes (parent-death signal).
-        self.done = wait_until(&mut self.child, Instant::now() + DEADLINE);
-    }
-}
-
-/// Whom node `id` believes leads, replaying its own trace: (leader, term).
-fn belief(rd: &RunDir, id: u64) -> Option<(u64, u64)> {
-    let mut b = None;
-    for r in rd.node_events.iter().filter(|r| r.node == Some(id)) {
-        match &r.event {
-            Event::Start { .. } | Event::ElectionStart { .. } => b = None,
-            Event::Leader { leader, term } => b = Some((*leader, *term)),
-            Event::StepDown { .. } if b.map(|(l, _)| l) == Some(id) => b = None,
-            _ => {}
-        }
-    }
-    b
-}
-
-/// The term in which every node of `ids` believes `leader` leads, if they all do.
-fn all_follow(rd: &RunDir, ids: &[u64], leader: u64) -> Option<u64> {
-    let beliefs: Vec<_> = ids.iter().map(|&i| belief(rd, i)).collect::<Option<_>>()?;
-    let term = beliefs[0].1;
-    beliefs.iter().all(|&b| b == (leader, term)).then_some(term)
-}
-
-fn count(rd: &RunDir, id: u64, kind: &str) -> usize {
-    rd.node_events
-        .iter()
-        .filter(|r| r.node == Some(id) && r.event.kind() == kind)
-        .count()
-}
-
-/// Every process the launcher started has an `exit` line, after `shutdown`.
-fn assert_all_reaped(rd: &RunDir) {
-    let started: Vec<u32> = rd
-        .faults
-        .iter()
-        .filter_map(|r| match r.event {
-            Event::Spawn { pid, .. } | Event::Restart { pid } => Some(pid),
-            _ => None,
-        })
-        .collect();
-    assert!(!started.is_empty());
-    for pid in started {
-        assert!(
-            rd.faults
-                .iter()
-                .any(|r| matches!(r.event, Event::Exit { pid: p, .. } if p == pid)),
-            "process {pid} has no exit record: {:?}",
-            rd.faults
-        );
-    }
-    assert!(rd.faults.iter().any(|r| r.event == Event::Shutdown {}));
-}
+use std::path::PathBuf;
+use std::process::Command;
+use std::time::Instant;
 
 #[test]
 fn a_ring_of_five_elects_the_highest_id() {
@@ -246,11 +56,6 @@ fn killing_the_leader_elects_the_next_highest() {
     let _ = fs::remove_dir_all(&logs);
 }
 
-/// Runs `coordlab <args>` against the run and returns its output.
-fn coordlab(args: &[&str], run: &Path) -> Output {
-    Command::new(BIN).args(args).arg("--run").arg(run).output().unwrap()
-}
-
 #[test]
 fn a_paused_leader_resumed_steps_down_leaving_one_leader() {
     let logs = temp_logs("pause");
@@ -275,24 +80,7 @@ fn a_paused_leader_resumed_steps_down_leaving_one_leader() {
     });
     assert_eq!(l.quit().code(), Some(0), "{}", l.output());
     let rd = RunDir::load(&l.run_dir()).unwrap();
-    let top = rd
-        .node_events
-        .iter()
-        .filter_map(|r| match r.event {
-            Event::Leader { term, .. } => Some(term),
-            _ => None,
-        })
-        .max()
-        .unwrap();
-    let mut leaders: Vec<u64> = rd
-        .node_events
-        .iter()
-        .filter_map(|r| match r.event {
-            Event::Leader { leader, term } if term == top => Some(leader),
-            _ => None,
-        })
-        .collect();
-    leaders.dedup();
+    let (top, leaders) = leaders_of_top_term(&rd);
     assert_eq!(leaders, vec![4], "exactly one leader in the highest term {top}");
     assert!(rd.faults.iter().any(|r| r.event.kind() == "pause" && r.node == Some(5)));
     assert!(rd
@@ -376,25 +164,6 @@ fn killing_the_launcher_leaves_no_node_behind() {
         }
     }
     let _ = fs::remove_dir_all(&logs);
-}
-
-/// Runs a launch that must be refused; returns (exit code, stderr).
-fn refused(args: &[&str], logs: &Path) -> (Option<i32>, String) {
-    let err = logs.with_extension("err");
-    let mut child = Command::new(BIN)
-        .arg("ring")
-        .args(args)
-        .arg("--logs")
-        .arg(logs)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(File::create(&err).unwrap())
-        .spawn()
-        .unwrap();
-    let status = wait_until(&mut child, Instant::now() + DEADLINE);
-    let text = fs::read_to_string(&err).unwrap_or_default();
-    let _ = fs::remove_file(&err);
-    (status.and_then(|s| s.code()), text)
 }
 
 #[test]

@@ -3,7 +3,7 @@
 
 use super::demo::Demo;
 use super::nodes::{Agreement, Fleet};
-use super::plan::{DemoKind, Plan};
+use super::plan::Plan;
 use std::time::{Duration, Instant};
 
 /// How a run ended, decided before the clean stop.
@@ -70,7 +70,7 @@ impl Goal {
     pub fn new(plan: &Plan, timeout: Duration, t0: Instant) -> Self {
         let n = plan.nodes.len();
         match (plan.demo, plan.until_elected) {
-            (Some(DemoKind::FalseSuspicion), _) => Goal::Demo(Box::new(Demo::new(n, timeout, t0))),
+            (Some(kind), _) => Goal::Demo(Box::new(Demo::new(kind, n, timeout, t0))),
             (None, true) => {
                 let limit = plan.duration.unwrap_or_else(|| patience(n, timeout));
                 Goal::Elected {
@@ -134,6 +134,14 @@ impl Goal {
                 })
             }
             Goal::Demo(demo) => demo.step(fleet, now),
+        }
+    }
+
+    /// What the goal adds to the checker's summary at the end (a demo's closing lines).
+    pub fn conclude(&self, analysis: &crate::check::Analysis) -> Vec<String> {
+        match self {
+            Goal::Demo(demo) => demo.conclude(analysis),
+            _ => Vec::new(),
         }
     }
 

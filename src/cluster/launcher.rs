@@ -9,7 +9,7 @@ use super::plan::Plan;
 use super::rundir;
 use super::signals::LauncherSignals;
 use super::spawn::NodeArgs;
-use super::LaunchOptions;
+use super::{LaunchOptions, Layout};
 use crate::error::{failed, CliError};
 use crate::trace::{wall_us, RunInfo, RunNode};
 use mio::unix::SourceFd;
@@ -43,12 +43,12 @@ pub fn run(opts: LaunchOptions, plan: Plan) -> Result<i32, CliError> {
     let start_us = launched_us + margin.as_micros() as u64;
     let t0 = Instant::now() + margin;
 
-    let dir = rundir::create(&opts.logs, launched_us, n, &opts.algo)?;
+    let dir = rundir::create(&opts.logs, launched_us, opts.topology.noun(), n, &opts.algo)?;
     let sock = dir.join(SOCKET_NAME);
     let server = Server::bind(&sock).map_err(|e| failed(format!("cannot listen on {}: {e}", sock.display())))?;
     let info = RunInfo {
         algo: opts.algo.clone(),
-        topology: "ring".into(),
+        topology: plan.topology.clone(),
         nodes: plan
             .nodes
             .iter()
@@ -65,8 +65,7 @@ pub fn run(opts: LaunchOptions, plan: Plan) -> Result<i32, CliError> {
     rundir::write_info(&dir, &info)?;
     rundir::point_latest(&opts.logs, &dir)?;
 
-    let args =
-        NodeArgs::new(&opts, &plan.nodes, &dir).map_err(|e| failed(format!("cannot find my own binary: {e}")))?;
+    let args = NodeArgs::new(&opts, &plan, &dir).map_err(|e| failed(format!("cannot find my own binary: {e}")))?;
     let mut fleet = Fleet::new(&plan.nodes, args, &dir, start_us)
         .map_err(|e| failed(format!("cannot write {}: {e}", dir.join("faults.jsonl").display())))?;
     if let Err(e) = fleet.spawn_all() {
@@ -74,14 +73,14 @@ pub fn run(opts: LaunchOptions, plan: Plan) -> Result<i32, CliError> {
         return Err(failed(e));
     }
     let goal = Goal::new(&plan, Duration::from_millis(opts.timeout_ms), t0);
-    banner(&opts, &dir, &goal);
+    banner(&opts, &plan, &dir, &goal);
     Launcher::new(fleet, signals, server, goal)?.run_loop()
 }
 
 fn options_json(o: &LaunchOptions) -> serde_json::Value {
     serde_json::json!({
         "n": o.n,
-        "topology": o.topology,
+        "topology": o.topology.label(),
         "algo": o.algo,
         "ids": o.ids,
         "initiators": o.initiators,
@@ -97,9 +96,18 @@ fn options_json(o: &LaunchOptions) -> serde_json::Value {
     })
 }
 
-fn banner(o: &LaunchOptions, dir: &Path, goal: &Goal) {
+fn banner(o: &LaunchOptions, plan: &Plan, dir: &Path, goal: &Goal) {
+    let shape = match &o.topology {
+        Layout::Ring => "ring".to_string(),
+        Layout::Mesh(spec) => {
+            let edges: usize = plan.nodes.iter().map(|p| p.neighbours.len()).sum();
+            let arrows = if spec == "ring" { "one-way links" } else { "links" };
+            let count = if spec == "ring" { edges } else { edges / 2 };
+            format!("mesh ({spec}, {count} {arrows})")
+        }
+    };
     say!(
-        "ring of {} nodes running {} (heartbeat {} ms, timeout {} ms); logs in {}",
+        "{shape} of {} nodes running {} (heartbeat {} ms, timeout {} ms); logs in {}",
         o.n,
         o.algo,
         o.heartbeat_ms,
@@ -225,6 +233,9 @@ impl Launcher {
             match crate::check::check(&self.fleet.dir) {
                 Ok(report) => {
                     say!("{}", report.text.trim_end());
+                    for line in self.goal.conclude(&report.analysis) {
+                        say!("{}", line);
+                    }
                     if report.violated {
                         code = 1;
                     }

@@ -1,7 +1,8 @@
-//! The launcher: spawns a ring of node processes, injects faults with signals, keeps a
-//! console, and writes the run directory of `shared/TRACE.md`.
+//! The launcher: spawns a ring or a mesh of node processes, injects faults with signals, keeps
+//! a console, and writes the run directory of `shared/TRACE.md`.
 //!
-//! `launch` checks every option before anything starts ([`plan`]), writes `run.json` and points
+//! `launch` checks every option before anything starts ([`plan`], with the algorithm/topology
+//! rules of [`fit`]), writes `run.json` and points
 //! `logs/latest` at the new run ([`rundir`]), spawns the nodes ([`spawn`]), then runs one mio
 //! loop ([`launcher`]): console lines from stdin ([`console`]), one command per connection on a
 //! Unix control socket ([`control`]), SIGINT/SIGTERM/SIGHUP/SIGCHLD through a signalfd
@@ -26,6 +27,7 @@ macro_rules! say {
 mod console;
 pub mod control;
 mod demo;
+pub mod fit;
 mod goal;
 mod launcher;
 mod model;
@@ -40,13 +42,42 @@ use crate::error::CliError;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+/// What the nodes are laid out on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Layout {
+    /// `coordlab ring N`: a ring in id order; each node's neighbours are its predecessor and
+    /// successor.
+    Ring,
+    /// `coordlab mesh N --topology SPEC`: a connected graph built by [`crate::topology::build`]
+    /// (`complete`, `ring`, `bidirectional-ring`, `grid`, `random:K`, an edge-list file).
+    Mesh(String),
+}
+
+impl Layout {
+    /// The word for the launch: `ring` or `mesh`.
+    pub fn noun(&self) -> &'static str {
+        match self {
+            Layout::Ring => "ring",
+            Layout::Mesh(_) => "mesh",
+        }
+    }
+
+    /// The topology as `run.json` names it: `ring` or `mesh:<spec>`.
+    pub fn label(&self) -> String {
+        match self {
+            Layout::Ring => "ring".into(),
+            Layout::Mesh(spec) => format!("mesh:{spec}"),
+        }
+    }
+}
+
 /// Everything `coordlab ring N` / `coordlab mesh N` was asked to do.
 #[derive(Debug, Clone)]
 pub struct LaunchOptions {
     /// How many nodes.
     pub n: usize,
-    /// `ring`, or a mesh topology (`complete`, `grid`, `random:K`, a file).
-    pub topology: String,
+    /// A ring, or a mesh of some topology.
+    pub topology: Layout,
     /// The algorithm name (`--algo`).
     pub algo: String,
     /// Ids in ring order (`--ids`); default 1..=n.
@@ -67,7 +98,7 @@ pub struct LaunchOptions {
     pub seed: u64,
     /// Where run directories go (`logs`).
     pub logs: PathBuf,
-    /// A scripted story to run instead of the console (`false-suspicion`).
+    /// A scripted story to run instead of the console (`false-suspicion`, `split-brain`).
     pub demo: Option<String>,
     /// Algorithm options passed to every node (`--set key=value`).
     pub set: BTreeMap<String, String>,

@@ -74,6 +74,8 @@ pub struct Node {
     pub suspicions: Vec<Suspicion>,
     /// Every step-down it recorded.
     pub step_downs: Vec<StepDown>,
+    /// Every `election_start` it recorded: (trace time, term).
+    pub elections: Vec<(u64, u64)>,
     /// Its trace, followed.
     pub tail: Tail,
 }
@@ -93,6 +95,7 @@ impl Node {
                 self.belief = Belief::default();
             }
             Event::ElectionStart { term } => {
+                self.elections.push((rec.t, *term));
                 self.belief = Belief {
                     term: *term,
                     leader: None,
@@ -182,6 +185,7 @@ mod tests {
             last: None,
             suspicions: Vec::new(),
             step_downs: Vec::new(),
+            elections: Vec::new(),
             tail: Tail::new("/nonexistent".into()),
         };
         let start = Event::Start {
@@ -203,6 +207,7 @@ mod tests {
         n.apply(&rec(6, Event::Leader { leader: 4, term: 2 }));
         assert_eq!(describe_belief(&n), "node 4 leads term 2");
         assert_eq!(n.step_downs.len(), 1);
+        assert_eq!(n.elections, vec![(2, 1), (5, 2)]);
         assert_eq!(n.last, Some(("leader", 6)));
     }
 }

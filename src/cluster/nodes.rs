@@ -63,6 +63,7 @@ impl Fleet {
                 last: None,
                 suspicions: Vec::new(),
                 step_downs: Vec::new(),
+                elections: Vec::new(),
                 tail: Tail::new(args.trace_path(p.id)),
             })
             .collect();
@@ -342,6 +343,21 @@ impl Fleet {
             .collect();
         s.sort_by_key(|s| s.t);
         s
+    }
+
+    /// The first `election_start` of every term above `term` recorded at or after `since`:
+    /// (trace time, node, term), by term.
+    pub fn elections_after(&self, term: u64, since: u64) -> Vec<(u64, u64, u64)> {
+        let mut first: std::collections::BTreeMap<u64, (u64, u64)> = std::collections::BTreeMap::new();
+        for n in &self.nodes {
+            for &(t, tm) in n.elections.iter().filter(|&&(t, tm)| tm > term && t >= since) {
+                let e = first.entry(tm).or_insert((t, n.plan.id));
+                if t < e.0 {
+                    *e = (t, n.plan.id);
+                }
+            }
+        }
+        first.into_iter().map(|(tm, (t, id))| (t, id, tm)).collect()
     }
 
     /// The `status` table: node, pid, state, belief, last event.

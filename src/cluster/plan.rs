@@ -1,13 +1,24 @@
 //! Checks a launch's options before anything starts and turns them into a plan: which node
-//! runs where, who it talks to, who starts, and what the run is for.
+//! runs where, who it talks to, who starts, what every node is told, and what the run is for.
+//!
+//! Every check a node would make at its start is made here first, for every node, on the same
+//! [`Setup`] the node will build: a bad option is refused up front (exit 2), not found later
+//! in a node's log.
 
-use super::LaunchOptions;
-use crate::algo::registry;
+use super::fit;
+use super::{LaunchOptions, Layout};
+use crate::algo::{registry, Setup};
 use crate::error::{failed, usage, CliError};
 use crate::node::config::parse_ids;
+use crate::topology;
+use std::collections::BTreeMap;
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
 use std::time::Duration;
+
+/// The option that tells a node it runs on a mesh (the wrapper then floods leader heartbeats
+/// over its neighbours): set by the launcher, never by the user.
+pub const MESH_KEY: &str = "mesh";
 
 /// One node as it will be launched.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,7 +27,7 @@ pub struct NodePlan {
     pub id: u64,
     /// Its UDP address.
     pub addr: SocketAddr,
-    /// Its ring predecessor and successor (who it may talk to).
+    /// Whom it may talk to: its ring predecessor and successor, or its mesh neighbours.
     pub neighbours: Vec<u64>,
     /// Whether it starts the first election.
     pub initiator: bool,
@@ -27,13 +38,25 @@ pub struct NodePlan {
 pub enum DemoKind {
     /// Pause the leader, let the others elect, resume it, watch it step down.
     FalseSuspicion,
+    /// Pause the leader, let a new one win, resume the old one: two leaders at once, then one.
+    SplitBrain,
 }
+
+/// `--demo` names and their stories.
+const DEMOS: &[(&str, DemoKind)] = &[
+    ("false-suspicion", DemoKind::FalseSuspicion),
+    ("split-brain", DemoKind::SplitBrain),
+];
 
 /// A checked launch.
 #[derive(Debug, Clone)]
 pub struct Plan {
-    /// The nodes in ring order.
+    /// The nodes in ring order (`--ids` order).
     pub nodes: Vec<NodePlan>,
+    /// The topology as `run.json` names it (`ring`, `mesh:grid`).
+    pub topology: String,
+    /// The `--set` options every node gets (the user's, plus `mesh=true` on a mesh).
+    pub set: BTreeMap<String, String>,
     /// `--until elected`.
     pub until_elected: bool,
     /// `--duration`.
@@ -42,19 +65,28 @@ pub struct Plan {
     pub demo: Option<DemoKind>,
 }
 
-/// Checks `opts` (every problem is one line naming it) and plans the ring.
+impl Plan {
+    /// The setup node `node` will build from its command line (see `bin/coordlab.rs`).
+    pub fn setup(&self, opts: &LaunchOptions, node: &NodePlan) -> Setup {
+        let ids = self.nodes.iter().map(|n| n.id).collect();
+        let mut s = Setup::new(node.id, ids, node.neighbours.clone());
+        s.initiator = node.initiator;
+        s.heartbeat = Duration::from_millis(opts.heartbeat_ms);
+        s.timeout = Duration::from_millis(opts.timeout_ms);
+        s.seed = opts.seed;
+        s.opts = self.set.clone();
+        s
+    }
+}
+
+/// Checks `opts` (every problem is one line naming it) and plans the ring or mesh.
 pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
-    if opts.topology != "ring" {
-        return Err(failed(format!(
-            "topology '{}' is not supported by this launcher yet (only ring)",
-            opts.topology
-        )));
-    }
     let n = opts.n;
+    let noun = opts.topology.noun();
     if n < 2 {
-        return Err(usage(format!("a ring needs at least 2 nodes (got {n})")));
+        return Err(usage(format!("a {noun} needs at least 2 nodes (got {n})")));
     }
-    let ids = ring_ids(n, opts.ids.as_deref())?;
+    let ids = launch_ids(n, opts.ids.as_deref(), noun)?;
     if !registry::is_known(&opts.algo) {
         return Err(usage(format!(
             "unknown algorithm '{}' (known: {})",
@@ -62,7 +94,19 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
             registry::names()
         )));
     }
-    let initiators = initiators(&opts.initiators, &ids)?;
+    if opts.set.contains_key(MESH_KEY) {
+        return Err(usage(format!(
+            "--set {MESH_KEY}: the launcher sets this itself (coordlab mesh sets it, coordlab ring does not)"
+        )));
+    }
+    let graph = match &opts.topology {
+        Layout::Ring => None,
+        Layout::Mesh(spec) => Some((spec.as_str(), topology::build(spec, &ids, opts.seed).map_err(usage)?)),
+    };
+    let rule = fit::fit(&opts.algo).ok_or_else(|| failed(format!("no topology rule for algorithm '{}'", opts.algo)))?;
+    rule.check(&opts.algo, graph.as_ref().map(|(s, g)| (*s, g)))
+        .map_err(usage)?;
+    let initiators = initiators(&opts.initiators, &ids, noun)?;
     let until_elected = match opts.until.as_deref() {
         None => false,
         Some("elected") => true,
@@ -70,12 +114,16 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
     };
     let demo = match opts.demo.as_deref() {
         None => None,
-        Some("false-suspicion") => Some(DemoKind::FalseSuspicion),
-        Some(other) => {
-            return Err(usage(format!(
-                "--demo: unknown story '{other}' (known: false-suspicion)"
-            )))
-        }
+        Some(name) => match DEMOS.iter().find(|(d, _)| *d == name) {
+            Some(&(_, kind)) => Some(kind),
+            None => {
+                let known: Vec<&str> = DEMOS.iter().map(|(d, _)| *d).collect();
+                return Err(usage(format!(
+                    "--demo: unknown story '{name}' (known: {})",
+                    known.join(", ")
+                )));
+            }
+        },
     };
     let duration = match opts.duration {
         None => None,
@@ -87,37 +135,52 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
             "--demo runs its own story; it cannot be combined with --until or --duration",
         ));
     }
-    let ports = ports(opts.base_port, n)?;
-    let nodes = ids
-        .iter()
-        .enumerate()
-        .map(|(k, &id)| {
-            let mut neighbours = vec![ids[(k + n - 1) % n], ids[(k + 1) % n]];
-            neighbours.dedup();
-            NodePlan {
-                id,
-                addr: SocketAddr::from((Ipv4Addr::LOCALHOST, ports[k])),
-                neighbours,
-                initiator: initiators.contains(&id),
-            }
-        })
-        .collect();
-    Ok(Plan {
-        nodes,
+    let neighbours = |k: usize| match &graph {
+        Some((_, g)) => g.neighbours(ids[k]).to_vec(),
+        None => {
+            let mut nb = vec![ids[(k + n - 1) % n], ids[(k + 1) % n]];
+            nb.dedup();
+            nb
+        }
+    };
+    let mut set = opts.set.clone();
+    if graph.is_some() {
+        set.insert(MESH_KEY.into(), "true".into());
+    }
+    // Addresses are filled in once every other check passed: finding ports binds sockets.
+    let unbound = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
+    let mut plan = Plan {
+        nodes: (0..n)
+            .map(|k| NodePlan {
+                id: ids[k],
+                addr: unbound,
+                neighbours: neighbours(k),
+                initiator: initiators.contains(&ids[k]),
+            })
+            .collect(),
+        topology: opts.topology.label(),
+        set,
         until_elected,
         duration,
         demo,
-    })
+    };
+    for node in &plan.nodes {
+        registry::check_setup(&opts.algo, &plan.setup(opts, node)).map_err(usage)?;
+    }
+    for (node, port) in plan.nodes.iter_mut().zip(ports(opts.base_port, n)?) {
+        node.addr.set_port(port);
+    }
+    Ok(plan)
 }
 
-/// The ids around the ring: `--ids` (exactly n, no duplicates) or 1..=n.
-fn ring_ids(n: usize, given: Option<&[u64]>) -> Result<Vec<u64>, CliError> {
+/// The ids in ring order: `--ids` (exactly n, no duplicates) or 1..=n.
+fn launch_ids(n: usize, given: Option<&[u64]>, noun: &str) -> Result<Vec<u64>, CliError> {
     let Some(ids) = given else {
         return Ok((1..=n as u64).collect());
     };
     if ids.len() != n {
         return Err(usage(format!(
-            "--ids lists {} ids but the ring has {n} nodes",
+            "--ids lists {} ids but the {noun} has {n} nodes",
             ids.len()
         )));
     }
@@ -129,8 +192,8 @@ fn ring_ids(n: usize, given: Option<&[u64]>) -> Result<Vec<u64>, CliError> {
     Ok(ids.to_vec())
 }
 
-/// `all`, `none`, or a list of ids that are in the ring.
-fn initiators(spec: &str, ids: &[u64]) -> Result<Vec<u64>, CliError> {
+/// `all`, `none`, or a list of ids that are in the ring or mesh.
+fn initiators(spec: &str, ids: &[u64], noun: &str) -> Result<Vec<u64>, CliError> {
     match spec.trim() {
         "all" => Ok(ids.to_vec()),
         "none" => Ok(Vec::new()),
@@ -140,14 +203,14 @@ fn initiators(spec: &str, ids: &[u64]) -> Result<Vec<u64>, CliError> {
                 return Err(usage("--initiators is empty (say none for no initiator)"));
             }
             if let Some(x) = chosen.iter().find(|x| !ids.contains(x)) {
-                return Err(usage(format!("--initiators: node {x} is not in the ring")));
+                return Err(usage(format!("--initiators: node {x} is not in the {noun}")));
             }
             Ok(chosen)
         }
     }
 }
 
-/// The UDP port of every ring position: base, base+1, ... each checked bindable now, or
+/// The UDP port of every position: base, base+1, ... each checked bindable now, or
 /// free ports the system picks when base is 0.
 fn ports(base: u16, n: usize) -> Result<Vec<u16>, CliError> {
     // Every probe socket stays open until all are taken, so that free ports are distinct.
@@ -192,7 +255,7 @@ mod tests {
     fn opts(n: usize) -> LaunchOptions {
         LaunchOptions {
             n,
-            topology: "ring".into(),
+            topology: Layout::Ring,
             algo: "chang-roberts".into(),
             ids: None,
             initiators: "all".into(),
@@ -257,13 +320,42 @@ mod tests {
         assert!(err(o).contains("--until"));
         let mut o = opts(3);
         o.demo = Some("party".into());
-        assert!(err(o).contains("--demo"));
+        assert!(err(o).contains("known: false-suspicion, split-brain"));
         let mut o = opts(3);
         o.duration = Some(-1.0);
         assert!(err(o).contains("--duration"));
         let mut o = opts(3);
         o.base_port = 65_535;
         assert!(err(o).contains("past 65535"));
+    }
+
+    #[test]
+    fn a_mesh_gets_its_graph_the_mesh_option_and_the_setup_checks() {
+        let mut o = opts(6);
+        o.topology = Layout::Mesh("grid".into());
+        o.algo = "yoyo".into();
+        let p = plan(&o).unwrap();
+        assert_eq!(p.topology, "mesh:grid");
+        assert_eq!(p.nodes[0].neighbours, vec![2, 4]);
+        assert_eq!(p.nodes[4].neighbours, vec![2, 4, 6]);
+        assert_eq!(p.set.get(MESH_KEY).map(String::as_str), Some("true"));
+        let s = p.setup(&o, &p.nodes[4]);
+        assert!(s.flag(MESH_KEY, false) && s.members == vec![1, 2, 3, 4, 5, 6] && s.initiator);
+        assert!(plan(&opts(3)).unwrap().set.is_empty(), "a ring is not a mesh");
+
+        o.topology = Layout::Mesh("random:9".into());
+        assert!(err(o.clone()).contains("random:9"));
+        o.topology = Layout::Mesh("grid".into());
+        o.algo = "franklin".into();
+        assert!(err(o.clone()).contains("node 2 has 3 neighbours"));
+        o.algo = "chang-roberts".into();
+        assert!(err(o.clone()).contains("coordlab ring N"));
+        o.algo = "echo".into();
+        o.set.insert("weights".into(), "1:5,x".into());
+        assert!(err(o.clone()).contains("weights"), "{}", err(o.clone()));
+        o.set.clear();
+        o.set.insert(MESH_KEY.into(), "false".into());
+        assert!(err(o).contains("the launcher sets this itself"));
     }
 
     #[test]

@@ -8,8 +8,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 /// Creates a new, uniquely named run directory under `logs` (e.g.
-/// `logs/20261122-034001-ring8-chang-roberts`) and returns its path.
-pub fn create(logs: &Path, wall_us: u64, n: usize, algo: &str) -> Result<PathBuf, CliError> {
+/// `logs/20261122-034001-ring8-chang-roberts`, `...-mesh6-yoyo`) and returns its path.
+pub fn create(logs: &Path, wall_us: u64, noun: &str, n: usize, algo: &str) -> Result<PathBuf, CliError> {
     fs::create_dir_all(logs).map_err(|e| failed(format!("cannot create {}: {e}", logs.display())))?;
     let stamp: String = fmt_wall(wall_us)
         .chars()
@@ -17,7 +17,7 @@ pub fn create(logs: &Path, wall_us: u64, n: usize, algo: &str) -> Result<PathBuf
         .filter(|c| c.is_ascii_digit() || *c == 'T')
         .map(|c| if c == 'T' { '-' } else { c })
         .collect();
-    let base = format!("{stamp}-ring{n}-{algo}");
+    let base = format!("{stamp}-{noun}{n}-{algo}");
     // create_dir (not _all) fails if the name is taken, so two launches in the same second
     // each get their own directory.
     for k in 1.. {
@@ -67,8 +67,8 @@ mod tests {
     fn runs_get_distinct_directories_and_latest_follows() {
         let logs = std::env::temp_dir().join(format!("coordlab-rundir-{}", std::process::id()));
         let _ = fs::remove_dir_all(&logs);
-        let a = create(&logs, 1_700_000_000_000_000, 8, "chang-roberts").unwrap();
-        let b = create(&logs, 1_700_000_000_000_000, 8, "chang-roberts").unwrap();
+        let a = create(&logs, 1_700_000_000_000_000, "ring", 8, "chang-roberts").unwrap();
+        let b = create(&logs, 1_700_000_000_000_000, "ring", 8, "chang-roberts").unwrap();
         assert_ne!(a, b);
         assert_eq!(a.file_name().unwrap(), "20231114-221320-ring8-chang-roberts");
         point_latest(&logs, &a).unwrap();

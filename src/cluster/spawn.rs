@@ -1,7 +1,7 @@
 //! Starting a node process: its command line, its log files, its process group, and the
 //! parent-death signal that takes it down with the launcher.
 
-use super::plan::NodePlan;
+use super::plan::{NodePlan, Plan};
 use super::LaunchOptions;
 use nix::errno::Errno;
 use nix::sys::prctl;
@@ -27,9 +27,10 @@ pub struct NodeArgs {
 }
 
 impl NodeArgs {
-    /// The shared arguments of a launch whose nodes are `nodes` (ring order), logging to `log_dir`.
-    pub fn new(opts: &LaunchOptions, nodes: &[NodePlan], log_dir: &Path) -> io::Result<Self> {
-        let members = nodes
+    /// The shared arguments of a launch of `plan`, logging to `log_dir`.
+    pub fn new(opts: &LaunchOptions, plan: &Plan, log_dir: &Path) -> io::Result<Self> {
+        let members = plan
+            .nodes
             .iter()
             .map(|n| format!("{}={}", n.id, n.addr))
             .collect::<Vec<_>>()
@@ -42,7 +43,7 @@ impl NodeArgs {
             timeout_ms: opts.timeout_ms,
             seed: opts.seed,
             log_dir: log_dir.to_path_buf(),
-            set: opts.set.iter().map(|(k, v)| format!("{k}={v}")).collect(),
+            set: plan.set.iter().map(|(k, v)| format!("{k}={v}")).collect(),
         })
     }
 
