@@ -92,11 +92,9 @@ pub fn run(sizes: &[usize], rounds: usize, sections: Sections, seed: u64) -> Res
         println!("chang-roberts 'this arrangement': each id travels to the first larger id (the largest all round).");
         println!("franklin: rounds predicted from the arrangement (every active node larger than both active");
         println!("neighbours survives a round; one last round for the winner); 'halving' ids reach the bound when n");
-        println!("is a power of two. bully 'n killed, only n-1 awake': after n leads, nodes 1..n-2 are paused and n");
-        println!(
-            "killed, so n-1 alone detects it; counts are the sends after the kill; elect ms: from n-1's election_start"
-        );
-        println!("to its last COORDINATOR leaving (the others read it when resumed).");
+        println!("is a power of two. bully 'n killed, only n-1 awake': after n leads, nodes 1..n-2 are paused and");
+        println!("n killed, so n-1 alone detects it; counts are the sends after the kill; elect ms: from the kill");
+        println!("to n-1's claim, detection (one --timeout-ms) included; the others read COORDINATOR when resumed.");
         println!("yoyo/echo: m edges of the seeded graph; yoyo's YO count depends on the graph (one vote per YO).");
     }
     Ok(())
