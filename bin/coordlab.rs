@@ -59,6 +59,12 @@ enum Cmd {
         /// Ping-pong rounds for the loopback floor.
         #[arg(long, default_value_t = 20_000)]
         rounds: usize,
+        /// Sections to run: floor, rings (with the floor), elections, or all.
+        #[arg(long, default_value = "all")]
+        only: String,
+        /// Seed of the shuffled id arrangements and random graphs.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
     },
     /// (internal) The echo process of the benchmark's loopback floor.
     #[command(hide = true)]
@@ -262,7 +268,12 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         Cmd::Kill(t) => control(&t.run.run, format!("kill {}", t.id)),
         Cmd::Restart(t) => control(&t.run.run, format!("restart {}", t.id)),
         Cmd::Status(r) => control(&r.run, "status".into()),
-        Cmd::Bench { sizes, rounds } => {
+        Cmd::Bench {
+            sizes,
+            rounds,
+            only,
+            seed,
+        } => {
             let sizes = parse_ids("--sizes", &sizes)?
                 .into_iter()
                 .map(|n| n as usize)
@@ -270,7 +281,7 @@ fn run(cli: Cli) -> Result<i32, CliError> {
             if let Some(n) = sizes.iter().find(|&&n| n < 2) {
                 return Err(usage(format!("--sizes: a ring needs at least 2 nodes, not {n}")));
             }
-            coordlab::bench::run(&sizes, rounds)?;
+            coordlab::bench::run(&sizes, rounds, coordlab::bench::Sections::parse(&only)?, seed)?;
             Ok(0)
         }
         Cmd::BenchEcho { listen } => {

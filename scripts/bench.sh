@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Benchmarks (figures, not tests): loopback floor, cost per hop, election time and message
-# counts for rings of 8, 64 and 256, resident memory per node. Options pass to `coordlab bench`.
+# Benchmarks (figures, not tests): loopback floor, cost per hop, memory per node, and every
+# election algorithm's time and message counts beside the formulas, for n = 8, 64 and 256.
+# Options pass to `coordlab bench` (e.g. --only elections --sizes 8,64).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release --quiet
-exec target/release/coordlab bench "$@"
+exec "${CARGO_TARGET_DIR:-target}/release/coordlab" bench "$@"

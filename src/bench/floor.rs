@@ -1,8 +1,9 @@
 //! The floor: the round trip of a plain blocking UDP ping-pong between two processes.
 
 use crate::error::{failed, CliError};
+use std::io::{BufRead, BufReader};
 use std::net::UdpSocket;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// Round-trip statistics in microseconds.
@@ -28,8 +29,17 @@ pub fn echo_server(listen: &str) -> Result<(), CliError> {
 }
 
 /// Forwards every datagram on `listen` to `next`, until a datagram `stop` arrives (passed on too).
+/// Prints the address it is bound to first (so `listen` may be port 0).
 pub fn relay(listen: &str, next: &str) -> Result<(), CliError> {
     let sock = UdpSocket::bind(listen).map_err(|e| failed(format!("cannot bind {listen}: {e}")))?;
+    let bound = sock.local_addr().map_err(|e| failed(e.to_string()))?;
+    {
+        use std::io::Write as _;
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{bound}")
+            .and_then(|_| out.flush())
+            .map_err(|e| failed(e.to_string()))?;
+    }
     let mut buf = [0u8; 2048];
     loop {
         let (n, _) = sock.recv_from(&mut buf).map_err(|e| failed(format!("recv: {e}")))?;
@@ -40,12 +50,16 @@ pub fn relay(listen: &str, next: &str) -> Result<(), CliError> {
     }
 }
 
-fn free_port() -> Result<String, CliError> {
-    let port = UdpSocket::bind("127.0.0.1:0")
-        .and_then(|s| s.local_addr())
-        .map_err(|e| failed(e.to_string()))?
-        .port();
-    Ok(format!("127.0.0.1:{port}"))
+/// Waits for `children` until `deadline`, then kills whichever are left (a relay whose
+/// predecessor died never sees `stop`).
+fn reap(children: Vec<Child>, deadline: Instant) {
+    for mut c in children {
+        while matches!(c.try_wait(), Ok(None)) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = c.kill();
+        let _ = c.wait();
+    }
 }
 
 /// The plain ring floor: one token around `n` processes (this one and n-1 relays) for `laps`
@@ -53,18 +67,30 @@ fn free_port() -> Result<String, CliError> {
 pub fn ring_floor(n: usize, laps: usize) -> Result<f64, CliError> {
     let me = UdpSocket::bind("127.0.0.1:0").map_err(|e| failed(format!("bind: {e}")))?;
     let my_addr = me.local_addr().map_err(|e| failed(e.to_string()))?.to_string();
-    let addrs: Vec<String> = (1..n).map(|_| free_port()).collect::<Result<_, _>>()?;
     let exe = std::env::current_exe().map_err(|e| failed(e.to_string()))?;
     let mut children = Vec::new();
-    for (i, a) in addrs.iter().enumerate() {
-        let next = addrs.get(i + 1).unwrap_or(&my_addr);
-        let child = Command::new(&exe)
-            .args(["bench-relay", "--listen", a, "--next", next])
+    // Spawned from the last relay back to the first: each binds a free port itself and says
+    // which, and that is where the one before it forwards (no port picked here and raced for).
+    let mut next = my_addr;
+    for _ in 1..n {
+        let mut child = Command::new(&exe)
+            .args(["bench-relay", "--listen", "127.0.0.1:0", "--next", &next])
             .stdin(Stdio::null())
+            .stdout(Stdio::piped())
             .spawn()
             .map_err(|e| failed(format!("cannot spawn a relay: {e}")))?;
+        let mut line = String::new();
+        if let Some(out) = child.stdout.take() {
+            let _ = BufReader::new(out).read_line(&mut line);
+        }
         children.push(child);
+        if line.trim().is_empty() {
+            reap(children, Instant::now());
+            return Err(failed("a relay of the ring floor did not start"));
+        }
+        next = line.trim().to_string();
     }
+    let first = next;
     me.set_read_timeout(Some(Duration::from_millis(500)))
         .map_err(|e| failed(e.to_string()))?;
     let mut buf = [0u8; 2048];
@@ -73,7 +99,7 @@ pub fn ring_floor(n: usize, laps: usize) -> Result<f64, CliError> {
     let mut warm = 0;
     while laps_us.len() < laps && Instant::now() < deadline {
         let t = Instant::now();
-        let _ = me.send_to(&[7u8; 64], &addrs[0]);
+        let _ = me.send_to(&[7u8; 64], &first);
         if me.recv_from(&mut buf).is_ok() {
             // The first laps find relays still starting, or cold.
             warm += 1;
@@ -82,10 +108,8 @@ pub fn ring_floor(n: usize, laps: usize) -> Result<f64, CliError> {
             }
         }
     }
-    let _ = me.send_to(b"stop", &addrs[0]);
-    for mut c in children {
-        let _ = c.wait();
-    }
+    let _ = me.send_to(b"stop", &first);
+    reap(children, Instant::now() + Duration::from_secs(5));
     if laps_us.is_empty() {
         return Err(failed("the relay ring never carried the token round"));
     }

@@ -2,16 +2,105 @@
 //! per hop, election times and message counts beside the formulas, and memory per node.
 //! Benchmarks report; nothing here is a pass/fail test.
 
+mod elections;
 mod floor;
 mod rings;
 
+pub use elections::{run_elections, Claim, Count, ElectionRow};
 pub use floor::{echo_server, floor, relay, ring_floor};
 pub use rings::{run_rings, RingFigures};
 
-use crate::error::CliError;
+use crate::error::{usage, CliError};
 
-/// Runs every benchmark and prints the table.
-pub fn run(sizes: &[usize], rounds: usize) -> Result<(), CliError> {
+/// The kind of build measured: the figures of a debug build are not coordlab's.
+const BUILD: &str = if cfg!(debug_assertions) {
+    "debug build"
+} else {
+    "release build"
+};
+
+/// Which parts of the benchmark to run (`--only`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Sections {
+    /// The loopback ping-pong floor.
+    pub floor: bool,
+    /// Chang-Roberts rings: cost per hop against the floor and a relay ring, memory per node.
+    pub rings: bool,
+    /// Every election algorithm's time and message counts beside the formulas.
+    pub elections: bool,
+}
+
+impl Sections {
+    /// Everything.
+    pub const ALL: Sections = Sections {
+        floor: true,
+        rings: true,
+        elections: true,
+    };
+
+    /// Parses `floor,rings,elections` (any of them, or `all`).
+    pub fn parse(s: &str) -> Result<Self, CliError> {
+        let mut out = Sections {
+            floor: false,
+            rings: false,
+            elections: false,
+        };
+        for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            match part {
+                "all" => out = Sections::ALL,
+                "floor" => out.floor = true,
+                "rings" => out.rings = true,
+                "elections" => out.elections = true,
+                other => {
+                    return Err(usage(format!(
+                        "--only: '{other}' is not a section (floor, rings, elections, all)"
+                    )))
+                }
+            }
+        }
+        if out
+            == (Sections {
+                floor: false,
+                rings: false,
+                elections: false,
+            })
+        {
+            return Err(usage(
+                "--only: name at least one section (floor, rings, elections, all)",
+            ));
+        }
+        Ok(out)
+    }
+}
+
+/// Runs the chosen benchmarks and prints their tables. The rings table is read against the
+/// floor, so `rings` measures the floor too.
+pub fn run(sizes: &[usize], rounds: usize, sections: Sections, seed: u64) -> Result<(), CliError> {
+    if sizes.is_empty() {
+        return Err(usage("--sizes: name at least one size, e.g. 8,64,256"));
+    }
+    if sections.floor || sections.rings {
+        rings_and_floor(sizes, rounds, sections.rings)?;
+    }
+    if sections.elections {
+        println!("== elections ({BUILD}, one process per node, loopback; --timeout-ms 2000 --heartbeat-ms 500,");
+        println!("   --until elected; counts from the nodes' stop counters, protocol messages only)");
+        run_elections(sizes, seed)?;
+        println!();
+        println!("elect ms: first election_start to the last node's leader event. exact/DIFFERS: the count this setup");
+        println!("must give; within/OVER: an upper bound; ratio: measured / an average over random arrangements.");
+        println!("chang-roberts 'this arrangement': each id travels to the first larger id (the largest all round).");
+        println!("franklin: rounds predicted from the arrangement (every active node larger than both active");
+        println!("neighbours survives a round; one last round for the winner); 'halving' ids reach the bound when n");
+        println!("is a power of two. bully 'n killed, only n-1 awake': after n leads, nodes 1..n-2 are paused and");
+        println!("n killed, so n-1 alone detects it; counts are the sends after the kill; elect ms: from the kill");
+        println!("to n-1's claim, detection (one --timeout-ms) included; the others read COORDINATOR when resumed.");
+        println!("yoyo/echo: m edges of the seeded graph; yoyo's YO count depends on the graph (one vote per YO).");
+    }
+    Ok(())
+}
+
+fn rings_and_floor(sizes: &[usize], rounds: usize, with_rings: bool) -> Result<(), CliError> {
     let f = floor(rounds)?;
     println!("== loopback floor: plain UDP ping-pong between two processes ({rounds} rounds)");
     println!(
@@ -21,9 +110,12 @@ pub fn run(sizes: &[usize], rounds: usize) -> Result<(), CliError> {
         f.median_us / 2.0
     );
     println!();
+    if !with_rings {
+        return Ok(());
+    }
     let figs = run_rings(sizes)?;
     let one_hop = f.median_us / 2.0;
-    println!("== chang-roberts rings (release build, one process per node, loopback)");
+    println!("== chang-roberts rings ({BUILD}, one process per node, loopback)");
     println!(
         "per hop, microseconds: chang-roberts cold (ELECTION lap) and warm (ELECTED lap); the runtime in steady state"
     );
@@ -76,5 +168,6 @@ pub fn run(sizes: &[usize], rounds: usize) -> Result<(), CliError> {
     println!(
         "initiating (n(n+1)/2). ELECTED: the announcement lap (n). RSS: largest node resident set (target < 4096 KiB)."
     );
+    println!();
     Ok(())
 }
