@@ -11,8 +11,9 @@
 //! - on ELECTED(j), j != me: j leads; participant := false; forward ELECTED(j).
 //! - on ELECTED(me): the announcement has been round: done.
 //!
-//! Messages: with every node initiating, n(n+1)/2 ELECTION messages when the ids increase
-//! along the ring (worst), 2n-1 when they decrease (best), about n*H_n on average; then n ELECTED.
+//! Messages: with every node initiating, 2n-1 ELECTION messages when the ids increase along
+//! the ring (best: each id dies at the next node, the largest goes all round), n(n+1)/2 when
+//! they decrease (worst), about n*H_n on average; then n ELECTED.
 //! Terms, heartbeats and skipping dead successors come from [`Leadership`](super::Leadership).
 
 use super::{ECx, Election};
