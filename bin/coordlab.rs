@@ -144,6 +144,18 @@ struct LaunchArgs {
     /// An algorithm option passed to every node (KEY=VALUE; repeatable).
     #[arg(long = "set")]
     set: Vec<String>,
+    /// Bully: a recovered node follows a live leader (uptime-weighted); same as --set stable=true.
+    #[arg(long)]
+    stable: bool,
+    /// Split-brain contained: votes of a weighted majority, check-quorum, pre-vote; same as --set majority=true.
+    #[arg(long)]
+    majority: bool,
+    /// Ring-list: the winner is the max or min id of the list; same as --set pick=...
+    #[arg(long, value_parser = ["max", "min"])]
+    pick: Option<String>,
+    /// Node weights or capabilities (echo, majority): ID:W,ID:W,...; same as --set weights=...
+    #[arg(long)]
+    weights: Option<String>,
 }
 
 #[derive(Args)]
@@ -245,8 +257,37 @@ fn launch_options(n: usize, topology: Layout, a: LaunchArgs) -> Result<LaunchOpt
         seed: a.seed,
         logs: a.logs,
         demo: a.demo,
-        set: parse_set(&a.set)?,
+        set: launch_set(&a.set, a.stable, a.majority, a.pick, a.weights)?,
     })
+}
+
+/// `--set` values plus the named option flags, refusing a flag that contradicts a `--set`.
+fn launch_set(
+    set: &[String],
+    stable: bool,
+    majority: bool,
+    pick: Option<String>,
+    weights: Option<String>,
+) -> Result<BTreeMap<String, String>, CliError> {
+    let mut out = parse_set(set)?;
+    let flags = [
+        ("stable", stable.then(|| "true".to_string())),
+        ("majority", majority.then(|| "true".to_string())),
+        ("pick", pick),
+        ("weights", weights),
+    ];
+    for (key, value) in flags {
+        let Some(value) = value else { continue };
+        match out.get(key) {
+            Some(v) if *v != value => {
+                return Err(usage(format!("--{key} contradicts --set {key}={v}")));
+            }
+            _ => {
+                out.insert(key.to_string(), value);
+            }
+        }
+    }
+    Ok(out)
 }
 
 fn control(run: &std::path::Path, cmd: String) -> Result<i32, CliError> {
