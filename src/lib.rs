@@ -19,6 +19,8 @@
 //! assert_eq!(sim.sent("ELECTED"), 5);
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod algo;
 pub mod bench;
 pub mod check;
