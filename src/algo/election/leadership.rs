@@ -1045,6 +1045,7 @@ impl<E: Election> Algorithm for Leadership<E> {
 mod tests {
     use super::*;
     use crate::algo::election::chang_roberts::ChangRoberts;
+    use crate::algo::election::testkit::one_leader_per_term;
     use crate::sim::{ring, NetConfig, Sim};
     use crate::topology::{build, mesh_setups, Graph};
     use crate::trace::Record;
@@ -1135,17 +1136,6 @@ mod tests {
             .collect()
     }
 
-    fn assert_one_leader_per_term(trace: &[Record]) {
-        let mut by_term = BTreeMap::new();
-        for (term, leader) in claims(trace) {
-            let prev = by_term.insert(term, leader);
-            assert!(
-                prev.is_none_or(|p| p == leader),
-                "term {term}: {prev:?} and {leader} both led"
-            );
-        }
-    }
-
     fn since(s: &Sim<impl Algorithm>, t: Duration) -> Vec<Record> {
         s.trace
             .iter()
@@ -1218,7 +1208,7 @@ mod tests {
             assert!(sent_by(&after, 4, "PRE_VOTE") > 0);
             s.heal();
             assert_eq!(agree(&mut s, &ids, t - 1), (t, 3), "seed {seed}");
-            assert_one_leader_per_term(&s.trace);
+            one_leader_per_term(&s);
         }
     }
 
@@ -1239,7 +1229,7 @@ mod tests {
             .filter(|r| r.node == Some(5))
             .collect();
         assert!(matches!(&downs[0].event, Event::StepDown { reason, .. } if reason == "lost quorum"));
-        assert_one_leader_per_term(&s.trace);
+        one_leader_per_term(&s);
     }
 
     #[test]
@@ -1259,7 +1249,7 @@ mod tests {
         assert_eq!(max_term(&s), t, "nobody moved past term {t}");
         assert_eq!(sent_by(&after, 5, "PRE_VOTE"), 0);
         assert!(claims(&after).is_empty(), "nobody claimed to lead after the resume");
-        assert_one_leader_per_term(&s.trace);
+        one_leader_per_term(&s);
     }
 
     #[test]
@@ -1365,7 +1355,7 @@ mod tests {
             s.crash(order_max(&s));
             let live = s.live();
             agree(&mut s, &live, 0);
-            assert_one_leader_per_term(&s.trace);
+            one_leader_per_term(&s);
         }
     }
 
