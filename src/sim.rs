@@ -6,7 +6,7 @@
 //! SIGSTOPped process does. Everything is seeded: a failing seed replays exactly.
 
 use crate::algo::{Algorithm, Setup};
-use crate::node::host::{Host, Now};
+use crate::engine::host::{Host, Now};
 use crate::rng::Rng;
 use crate::trace::{Event, NodeId, Record};
 use std::cmp::Reverse;

@@ -35,10 +35,6 @@ pub trait Algorithm {
     fn on_msg(&mut self, cx: &mut Context<'_, Self::Msg, Self::Timer>, from: NodeId, msg: Self::Msg);
     /// Called when a named timer expires.
     fn on_timer(&mut self, cx: &mut Context<'_, Self::Msg, Self::Timer>, timer: Self::Timer);
-    /// The term this node is in, stamped on every envelope (0 where the algorithm has none).
-    fn term(&self) -> u64 {
-        0
-    }
 }
 
 /// How a node is set up: who it is, whom it knows, and the options it was given.
@@ -137,11 +133,12 @@ impl<'a, M, T> Context<'a, M, T> {
     pub fn record(&mut self, ev: Event) {
         self.out.push(Command::Record(ev));
     }
-    /// Records that a message was discarded on purpose (stale term, unexpected), naming why.
+    /// Records that a message was ignored on purpose (stale term, unexpected), naming why; counted
+    /// apart from datagrams the engine refused.
     pub fn discard(&mut self, from: NodeId, reason: impl Into<String>) {
-        self.record(Event::Drop {
+        self.record(Event::Ignore {
+            from,
             reason: reason.into(),
-            addr: format!("node {from}"),
         });
     }
 }

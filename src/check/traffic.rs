@@ -24,8 +24,12 @@ pub struct Traffic {
     pub sent: u64,
     /// Datagrams accepted.
     pub received: u64,
-    /// Datagrams (or messages) refused.
+    /// Datagrams the engine refused.
     pub dropped: u64,
+    /// Messages the protocols accepted and chose to ignore.
+    pub ignored: u64,
+    /// `ignore` events by reason (numbers masked), with one example each.
+    pub ignores: BTreeMap<String, DropGroup>,
     /// Datagrams sent by message type.
     pub by_type: BTreeMap<String, u64>,
 }
@@ -43,16 +47,25 @@ impl Traffic {
                     });
                     g.count += 1;
                 }
+                Event::Ignore { reason, .. } => {
+                    let g = tr.ignores.entry(reason_kind(reason)).or_insert_with(|| DropGroup {
+                        count: 0,
+                        example: reason.clone(),
+                    });
+                    g.count += 1;
+                }
                 Event::Stop {
                     sent,
                     received,
                     dropped,
+                    ignored,
                     by_type,
                 } => {
                     tr.stops += 1;
                     tr.sent += sent;
                     tr.received += received;
                     tr.dropped += dropped;
+                    tr.ignored += ignored;
                     for (k, v) in by_type {
                         *tr.by_type.entry(k.clone()).or_default() += v;
                     }

@@ -1,5 +1,5 @@
 //! The launcher: spawns a ring or a mesh of node processes, injects faults with signals, keeps
-//! a console, and writes the run directory of `shared/TRACE.md`.
+//! a console, and writes the run directory of `docs/trace.md`.
 //!
 //! `launch` checks every option before anything starts ([`plan`], with the algorithm/topology
 //! rules of [`fit`]), writes `run.json` and points

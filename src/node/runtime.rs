@@ -6,15 +6,15 @@
 //! trace -> repeat. `EINTR` means poll again. A failed `send_to` is a lost datagram.
 
 use super::config::NodeOptions;
-use super::host::{Host, Now};
 use super::logging::HumanLog;
 use super::signals::{SignalSource, STOP};
 use super::socket::bind_udp;
 use crate::algo::registry::{self, Runner};
 use crate::algo::{Algorithm, NodeId, Setup};
+use crate::engine::host::{Host, Now};
+use crate::engine::wire::MAX_DATAGRAM;
 use crate::error::{failed, usage, CliError};
 use crate::trace::{wall_us, Event, JsonlWriter};
-use crate::wire::MAX_DATAGRAM;
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
 use std::collections::HashMap;

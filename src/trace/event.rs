@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 /// A node id, as on the wire and in traces.
 pub type NodeId = u64;
 
-/// One trace line: the common fields of TRACE.md and the event itself.
+/// One trace line: the common fields of docs/trace.md and the event itself.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Record {
     /// True time: host CLOCK_REALTIME in microseconds (simulated time in the simulator).
@@ -25,10 +25,10 @@ pub struct Record {
     pub event: Event,
 }
 
-/// Every event kind of TRACE.md. Unknown kinds read back as `Other`, so old readers survive new kinds.
+/// Every event kind of docs/trace.md. Unknown kinds read back as `Other`, so old readers survive new kinds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "ev", rename_all = "snake_case")]
-// Each kind's fields are the columns of its row in shared/TRACE.md, the contract they keep.
+// Each kind's fields are the columns of its row in docs/trace.md, the contract they keep.
 #[allow(missing_docs)]
 pub enum Event {
     // ---- node events ----
@@ -39,12 +39,26 @@ pub enum Event {
         pid: u32,
         peers: Vec<NodeId>,
     },
-    /// A datagram left.
-    Send { to: NodeId, msg: String, bytes: usize },
-    /// A datagram was accepted.
-    Recv { from: NodeId, msg: String, bytes: usize },
-    /// A datagram (or a message inside one) was refused.
+    /// A datagram left; `seq` is the sender's per-boot sequence number, so (node, seq) names the message.
+    Send {
+        to: NodeId,
+        msg: String,
+        bytes: usize,
+        #[serde(default)]
+        seq: u64,
+    },
+    /// A datagram was accepted; (`from`, `seq`) names the message, as in the sender's `send`.
+    Recv {
+        from: NodeId,
+        msg: String,
+        bytes: usize,
+        #[serde(default)]
+        seq: u64,
+    },
+    /// A datagram was refused by the engine (malformed, too large, unknown sender, ...).
     Drop { reason: String, addr: String },
+    /// The protocol chose to ignore a message it accepted (stale term, already decided, ...).
+    Ignore { from: NodeId, reason: String },
     /// The failure detector now suspects `target`.
     Suspect {
         target: NodeId,
@@ -80,6 +94,9 @@ pub enum Event {
         sent: u64,
         received: u64,
         dropped: u64,
+        /// Messages the protocol accepted but chose to ignore (`ignore` events).
+        #[serde(default)]
+        ignored: u64,
         by_type: BTreeMap<String, u64>,
     },
     // ---- launcher events (faults.jsonl) ----
@@ -131,6 +148,7 @@ impl Event {
             Event::Send { .. } => "send",
             Event::Recv { .. } => "recv",
             Event::Drop { .. } => "drop",
+            Event::Ignore { .. } => "ignore",
             Event::Suspect { .. } => "suspect",
             Event::Unsuspect { .. } => "unsuspect",
             Event::ElectionStart { .. } => "election_start",
@@ -163,11 +181,12 @@ impl Event {
             Event::Start { addr, algo, pid, peers } => {
                 format!("node {me} up on {addr} (pid {pid}), running {algo}; peers {peers:?}")
             }
-            Event::Send { to, msg, bytes } => format!("sent {msg} to node {to} ({bytes} bytes)"),
-            Event::Recv { from, msg, bytes } => {
-                format!("got {msg} from node {from} ({bytes} bytes)")
+            Event::Send { to, msg, bytes, seq } => format!("sent {msg} #{seq} to node {to} ({bytes} bytes)"),
+            Event::Recv { from, msg, bytes, seq } => {
+                format!("got {msg} #{seq} from node {from} ({bytes} bytes)")
             }
             Event::Drop { reason, addr } => format!("dropped a datagram from {addr}: {reason}"),
+            Event::Ignore { from, reason } => format!("ignored a message from node {from}: {reason}"),
             Event::Suspect { target, silence_ms, timeout_ms, cause } => match cause.as_str() {
                 "ack" => format!(
                     "suspect node {target}: it did not acknowledge a forwarded message within {timeout_ms} ms \

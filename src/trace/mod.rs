@@ -1,4 +1,4 @@
-//! The run directory and event schema of `shared/TRACE.md`: events, writer, reader.
+//! The run directory and event schema of `docs/trace.md`: events, writer, reader.
 
 mod event;
 mod reader;

@@ -1035,10 +1035,6 @@ impl<E: Election> Algorithm for Leadership<E> {
             }
         }
     }
-
-    fn term(&self) -> u64 {
-        self.core.term
-    }
 }
 
 #[cfg(test)]
@@ -1457,8 +1453,8 @@ mod tests {
         let g = build("grid", &ids, 0).unwrap(); // 1-2 / 3-4: 2's ring successor 3 is not adjacent
         let mut s = Sim::new(net(8), mesh_setups(&g, &ids), Cr::new);
         s.run_for(Duration::from_secs(2));
-        assert!(s.events("drop").iter().any(|r| r.node == Some(2)
-            && matches!(&r.event, Event::Drop { reason, .. } if reason.contains("ring successor 3 is not a neighbour"))));
+        assert!(s.events("ignore").iter().any(|r| r.node == Some(2)
+            && matches!(&r.event, Event::Ignore { reason, .. } if reason.contains("ring successor 3 is not a neighbour"))));
         assert_sends_follow_the_graph(&s.trace, &g, &[]);
     }
 

@@ -1,4 +1,5 @@
 //! The envelope every datagram carries, and its codec: the only file that names bincode.
+//! The envelope holds only what the engine itself reads.
 
 use crate::trace::NodeId;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
@@ -23,8 +24,9 @@ pub struct Envelope<M> {
     pub from: NodeId,
     /// The sender's Lamport clock at the send.
     pub lamport: u64,
-    /// The sender's term, where its algorithm has terms.
-    pub term: u64,
+    /// The sender's per-boot send sequence number: with `from`, the message's id, written in
+    /// both the `send` and the `recv` event so that the two can be paired.
+    pub seq: u64,
     /// The algorithm's message.
     pub msg: M,
 }
@@ -91,7 +93,7 @@ mod tests {
             version: VERSION,
             from: 3,
             lamport: 9,
-            term: 2,
+            seq: 2,
             msg: M::B { ids: vec![1, 2, 3] },
         };
         assert_eq!(decode::<M>(&encode(&e)).unwrap(), e);
@@ -110,7 +112,7 @@ mod tests {
             version: VERSION,
             from: 1,
             lamport: 1,
-            term: 0,
+            seq: 0,
             msg: M::A(1),
         });
         evil.truncate(evil.len() - 2);
@@ -128,7 +130,7 @@ mod tests {
             version: 7,
             from: 1,
             lamport: 0,
-            term: 0,
+            seq: 0,
             msg: M::A(5),
         };
         assert_eq!(decode::<M>(&encode(&e)), Err(WireError::Version(7)));

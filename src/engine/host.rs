@@ -4,9 +4,9 @@
 
 use super::timers::Timers;
 use crate::algo::{Algorithm, Command, Context, Message, Setup};
+use crate::engine::wire::{self, Envelope};
 use crate::rng::Rng;
 use crate::trace::{Event, NodeId, Record};
-use crate::wire::{self, Envelope};
 use std::collections::BTreeMap;
 use std::time::Duration;
 
@@ -17,8 +17,10 @@ pub struct Counters {
     pub sent: u64,
     /// Datagrams accepted.
     pub received: u64,
-    /// Datagrams (or messages) refused.
+    /// Datagrams the engine refused.
     pub dropped: u64,
+    /// Messages the protocol accepted but ignored.
+    pub ignored: u64,
     /// Sent messages by type name.
     pub by_type: BTreeMap<String, u64>,
 }
@@ -47,6 +49,7 @@ pub struct Host<A: Algorithm> {
     pub algo: A,
     me: NodeId,
     lamport: u64,
+    seq: u64,
     rng: Rng,
     timers: Timers<A::Timer>,
     counters: Counters,
@@ -62,6 +65,7 @@ impl<A: Algorithm> Host<A> {
             algo,
             me: setup.me,
             lamport: 0,
+            seq: 0,
             rng: Rng::new(setup.seed.wrapping_mul(0x9e37_79b9).wrapping_add(setup.me)),
             timers: Timers::default(),
             counters: Counters::default(),
@@ -112,6 +116,7 @@ impl<A: Algorithm> Host<A> {
             from,
             msg: env.msg.name().to_string(),
             bytes: bytes.len(),
+            seq: env.seq,
         };
         self.stamp(now, ev);
         self.with_cx(now, |a, cx| a.on_msg(cx, from, env.msg));
@@ -149,6 +154,7 @@ impl<A: Algorithm> Host<A> {
                 sent: c.sent,
                 received: c.received,
                 dropped: c.dropped,
+                ignored: c.ignored,
                 by_type: c.by_type,
             },
         );
@@ -165,8 +171,10 @@ impl<A: Algorithm> Host<A> {
     }
 
     fn push_record(&mut self, now: Now, event: Event) {
-        if matches!(event, Event::Drop { .. }) {
-            self.counters.dropped += 1;
+        match event {
+            Event::Drop { .. } => self.counters.dropped += 1,
+            Event::Ignore { .. } => self.counters.ignored += 1,
+            _ => {}
         }
         self.lamport += 1;
         self.stamp(now, event);
@@ -193,12 +201,13 @@ impl<A: Algorithm> Host<A> {
             match cmd {
                 Command::Send(to, msg) => {
                     self.lamport += 1;
+                    self.seq += 1;
                     let name = msg.name();
                     let env = Envelope {
                         version: wire::VERSION,
                         from: self.me,
                         lamport: self.lamport,
-                        term: self.algo.term(),
+                        seq: self.seq,
                         msg,
                     };
                     let bytes = wire::encode(&env);
@@ -208,6 +217,7 @@ impl<A: Algorithm> Host<A> {
                         to,
                         msg: name.to_string(),
                         bytes: bytes.len(),
+                        seq: self.seq,
                     };
                     self.stamp(now, ev);
                     self.outbox.push(Outgoing { to, bytes });
@@ -257,7 +267,7 @@ mod tests {
             version: wire::VERSION,
             from,
             lamport: 40,
-            term: 1,
+            seq: 1,
             msg,
         })
     }
