@@ -254,7 +254,7 @@ pub fn run_rings(sizes: &[usize]) -> Result<Vec<RingFigures>, CliError> {
             n,
             &[
                 "--algo",
-                "ring-probe",
+                crate::algo::registry::RING_PROBE.name,
                 "--until",
                 "elected",
                 "--initiators",

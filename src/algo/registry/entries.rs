@@ -69,8 +69,8 @@ fn echo_capabilities(setup: &Setup) -> Result<(), String> {
 
 /// Declares every entry once and derives from them the list and the dispatch.
 macro_rules! registry {
-    ($($id:ident = $entry:expr => $build:expr;)+) => {
-        $(const $id: Entry = $entry;)+
+    ($($(#[$doc:meta])* $id:ident = $entry:expr => $build:expr;)+) => {
+        $($(#[$doc])* pub const $id: Entry = $entry;)+
 
         /// Every algorithm, in the order `coordlab algos` and the bench show them.
         pub const ENTRIES: &[Entry] = &[$($id),+];
@@ -88,6 +88,7 @@ macro_rules! registry {
 }
 
 registry! {
+    /// Chang-Roberts.
     CHANG_ROBERTS = Entry {
         name: "chang-roberts",
         family: &ELECTION,
@@ -98,6 +99,7 @@ registry! {
         bench: Some(cases::chang_roberts),
     } => Leadership::<ChangRoberts>::new;
 
+    /// Ring election collecting ids.
     RING_LIST = Entry {
         name: "ring-list",
         family: &ELECTION,
@@ -114,6 +116,7 @@ registry! {
         bench: Some(cases::ring_list),
     } => Leadership::<RingList>::new;
 
+    /// Election on an anonymous ring.
     ANON_RING = Entry {
         name: "anon-ring",
         family: &ELECTION,
@@ -124,6 +127,7 @@ registry! {
         bench: Some(cases::anon_ring),
     } => Leadership::<AnonRing>::new;
 
+    /// Franklin.
     FRANKLIN = Entry {
         name: "franklin",
         family: &ELECTION,
@@ -134,6 +138,7 @@ registry! {
         bench: Some(cases::franklin),
     } => Leadership::<Franklin>::new;
 
+    /// Bully.
     BULLY = Entry {
         name: "bully",
         family: &ELECTION,
@@ -150,6 +155,7 @@ registry! {
         bench: Some(cases::bully),
     } => Leadership::<Bully>::new;
 
+    /// Yo-Yo.
     YOYO = Entry {
         name: "yoyo",
         family: &ELECTION,
@@ -160,6 +166,7 @@ registry! {
         bench: Some(cases::yoyo),
     } => Leadership::<YoYo>::new;
 
+    /// Echo election.
     ECHO = Entry {
         name: "echo",
         family: &ELECTION,
@@ -170,6 +177,7 @@ registry! {
         bench: Some(cases::echo),
     } => Leadership::<Echo>::new;
 
+    /// The benchmark's ring probe.
     RING_PROBE = Entry {
         name: "ring-probe",
         family: &PROBE,

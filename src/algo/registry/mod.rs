@@ -10,7 +10,7 @@ mod keys;
 mod listing;
 
 pub use check::check_setup;
-pub use entries::{dispatch, ELECTION, ENTRIES, PROBE};
+pub use entries::*;
 pub use fit::Fit;
 pub use keys::{id_weights, Key, Kind, SetBy};
 pub use listing::listing;
@@ -101,4 +101,4 @@ pub fn names() -> String {
 }
 
 /// The algorithm `--algo` runs when none is named.
-pub const DEFAULT_ALGO: &str = ENTRIES[0].name;
+pub const DEFAULT_ALGO: &str = CHANG_ROBERTS.name;
