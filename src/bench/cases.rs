@@ -193,52 +193,55 @@ pub fn bully(n: usize, _seed: u64) -> Vec<Case> {
     ]
 }
 
-/// Yo-Yo, every node starting, on a seeded random graph and a complete one.
-pub fn yoyo(n: usize, _seed: u64) -> Vec<Case> {
+/// One launch on a seeded random graph and one on a complete graph, every node or node 1
+/// starting: `wave` counts the protocol's messages given m edges, then the LEADER flood, which
+/// crosses every edge both ways but the n-1 it came in by: 2m-(n-1).
+fn on_two_graphs(
+    n: usize,
+    case: &'static str,
+    initiators: &'static str,
+    wave: fn(&RunDir, u64, u64) -> Vec<Count>,
+) -> Vec<Case> {
     let nn = n as u64;
-    let case = |topology: &'static str| {
+    let on = |topology: &'static str| {
         let counts: Reader = Box::new(move |run| {
             let m = edges(run);
-            let votes = sent_all(run, &["YES", "NO"]);
-            vec![
-                count("ID", sent(run, "ID"), format!("2m (m={m})"), Claim::Exact(2 * m)),
-                count("YO", sent(run, "YO"), format!("YES+NO ({votes})"), Claim::Exact(votes)),
-                count(
-                    "LEADER",
-                    sent(run, "LEADER"),
-                    "2m-(n-1)",
-                    Claim::Exact(2 * m - (nn - 1)),
-                ),
-            ]
+            let mut v = wave(run, nn, m);
+            v.push(count(
+                "LEADER",
+                sent(run, "LEADER"),
+                "2m-(n-1)",
+                Claim::Exact(2 * m - (nn - 1)),
+            ));
+            v
         });
-        launch(Shape::Mesh(topology), "all start", increasing(n), "all", counts)
+        launch(Shape::Mesh(topology), case, increasing(n), initiators, counts)
     };
-    vec![case("random:4"), case("complete")]
+    vec![on("random:4"), on("complete")]
 }
 
-/// Echo with one initiator, on a seeded random graph and a complete one.
+/// Yo-Yo, every node starting: one ID each way on every edge, one vote per YO.
+pub fn yoyo(n: usize, _seed: u64) -> Vec<Case> {
+    on_two_graphs(n, "all start", "all", |run, _, m| {
+        let votes = sent_all(run, &["YES", "NO"]);
+        vec![
+            count("ID", sent(run, "ID"), format!("2m (m={m})"), Claim::Exact(2 * m)),
+            count("YO", sent(run, "YO"), format!("YES+NO ({votes})"), Claim::Exact(votes)),
+        ]
+    })
+}
+
+/// Echo with one initiator: ELECTION or ECHO twice on every edge, ECHO on the tree's n-1.
 pub fn echo(n: usize, _seed: u64) -> Vec<Case> {
-    let nn = n as u64;
-    let case = |topology: &'static str| {
-        let counts: Reader = Box::new(move |run| {
-            let m = edges(run);
-            vec![
-                count(
-                    "ELECTION+ECHO",
-                    sent_all(run, &["ELECTION", "ECHO"]),
-                    format!("2m (m={m})"),
-                    Claim::Exact(2 * m),
-                ),
-                count("ECHO", sent(run, "ECHO"), "n-1 (tree edges)", Claim::Exact(nn - 1)),
-                count(
-                    "LEADER",
-                    sent(run, "LEADER"),
-                    "2m-(n-1)",
-                    Claim::Exact(2 * m - (nn - 1)),
-                ),
-            ]
-        });
-        launch(Shape::Mesh(topology), "node 1 starts", increasing(n), "1", counts)
-    };
-    vec![case("random:4"), case("complete")]
+    on_two_graphs(n, "node 1 starts", "1", |run, nn, m| {
+        vec![
+            count(
+                "ELECTION+ECHO",
+                sent_all(run, &["ELECTION", "ECHO"]),
+                format!("2m (m={m})"),
+                Claim::Exact(2 * m),
+            ),
+            count("ECHO", sent(run, "ECHO"), "n-1 (tree edges)", Claim::Exact(nn - 1)),
+        ]
+    })
 }

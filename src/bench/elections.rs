@@ -114,6 +114,15 @@ fn measure(dir: &Path, algo: &'static str, n: usize, seed: u64, c: &Case) -> Ele
     }
 }
 
+/// Every registry entry's cases at size `n`, in registry order, with the entry's name.
+fn all_cases(n: usize, seed: u64) -> Vec<(&'static str, Case)> {
+    ENTRIES
+        .iter()
+        .filter_map(|e| Some((e.name, e.bench?)))
+        .flat_map(|(algo, cases)| cases(n, seed).into_iter().map(move |c| (algo, c)))
+        .collect()
+}
+
 /// Measures every election case of every registry entry at each size, printing each row as it
 /// comes (the whole takes minutes).
 pub fn run_elections(sizes: &[usize], seed: u64) -> Result<Vec<ElectionRow>, CliError> {
@@ -121,11 +130,7 @@ pub fn run_elections(sizes: &[usize], seed: u64) -> Result<Vec<ElectionRow>, Cli
     print_header();
     let mut out = Vec::new();
     for &n in sizes {
-        let cases = ENTRIES
-            .iter()
-            .filter_map(|e| Some((e.name, e.bench?)))
-            .flat_map(|(algo, cases)| cases(n, seed).into_iter().map(move |c| (algo, c)));
-        for (index, (algo, c)) in cases.enumerate() {
+        for (index, (algo, c)) in all_cases(n, seed).into_iter().enumerate() {
             // Short: the control socket's path inside it must fit in a sockaddr_un.
             let row = measure(&root.join(format!("{n}-{index}")), algo, n, seed, &c);
             print_row(&row);
@@ -134,4 +139,40 @@ pub fn run_elections(sizes: &[usize], seed: u64) -> Result<Vec<ElectionRow>, Cli
     }
     let _ = std::fs::remove_dir_all(&root);
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_registry_gives_the_table_its_rows_in_order() {
+        let rows: Vec<(&str, String, String)> = all_cases(8, 1)
+            .into_iter()
+            .map(|(algo, c)| {
+                let graph = match c.shape {
+                    Shape::Ring => "ring".to_string(),
+                    Shape::Mesh(spec) => spec.to_string(),
+                };
+                (algo, graph, c.case)
+            })
+            .collect();
+        let want = [
+            ("chang-roberts", "ring", "ids increasing, all start"),
+            ("chang-roberts", "ring", "ids decreasing, all start"),
+            ("chang-roberts", "ring", "ids shuffled, all start"),
+            ("ring-list", "ring", "node 1 starts"),
+            ("anon-ring", "ring", "one candidate"),
+            ("franklin", "bidirectional-ring", "ids halving each round"),
+            ("franklin", "bidirectional-ring", "ids shuffled, all start"),
+            ("bully", "complete", "lowest id starts"),
+            ("bully", "complete", "n killed, only n-1 awake"),
+            ("yoyo", "random:4", "all start"),
+            ("yoyo", "complete", "all start"),
+            ("echo", "random:4", "node 1 starts"),
+            ("echo", "complete", "node 1 starts"),
+        ];
+        let want: Vec<(&str, String, String)> = want.iter().map(|&(a, g, c)| (a, g.into(), c.into())).collect();
+        assert_eq!(rows, want);
+    }
 }

@@ -360,6 +360,27 @@ mod tests {
     }
 
     #[test]
+    fn keys_come_from_the_algorithms_registry_entry() {
+        let mut o = opts(4);
+        o.topology = Layout::Mesh("bidirectional-ring".into());
+        o.algo = "ring-probe".into();
+        assert!(
+            plan(&o).unwrap().set.is_empty(),
+            "mesh=true only for an entry that takes it"
+        );
+        o.set.insert("laps".into(), "3".into());
+        assert_eq!(plan(&o).unwrap().set.get("laps").map(String::as_str), Some("3"));
+        o.set.insert("majority".into(), "true".into());
+        assert!(err(o.clone()).contains("--set majority does not apply to ring-probe"));
+        let mut o = opts(3);
+        o.set.insert("loss".into(), "0.2".into());
+        assert_eq!(
+            err(o),
+            "unknown key loss for chang-roberts; it takes: majority, weights"
+        );
+    }
+
+    #[test]
     fn a_busy_port_is_refused_by_number() {
         let busy = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
         let p = busy.local_addr().unwrap().port();
