@@ -6,10 +6,11 @@
 use super::cases::Scripted;
 use super::claims::{count, Claim};
 use super::elections::notes;
-use super::rings::{Launch, Shape};
+use super::rings::{replay, Launch, Shape};
+use crate::check::Belief;
 use crate::cluster::control;
 use crate::error::{failed, CliError};
-use crate::trace::{read_jsonl, Event, NodeId, RunDir};
+use crate::trace::{Event, NodeId, RunDir};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -25,11 +26,16 @@ fn wait_for(what: &str, deadline: Duration, mut done: impl FnMut() -> bool) -> R
     Ok(())
 }
 
-fn leaders(path: &Path, leader: NodeId, term: u64) -> bool {
-    read_jsonl(path).is_ok_and(|(recs, _)| {
-        recs.iter()
-            .any(|r| matches!(r.event, Event::Leader { leader: l, term: t } if l == leader && t == term))
-    })
+/// Whether each of `nodes` has learned that `leader` leads `term`, in the run so far.
+fn learned(run: &Path, nodes: impl IntoIterator<Item = NodeId>, leader: NodeId, term: u64) -> bool {
+    let Ok(run) = RunDir::load(run) else {
+        return false;
+    };
+    let b = replay(&run);
+    let belief = Belief { leader, term };
+    nodes
+        .into_iter()
+        .all(|n| b.learned.iter().any(|l| l.node == n && l.belief == belief))
 }
 
 fn command(run: &Path, cmd: &str) -> Result<(), CliError> {
@@ -46,22 +52,17 @@ fn story(dir: &Path, algo: &str, n: usize) -> Result<(RunDir, u64), CliError> {
     let args = ["--algo", algo, "--initiators", "all", "--duration", "600"];
     let l = Launch::spawn(dir, Shape::Mesh("complete"), n, &args)?;
     let run = l.run_dir();
-    let node = |i: NodeId| run.join(format!("node-{i}.jsonl"));
     let patience = Duration::from_secs(60);
-    wait_for("the first election", patience, || {
-        (1..=nn).all(|i| leaders(&node(i), nn, 1))
-    })?;
+    wait_for("the first election", patience, || learned(&run, 1..=nn, nn, 1))?;
     for i in 1..=nn - 2 {
         command(&run, &format!("pause {i}"))?;
     }
     command(&run, &format!("kill {nn}"))?;
-    wait_for("node n-1's claim", patience, || leaders(&node(nn - 1), nn - 1, 2))?;
+    wait_for("node n-1's claim", patience, || learned(&run, [nn - 1], nn - 1, 2))?;
     for i in 1..=nn - 2 {
         command(&run, &format!("resume {i}"))?;
     }
-    wait_for("the others following n-1", patience, || {
-        (1..nn).all(|i| leaders(&node(i), nn - 1, 2))
-    })?;
+    wait_for("the others following n-1", patience, || learned(&run, 1..nn, nn - 1, 2))?;
     command(&run, "quit")?;
     let mut rss = None;
     let done = l.wait(&mut rss)?;
@@ -89,11 +90,18 @@ pub(super) fn run(dir: &Path, algo: &str, n: usize) -> Scripted {
         return Err("needs at least 3 nodes".into());
     }
     let (run, killed) = story(dir, algo, n).map_err(|e| e.to_string())?;
-    let claim = run
-        .node_events
+    let claim = replay(&run)
+        .learned
         .iter()
-        .find(|r| matches!(r.event, Event::Leader { leader, term: 2 } if leader == nn - 1))
-        .map(|r| r.t);
+        .find(|l| {
+            l.node == nn - 1
+                && l.belief
+                    == Belief {
+                        leader: nn - 1,
+                        term: 2,
+                    }
+        })
+        .map(|l| l.t);
     let election_ms = claim.map(|c| c.saturating_sub(killed) as f64 / 1000.0);
     let counts = vec![
         count("ELECTION", sent_after(&run, "ELECTION", killed), "0", Claim::Exact(0)),
