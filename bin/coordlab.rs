@@ -202,8 +202,16 @@ struct NodeArgs {
     start_at_us: Option<u64>,
 }
 
+/// `--set` pairs; a key given twice is refused rather than one value silently winning.
 fn parse_set(set: &[String]) -> Result<BTreeMap<String, String>, CliError> {
-    set.iter().map(|s| parse_kv(s)).collect()
+    let mut out = BTreeMap::new();
+    for s in set {
+        let (k, v) = parse_kv(s)?;
+        if let Some(old) = out.insert(k.clone(), v) {
+            return Err(usage(format!("--set {k} is given twice ({k}={old} first)")));
+        }
+    }
+    Ok(out)
 }
 
 fn node_options(a: NodeArgs) -> Result<NodeOptions, CliError> {

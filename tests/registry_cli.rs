@@ -55,7 +55,20 @@ fn algos_lists_every_algorithm_with_its_family_fit_and_keys() {
 fn keys_an_algorithm_does_not_take_and_badly_typed_values_are_refused_up_front() {
     let logs = temp_logs("registry-refused");
     let logs_s = logs.to_string_lossy().into_owned();
-    let cases: [(&[&str], &str); 8] = [
+    let cases: [(&[&str], &str); 9] = [
+        (
+            &[
+                "ring",
+                "3",
+                "--algo",
+                "ring-list",
+                "--set",
+                "pick=max",
+                "--set",
+                "pick=min",
+            ],
+            "--set pick is given twice (pick=max first)",
+        ),
         (
             &["ring", "3", "--set", "majorty=true"],
             "unknown key majorty for chang-roberts (did you mean majority?); it takes: majority, weights",

@@ -128,6 +128,19 @@ mod tests {
     }
 
     #[test]
+    fn every_default_is_a_value_its_key_accepts() {
+        for e in super::super::ENTRIES {
+            let s = Setup::new(1, vec![1, 2, 3], vec![3, 2]);
+            for k in e
+                .all_keys()
+                .filter(|k| !matches!(k.kind, super::super::Kind::IdWeights { .. }))
+            {
+                assert_eq!(k.kind.check(k.name, k.default, &s), Ok(()), "{}: {}", e.name, k.name);
+            }
+        }
+    }
+
+    #[test]
     fn a_value_no_check_of_the_family_reads_is_still_typed() {
         // weights are read by the wrapper only under majority=true: without it, still checked.
         assert_eq!(
