@@ -3,7 +3,7 @@
 //! algorithm's own checks must pass.
 
 use super::keys::nearest;
-use super::{lookup, Entry, ENTRIES};
+use super::{lookup, Entry, ENGINE, ENTRIES};
 use crate::algo::Setup;
 
 /// Checks what algorithm `name` needs of a node's setup (its `--set` values, its neighbours),
@@ -17,10 +17,7 @@ pub fn check_setup(name: &str, setup: &Setup) -> Result<(), String> {
     }
     // The family's and the algorithm's own checks speak of what the value means to them; they
     // come first so that their words win, and the key types catch what they do not read.
-    if let Some(check) = entry.family.check {
-        check(setup)?;
-    }
-    if let Some(check) = entry.check {
+    for check in [ENGINE.check, entry.family.check, entry.check].into_iter().flatten() {
         check(setup)?;
     }
     for (key, value) in &setup.opts {
@@ -42,7 +39,9 @@ fn unknown_key(entry: &Entry, key: &str) -> String {
     let name = entry.name;
     let mut owners: Vec<String> = Vec::new();
     for e in ENTRIES {
-        let owner = if e.family.keys.iter().any(|k| k.name == key) {
+        let owner = if ENGINE.keys.iter().any(|k| k.name == key) {
+            "every algorithm".to_string()
+        } else if e.family.keys.iter().any(|k| k.name == key) {
             format!("every {} algorithm", e.family.name)
         } else if e.keys.iter().any(|k| k.name == key) {
             e.name.to_string()

@@ -12,6 +12,16 @@ use crate::algo::probe::RingProbe;
 use crate::algo::Setup;
 use crate::bench::cases;
 
+/// The engine (the host around every algorithm): its keys are taken by every algorithm, and
+/// its check runs on every setup. None yet: a key the engine reads (a clock option, say) is
+/// declared here, with the check that reads it.
+pub const ENGINE: Family = Family {
+    name: "engine",
+    summary: "the host around every algorithm",
+    keys: &[],
+    check: None,
+};
+
 /// Leader election, inside the [`Leadership`] wrapper (terms, heartbeats, ring repair, majority).
 pub const ELECTION: Family = Family {
     name: "election",

@@ -1,7 +1,7 @@
 //! `coordlab algos`: every algorithm with its family, where it runs, its summary and its keys,
 //! read from the registry. A family's keys are listed once, with the family.
 
-use super::{Entry, Family, Key, SetBy, ENTRIES};
+use super::{Entry, Family, Key, SetBy, ENGINE, ENTRIES};
 use std::fmt::Write as _;
 
 fn key_line(out: &mut String, k: &Key, indent: &str) {
@@ -21,7 +21,12 @@ fn key_line(out: &mut String, k: &Key, indent: &str) {
 fn family_block(out: &mut String, f: &Family, members: &[&Entry]) {
     let _ = writeln!(out, "{}: {}", f.name, f.summary);
     if !f.keys.is_empty() {
-        let _ = writeln!(out, "  keys of every {} algorithm:", f.name);
+        let whose = if f.name == ENGINE.name {
+            "every".to_string()
+        } else {
+            format!("every {}", f.name)
+        };
+        let _ = writeln!(out, "  keys of {whose} algorithm:");
         for k in f.keys {
             key_line(out, k, "    ");
         }
@@ -42,6 +47,10 @@ pub fn listing() -> String {
         if !families.iter().any(|f| f.name == e.family.name) {
             families.push(e.family);
         }
+    }
+    if !ENGINE.keys.is_empty() {
+        out.push('\n');
+        family_block(&mut out, &ENGINE, &[]);
     }
     for f in families {
         out.push('\n');

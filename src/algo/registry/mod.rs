@@ -56,9 +56,9 @@ pub struct Entry {
 }
 
 impl Entry {
-    /// Every key it takes: its family's, then its own.
+    /// Every key it takes: the engine's, its family's, then its own.
     pub fn all_keys(&self) -> impl Iterator<Item = &'static Key> {
-        self.family.keys.iter().chain(self.keys.iter())
+        ENGINE.keys.iter().chain(self.family.keys).chain(self.keys)
     }
 
     /// The keys a user may give it (not those the launcher sets).
