@@ -111,8 +111,7 @@ struct RunArg {
 
 #[derive(Args)]
 struct LaunchArgs {
-    /// The algorithm (`coordlab algos` lists them).
-    #[arg(long, default_value = registry::DEFAULT_ALGO)]
+    #[arg(long, default_value = registry::DEFAULT_ALGO, help = algo_help())]
     algo: String,
     /// The ids around the ring, in ring order (default 1..N).
     #[arg(long)]
@@ -179,8 +178,7 @@ struct NodeArgs {
     /// Start the first election at once.
     #[arg(long)]
     initiator: bool,
-    /// The algorithm (`coordlab algos` lists them).
-    #[arg(long, default_value = registry::DEFAULT_ALGO)]
+    #[arg(long, default_value = registry::DEFAULT_ALGO, help = algo_help())]
     algo: String,
     /// Heartbeat period in milliseconds.
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
@@ -200,6 +198,11 @@ struct NodeArgs {
     /// Start the algorithm at this wall-clock time (microseconds since the epoch).
     #[arg(long)]
     start_at_us: Option<u64>,
+}
+
+/// The help of `--algo`, from the registry.
+fn algo_help() -> String {
+    format!("The algorithm: {} (`coordlab algos` describes each)", registry::names())
 }
 
 /// `--set` pairs; a key given twice is refused rather than one value silently winning.

@@ -49,6 +49,11 @@ fn algos_lists_every_algorithm_with_its_family_fit_and_keys() {
     let (_, help, _) = run(&["--help"]);
     assert!(help.contains("coordlab algos"), "{help}");
     assert!(help.contains("algos "), "the subcommand is listed: {help}");
+    let (_, ring_help, _) = run(&["ring", "--help"]);
+    let algo = ring_help.lines().find(|l| l.contains("--algo")).unwrap();
+    for e in ENTRIES {
+        assert!(algo.contains(e.name), "--algo help names {}: {algo}", e.name);
+    }
 }
 
 #[test]
