@@ -8,6 +8,8 @@ mod claims;
 mod elections;
 mod floor;
 mod formulas;
+mod launch;
+mod readings;
 mod rings;
 mod table;
 
