@@ -232,5 +232,8 @@ mod tests {
         assert!(seen.contains(&("franklin", std::any::type_name::<Leadership<Franklin>>())));
         assert!(seen.contains(&("ring-probe", std::any::type_name::<RingProbe>())));
         assert_eq!(dispatch("paxos", &s, TypeName), None);
+        assert_eq!(super::super::family("yoyo").map(|f| f.name), Some(ELECTION.name));
+        assert_eq!(super::super::family("ring-probe").map(|f| f.name), Some(PROBE.name));
+        assert!(super::super::family("paxos").is_none());
     }
 }
