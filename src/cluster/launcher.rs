@@ -221,6 +221,7 @@ impl Launcher {
     }
 
     fn tick(&mut self) -> Option<Ending> {
+        self.server.expire(Instant::now());
         self.fleet.refresh();
         self.report_exits();
         self.goal.step(&mut self.fleet, Instant::now())
