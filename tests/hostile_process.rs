@@ -287,7 +287,7 @@ fn a_junk_flood_at_the_leader_deposes_nobody() {
                 while t0.elapsed() < Duration::from_secs(2) {
                     for _ in 0..500 {
                         let mut b: Vec<u8> = (0..80).map(|_| rng.next_u64() as u8).collect();
-                        if sent % 2 == 0 {
+                        if sent.is_multiple_of(2) {
                             b[0] = coordlab::engine::wire::VERSION;
                             b[1..9].copy_from_slice(&run.to_le_bytes());
                         }
