@@ -86,7 +86,8 @@ fn kernel_drops(port: u16) -> Option<u64> {
 /// many were sent. Half is random bytes, half passes the version and run-id checks but comes
 /// from no member.
 fn blast(to: String, rate: u64, secs: f64, run_id: u64, seed: u64) -> u64 {
-    let Ok(sock) = UdpSocket::bind("127.0.0.1:0") else {
+    // Connected: each send skips the address lookup, so one socket sends faster.
+    let Ok(sock) = UdpSocket::bind("127.0.0.1:0").and_then(|s| s.connect(&to).map(|_| s)) else {
         return 0;
     };
     let mut rng = crate::rng::Rng::new(seed);
@@ -111,7 +112,7 @@ fn blast(to: String, rate: u64, secs: f64, run_id: u64, seed: u64) -> u64 {
         // Catch up with the schedule, then yield a moment.
         let due = ((elapsed * rate as f64) as u64).min(total);
         while sent < due {
-            let _ = sock.send_to(&junk[(sent % 64) as usize], &to);
+            let _ = sock.send(&junk[(sent % 64) as usize]);
             sent += 1;
         }
         std::thread::sleep(Duration::from_micros(500));
