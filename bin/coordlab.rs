@@ -227,10 +227,7 @@ fn parse_set(set: &[String]) -> Result<BTreeMap<String, String>, CliError> {
 fn node_options(a: NodeArgs) -> Result<NodeOptions, CliError> {
     let members = parse_members(&a.members)?;
     check_timing(a.heartbeat_ms, a.timeout_ms)?;
-    let key_path = a.key.as_deref().ok_or_else(|| {
-        usage("--key FILE is required: every datagram is authenticated with the run's key (the launcher writes one per run: logs/<run>/key)")
-    })?;
-    let key = coordlab::node::keyfile::load(key_path).map_err(usage)?;
+
     let ids: Vec<u64> = members.iter().map(|m| m.0).collect();
     let i = ids
         .iter()
@@ -265,7 +262,7 @@ fn node_options(a: NodeArgs) -> Result<NodeOptions, CliError> {
         addrs: members.into_iter().collect(),
         log_dir: a.log_dir,
         start_at_us: a.start_at_us,
-        key,
+        key_file: a.key,
     })
 }
 

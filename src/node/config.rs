@@ -1,7 +1,6 @@
 //! What a node process is told on its command line, parsed with errors that name the problem.
 
 use crate::algo::{NodeId, Setup};
-use crate::engine::key::Key;
 use crate::error::{usage, CliError};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -23,8 +22,9 @@ pub struct NodeOptions {
     /// Wall-clock time (microseconds) at which the algorithm starts, so that every node of a
     /// launch is bound before the first message flies; None: at once.
     pub start_at_us: Option<u64>,
-    /// The run's key (`--key FILE`): every datagram is sealed and checked with it.
-    pub key: Key,
+    /// The run's key file (`--key FILE`, required: every datagram is sealed and checked with
+    /// the key), read once the other options passed their checks.
+    pub key_file: Option<PathBuf>,
 }
 
 /// Refuses timing that cannot work: a timeout not above the heartbeat period makes every node

@@ -9,12 +9,14 @@
 //! again. A failed `send_to` is a lost datagram.
 
 use super::config::NodeOptions;
+use super::keyfile;
 use super::logging::HumanLog;
 use super::signals::{SignalSource, STOP};
 use super::socket::bind_udp;
 use crate::algo::registry::{self, Runner};
 use crate::algo::{Algorithm, NodeId, Setup};
 use crate::engine::host::{Host, Now};
+use crate::engine::key::Key;
 use crate::error::{failed, usage, CliError};
 use crate::trace::{wall_us, Event, JsonlWriter};
 use mio::unix::SourceFd;
@@ -37,7 +39,11 @@ pub fn run_node(opts: NodeOptions) -> Result<(), CliError> {
     let setup = opts.setup.clone();
     let name = opts.algo.clone();
     registry::check_setup(&name, &setup).map_err(usage)?;
-    registry::dispatch(&name, &setup, ProcessRunner { opts }).unwrap_or_else(|| {
+    let key_file = opts.key_file.as_deref().ok_or_else(|| {
+        usage("--key FILE is required: every datagram is authenticated with the run's key (the launcher writes one per run: logs/<run>/key)")
+    })?;
+    let key = keyfile::load(key_file).map_err(usage)?;
+    registry::dispatch(&name, &setup, ProcessRunner { opts, key }).unwrap_or_else(|| {
         Err(usage(format!(
             "unknown algorithm '{name}' (known: {})",
             registry::names()
@@ -47,6 +53,7 @@ pub fn run_node(opts: NodeOptions) -> Result<(), CliError> {
 
 struct ProcessRunner {
     opts: NodeOptions,
+    key: Key,
 }
 
 impl Runner for ProcessRunner {
@@ -54,7 +61,7 @@ impl Runner for ProcessRunner {
     fn run<A: Algorithm>(self, setup: &Setup, a: A) -> Self::Output {
         // The boot id: the start time, so a restarted node's boot is later and peers open a
         // new replay window for it instead of refusing its datagrams as replays.
-        let host = Host::with_key(setup, a, &self.opts.key, wall_us());
+        let host = Host::with_key(setup, a, &self.key, wall_us());
         Process::new(self.opts, host)?.run()
     }
 }
