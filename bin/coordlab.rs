@@ -83,11 +83,14 @@ enum Cmd {
         #[arg(long)]
         next: String,
     },
-    /// Check a run's traces: termination, uniqueness, agreement, false suspicions.
+    /// Check a run's traces: termination, uniqueness, agreement, storms, false suspicions.
     Check {
         /// The run directory.
         #[arg(default_value = "logs/latest")]
         dir: PathBuf,
+        /// Every detail (every term, leadership interval, suspicion, drop reason, bad line).
+        #[arg(long)]
+        verbose: bool,
     },
 }
 
@@ -333,9 +336,11 @@ fn run(cli: Cli) -> Result<i32, CliError> {
             coordlab::bench::relay(&listen, &next)?;
             Ok(0)
         }
-        Cmd::Check { dir } => {
+        Cmd::Check { dir, verbose } => {
             let report = coordlab::check::check(&dir)?;
-            print!("{}", report.text);
+            let text = if verbose { &report.full } else { &report.text };
+            // A reader that went away (`coordlab check | head -1`) is not an error of the check.
+            let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes());
             Ok(if report.violated { 1 } else { 0 })
         }
     }

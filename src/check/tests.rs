@@ -152,6 +152,9 @@ impl Run {
             faults: self.faults.clone(),
             resource: Vec::new(),
             bad_lines: 0,
+            bad: Vec::new(),
+            unknown: BTreeMap::new(),
+            missing: Vec::new(),
         }
     }
 
@@ -233,11 +236,12 @@ fn a_clean_election_violates_nothing_and_is_written_to_summary_txt() {
     assert_eq!((e.spans[0].from, e.spans[0].to), (ms(30), ms(100)));
     assert_eq!(e.overlap_us, 0);
     let written = std::fs::read_to_string(tmp.0.join("summary.txt")).unwrap();
-    assert_eq!(written, report.text);
+    assert_eq!(written, report.full);
+    assert!(report.full.starts_with(report.text.lines().next().unwrap()));
     assert!(report
         .text
         .contains("agreement: ok, all 3 running nodes believe node 3 leads term 1"));
-    assert!(report.text.contains("election took 21 ms"));
+    assert!(report.full.contains("election took 21 ms"));
     assert!(report.text.contains("Verdict: no property violated"));
 }
 
@@ -264,7 +268,7 @@ fn two_self_declared_leaders_in_one_term_are_a_named_violation() {
     // Both led term 1 from +25 to +40 ms: overlap within one term.
     assert_eq!(e.same_term_overlap_us, 15_000);
     assert_eq!(e.overlap_us, 15_000);
-    let text = summary::render(&a);
+    let text = summary::render(&a, true);
     assert!(text.contains("uniqueness: VIOLATED in term 1: nodes 2 and 3 each declared themselves leader"));
     assert!(text.contains("Verdict: VIOLATED: uniqueness (term 1)"));
 }
@@ -284,7 +288,7 @@ fn disagreement_at_the_end_is_a_violation() {
     ]);
     assert_eq!(e.violations, vec![Violation::Agreement { groups }]);
     assert!(a.violated());
-    let text = summary::render(&a);
+    let text = summary::render(&a, true);
     assert!(
         text.contains(
             "agreement: VIOLATED: node 2 believes node 2 leads term 2; nodes 1 and 3 believe node 3 leads term 1"
@@ -304,7 +308,7 @@ fn a_killed_node_is_not_owed_a_leader_but_a_running_one_is() {
     let e = facts(&a);
     assert_eq!(e.live_at_end, vec![1, 2]);
     assert!(e.violations.is_empty(), "{:?}", e.violations);
-    assert!(summary::render(&a).contains("not running at the end: node 3 (killed at +5 ms)"));
+    assert!(summary::render(&a, true).contains("not running at the end: node 3 (killed at +5 ms)"));
 
     // The same run where node 1 never heard of the leader: termination fails, naming node 1.
     r.node_events
@@ -312,7 +316,7 @@ fn a_killed_node_is_not_owed_a_leader_but_a_running_one_is() {
     let a = r.analyse();
     assert_eq!(facts(&a).violations, vec![Violation::Termination { without: vec![1] }]);
     assert!(
-        summary::render(&a).contains("termination: VIOLATED: node 1 was running at the end but had learned no leader")
+        summary::render(&a, true).contains("termination: VIOLATED: node 1 was running at the end but had learned no leader")
     );
 }
 
@@ -339,7 +343,7 @@ fn suspecting_a_paused_node_is_false_and_a_killed_one_true() {
     );
     assert_eq!((s[2].target_state, s[2].is_true()), (Proc::Running, false));
     assert_eq!(a.suspicion_counts(), (1, 2));
-    let text = summary::render(&a);
+    let text = summary::render(&a, true);
     for line in [
         "node 1 suspected node 4 at +400 ms after 300 ms of silence; node 4 was paused, not dead: false suspicion",
         "node 2 suspected node 3 at +820 ms after 320 ms of silence; node 3 was dead (killed at +500 ms): true suspicion",
@@ -391,7 +395,7 @@ fn overlap_across_terms_is_measured_and_zero_within_a_term() {
     assert_eq!(t2.expected, vec![1, 2]);
     assert_eq!(t2.late(), vec![(3, ms(906))]);
     assert_eq!(t2.election_us(), Some(81_000));
-    let text = summary::render(&a);
+    let text = summary::render(&a, true);
     assert!(
         text.contains("two or more nodes each believed they led for 305 ms in all"),
         "{text}"
@@ -425,7 +429,7 @@ fn a_restart_forgets_beliefs_and_late_lines_of_a_dead_process_are_left_out() {
     assert_eq!(e.live_at_end, vec![1, 2, 3]);
     // Nodes 1 and 2 still follow the dead leader; the fresh node 3 knows nothing yet.
     assert_eq!(e.violations, vec![Violation::Termination { without: vec![3] }]);
-    assert!(summary::render(&a).contains("node 3: 1 event written after its process had ended, left out"));
+    assert!(summary::render(&a, true).contains("node 3: 1 event written after its process had ended, left out"));
 }
 
 #[test]
@@ -435,7 +439,7 @@ fn a_run_without_election_events_is_not_judged_on_elections() {
     let a = r.analyse();
     assert!(a.election.is_none());
     assert!(!a.violated());
-    let text = summary::render(&a);
+    let text = summary::render(&a, true);
     assert!(text.contains("no election in this run"));
     assert!(text.contains("node 2 was running: false suspicion"));
 }
@@ -572,7 +576,7 @@ fn a_simulated_chang_roberts_run_with_a_paused_leader() {
     let of8: Vec<_> = a.suspicions.iter().filter(|s| s.target == 8).collect();
     assert!(!of8.is_empty());
     assert!(of8.iter().all(|s| s.target_state == Proc::Paused && !s.is_true()));
-    assert!(report.text.contains("node 8 was paused, not dead: false suspicion"));
+    assert!(report.full.contains("node 8 was paused, not dead: false suspicion"));
 
     // Node 8 believed it led term 1 until it stepped down after waking; node 7 led the new term.
     let step_down = s
