@@ -617,3 +617,186 @@ fn without_a_shutdown_the_run_ends_before_the_first_clean_stop_or_at_the_last_ev
     assert!(!a.violated());
     assert_eq!(a.traffic.stops, 3);
 }
+
+#[test]
+fn a_follower_of_another_leader_in_the_same_term_breaks_agreement_within_the_term() {
+    let mut r = Run::new(&[1, 2, 3]);
+    r.ev(10, 3, leader(3, 1)).ev(11, 1, leader(3, 1)).ev(12, 2, leader(1, 1)).shutdown(100);
+    let a = r.analyse();
+    let groups = BTreeMap::from([(1, vec![2]), (3, vec![3, 1])]);
+    assert!(facts(&a)
+        .violations
+        .contains(&Violation::TermAgreement { term: 1, groups }));
+    assert!(a.violated());
+    let text = summary::render(&a, false);
+    assert!(
+        text.contains("agreement within a term: VIOLATED in term 1: node 2 believes node 1 leads it"),
+        "{text}"
+    );
+}
+
+#[test]
+fn an_absurd_term_is_reported() {
+    let mut r = Run::new(&[1, 2]);
+    r.everyone_learns(10, 2, 1).everyone_learns(50, 2, u64::MAX).shutdown(100);
+    let a = r.analyse();
+    assert!(facts(&a).violations.iter().any(|v| matches!(
+        v,
+        Violation::AbsurdTerm { term: u64::MAX, node: 2, .. }
+    )));
+    assert!(a.violated());
+    assert!(summary::render(&a, false).contains("absurd term: node 2 recorded term 18446744073709551615"));
+}
+
+#[test]
+fn invalid_bytes_and_unknown_kinds_are_counted_per_file_and_line_and_missing_files_named() {
+    let tmp = TempDir::new("input");
+    let mut r = clean_run();
+    r.ids.push(7);
+    r.write(&tmp.0);
+    std::fs::remove_file(tmp.0.join("node-7.jsonl")).unwrap();
+    let mut f = std::fs::OpenOptions::new().append(true).open(tmp.0.join("node-2.jsonl")).unwrap();
+    use std::io::Write as _;
+    f.write_all(b"{\"t\":1,\"ev\":\"le\xffder\"}\n").unwrap();
+    writeln!(f, r#"{{"t":{},"node":2,"ev":"telepathy","x":1}}"#, ms(50)).unwrap();
+    drop(f);
+    let report = check(&tmp.0).unwrap();
+    let a = &report.analysis;
+    assert_eq!(a.bad_lines, 1);
+    assert_eq!((a.bad[0].file.as_str(), a.bad[0].line), ("node-2.jsonl", 4));
+    assert!(a.bad[0].why.contains("invalid UTF-8"));
+    assert_eq!(a.unknown, BTreeMap::from([("telepathy".to_string(), 1)]));
+    assert_eq!(a.missing, vec!["node-7.jsonl".to_string()]);
+    // Node 7 is not judged: no termination violation about it.
+    assert!(!report.violated, "{}", report.text);
+    assert_eq!(facts(a).unjudged, vec![7]);
+    for line in [
+        "node-7.jsonl is missing: no verdict about that node is given",
+        "node-2.jsonl:4: invalid UTF-8 at byte",
+        "unknown event kinds (counted, not judged): telepathy x 1",
+        "node 7: trace missing",
+    ] {
+        assert!(report.text.contains(line), "missing {line:?} in\n{}", report.text);
+    }
+
+    // Without faults.jsonl no suspicion and no end-of-run property is judged.
+    std::fs::remove_file(tmp.0.join("faults.jsonl")).unwrap();
+    let report = check(&tmp.0).unwrap();
+    assert!(report.analysis.suspicions.is_empty());
+    assert!(!facts(&report.analysis).judged_end);
+    assert!(report.text.contains("faults.jsonl is missing: no ground truth"));
+    assert!(report.text.contains("Suspicions: not judged (faults.jsonl is missing)"));
+    assert!(report.text.contains("termination: not judged"));
+}
+
+#[test]
+fn storms_and_the_longest_leaderless_stretch_are_reported() {
+    let mut r = Run::new(&[1, 2, 3]);
+    r.ev(0, 1, election_start(1)).everyone_learns(10, 3, 1).pause(100, 3);
+    r.ev(400, 1, election_start(2));
+    // 3 nodes and no links listed: the bound is 2*9 + 6*0 + 4*3 = 30 protocol messages per term.
+    for k in 0..60 {
+        let send = Event::Send {
+            to: 2,
+            msg: "ELECTION".into(),
+            bytes: 10,
+            seq: k,
+        };
+        r.ev(400 + k / 10, 1, send);
+    }
+    for k in 0..100 {
+        let hb = Event::Send {
+            to: 2,
+            msg: "HEARTBEAT".into(),
+            bytes: 10,
+            seq: 100 + k,
+        };
+        r.ev(400 + k, 1, hb);
+    }
+    r.everyone_learns(700, 2, 2).shutdown(1000);
+    let a = r.analyse();
+    let e = facts(&a);
+    assert_eq!(e.storms.bound, 30);
+    assert_eq!(e.storms.over, vec![2]);
+    let t2 = e.storms.terms.iter().find(|t| t.term == 2).unwrap();
+    assert_eq!(t2.messages, 60, "heartbeats are not protocol messages");
+    // Node 3 was paused at +100 ms: no running leader until node 2 at +700 ms.
+    let l = e.longest_leaderless().unwrap();
+    assert_eq!((l.from, l.to), (ms(100), ms(700)));
+    let f = a.findings();
+    assert!(f.iter().any(|f| !f.violation && f.what.starts_with("storm: term 2 sent 60")));
+    // A storm is flagged, not a broken promise.
+    assert!(!a.violated());
+    let text = summary::render(&a, false);
+    assert!(text.contains("FLAG: storm: term 2"), "{text}");
+    assert!(text.contains("leaderless: longest stretch +100 ms to +700 ms (600 ms)"), "{text}");
+}
+
+fn mesh_line(r: &Run) -> RunDir {
+    // 1 - 2 - 3: node 2 is a cut vertex.
+    let mut rd = r.load();
+    rd.info.topology = "mesh:file".into();
+    for n in &mut rd.info.nodes {
+        n.peers = match n.id {
+            2 => vec![1, 3],
+            _ => vec![2],
+        };
+    }
+    rd
+}
+
+#[test]
+fn two_leaders_split_by_a_dead_cut_vertex_are_explained_but_not_in_majority_mode() {
+    let mut r = Run::new(&[1, 2, 3]);
+    r.everyone_learns(10, 2, 1)
+        .kill(100, 2)
+        .ev(400, 1, election_start(2))
+        .ev(400, 3, election_start(2))
+        .ev(410, 1, leader(1, 2))
+        .ev(411, 3, leader(3, 2))
+        .fault(600, 2, Event::Restart { pid: 0 })
+        .ev(601, 2, start(2))
+        .ev(602, 2, election_start(3))
+        .everyone_learns(700, 3, 3)
+        .shutdown(1000);
+    r.node_events
+        .retain(|e| !(e.node == Some(2) && e.t > ms(100) && e.t < ms(600)));
+    let rd = mesh_line(&r);
+    let a = analyse(&rd);
+    let e = facts(&a);
+    assert!(matches!(e.violations[0], Violation::Uniqueness { term: 2, .. }));
+    let x = e.explanation(2).expect("explained");
+    assert!(x.inherent);
+    assert!(x.words.contains("the cut vertex node 2 (dead since +100 ms)"), "{}", x.words);
+    assert!(!a.violated(), "{}", summary::render(&a, false));
+    assert!(summary::render(&a, false).contains("EXPLAINED: uniqueness: VIOLATED in term 2"));
+
+    let mut rd = mesh_line(&r);
+    rd.info.options = serde_json::json!({"set": {"majority": "true"}});
+    let a = analyse(&rd);
+    assert!(!facts(&a).explanation(2).unwrap().inherent);
+    assert!(a.violated());
+}
+
+#[test]
+fn a_resumed_node_claiming_a_term_it_joined_before_its_pause_is_explained_one_that_joined_after_is_not() {
+    let mut r = Run::new(&[1, 2, 3]);
+    r.ev(10, 3, election_start(1))
+        .pause(20, 3)
+        .ev(30, 1, election_start(1))
+        .ev(40, 2, leader(2, 1))
+        .ev(41, 1, leader(2, 1))
+        .fault(500, 3, Event::Resume { pid: 0 })
+        .ev(501, 3, leader(3, 1))
+        .shutdown(1000);
+    let a = r.analyse();
+    let x = facts(&a).explanation(1).unwrap();
+    assert!(x.inherent, "{}", x.words);
+    assert!(x.words.contains("node 3 was paused from +20 ms to +500 ms"), "{}", x.words);
+    // The same claim by a node that joined the term only after waking is ours, not inherent.
+    r.node_events.retain(|e| !(e.node == Some(3) && e.t == ms(10)));
+    r.ev(500, 3, election_start(1));
+    let a = r.analyse();
+    assert!(!facts(&a).explanation(1).unwrap().inherent);
+    assert!(a.violated());
+}
