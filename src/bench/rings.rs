@@ -256,7 +256,7 @@ pub fn run_rings(sizes: &[usize]) -> Result<Vec<RingFigures>, CliError> {
                 "--algo",
                 "ring-probe",
                 "--until",
-                "elected",
+                "done",
                 "--initiators",
                 &top,
                 "--set",

@@ -5,8 +5,8 @@ use super::beliefs::{Belief, Beliefs, LeadSpan, Learned};
 use super::explain::Explanation;
 use super::section::{Finding, Section};
 use super::storms::{Leaderless, Storms};
-use super::Analysis;
 use super::timeline::{Proc, Timeline};
+use super::Analysis;
 use crate::trace::NodeId;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -288,7 +288,11 @@ fn claims(learned: &[Learned]) -> BTreeMap<u64, Vec<Claim>> {
 fn term_agreement(learned: &[Learned], claims: &BTreeMap<u64, Vec<Claim>>) -> Vec<Violation> {
     let mut by_term: BTreeMap<u64, BTreeMap<NodeId, Vec<NodeId>>> = BTreeMap::new();
     for l in learned {
-        let list = by_term.entry(l.belief.term).or_default().entry(l.belief.leader).or_default();
+        let list = by_term
+            .entry(l.belief.term)
+            .or_default()
+            .entry(l.belief.leader)
+            .or_default();
         if !list.contains(&l.node) {
             list.push(l.node);
         }

@@ -46,7 +46,9 @@ impl Ground {
     /// What `run` says about itself.
     pub fn of(run: &RunDir) -> Self {
         let set = &run.info.options["set"];
-        let majority = set["majority"].as_str().is_some_and(|v| matches!(v, "true" | "1" | "yes"));
+        let majority = set["majority"]
+            .as_str()
+            .is_some_and(|v| matches!(v, "true" | "1" | "yes"));
         let graph = run.info.topology.starts_with("mesh").then(|| {
             run.info
                 .nodes
@@ -70,11 +72,13 @@ pub fn explain(v: &Violation, run: &RunDir, timeline: &Timeline, g: &Ground) -> 
         Violation::TermAgreement { term, groups } => (*term, groups.values().map(|ns| ns[0]).collect(), &[]),
         _ => return None,
     };
-    let not = |words: String| Some(Explanation {
-        term,
-        inherent: false,
-        words,
-    });
+    let not = |words: String| {
+        Some(Explanation {
+            term,
+            inherent: false,
+            words,
+        })
+    };
     if g.majority {
         return not("majority mode promises one leader per term: not inherent".into());
     }
@@ -121,8 +125,7 @@ pub fn explain(v: &Violation, run: &RunDir, timeline: &Timeline, g: &Ground) -> 
                 let cut: Vec<String> = down
                     .iter()
                     .filter(|d| {
-                        let touches: BTreeSet<usize> =
-                            graph[d].iter().filter_map(|x| comp.get(x)).copied().collect();
+                        let touches: BTreeSet<usize> = graph[d].iter().filter_map(|x| comp.get(x)).copied().collect();
                         touches.len() > 1
                     })
                     .map(|&d| {
@@ -164,9 +167,10 @@ fn resumed(run: &RunDir, timeline: &Timeline, term: u64, c: &Claim, first: u64, 
     let (i, pause) = changes
         .iter()
         .enumerate()
-        .filter(|(_, ch)| ch.state == Proc::Paused && ch.t <= c.t)
-        .last()?;
-    let woke = changes.get(i + 1).filter(|ch| ch.state == Proc::Running && ch.t <= c.t)?;
+        .rfind(|(_, ch)| ch.state == Proc::Paused && ch.t <= c.t)?;
+    let woke = changes
+        .get(i + 1)
+        .filter(|ch| ch.state == Proc::Running && ch.t <= c.t)?;
     if woke.t < first {
         return None;
     }

@@ -52,7 +52,11 @@ pub struct ProbeFacts {
 impl ProbeFacts {
     /// The nodes that never learned the laps were done.
     pub fn missing(&self) -> Vec<NodeId> {
-        self.nodes.iter().copied().filter(|n| !self.laps.done.contains(n)).collect()
+        self.nodes
+            .iter()
+            .copied()
+            .filter(|n| !self.laps.done.contains(n))
+            .collect()
     }
 }
 

@@ -2,9 +2,9 @@
 //! implements [`Section`] and a builder) and one line in [`FAMILIES`]; the summary, the
 //! verdict and `--until done` then read it like the others.
 
-use super::Analysis;
 use super::explain::Explanation;
 use super::timeline::Timeline;
+use super::Analysis;
 use crate::trace::{NodeId, Record, RunDir};
 use std::any::Any;
 use std::fmt::Debug;

@@ -83,7 +83,13 @@ pub fn count(run: &RunDir, first_starts: &BTreeMap<u64, u64>, end: u64) -> Storm
     let list: Vec<(u64, u64)> = first_starts.iter().map(|(&k, &v)| (k, v)).collect();
     let mut terms = Vec::new();
     for (i, &(term, from)) in list.iter().enumerate() {
-        let to = list[i + 1..].iter().map(|x| x.1).filter(|&t| t > from).min().unwrap_or(end).max(from);
+        let to = list[i + 1..]
+            .iter()
+            .map(|x| x.1)
+            .filter(|&t| t > from)
+            .min()
+            .unwrap_or(end)
+            .max(from);
         terms.push(TermTraffic {
             term,
             from,

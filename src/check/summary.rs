@@ -173,10 +173,7 @@ pub fn violation_line(v: &Violation, start_us: Option<u64>) -> String {
                 .iter()
                 .map(|(l, ns)| format!("{} {} node {l} leads it", nodes_list(ns), believe(ns)))
                 .collect();
-            format!(
-                "agreement within a term: VIOLATED in term {term}: {}",
-                parts.join("; ")
-            )
+            format!("agreement within a term: VIOLATED in term {term}: {}", parts.join("; "))
         }
         Violation::AbsurdTerm { term, node, .. } => format!(
             "absurd term: node {node} recorded term {term} (no run reaches {ABSURD_TERM} elections: forged or wrapped)"
@@ -369,12 +366,14 @@ fn properties(a: &Analysis, e: &ElectionFacts) -> Vec<String> {
             None => "agreement: ok, no two running nodes believed different leaders".into(),
         });
     }
-    let mut out: Vec<String> = termination.into_iter().chain(uniqueness).chain(within).chain(agreement).collect();
+    let mut out: Vec<String> = termination
+        .into_iter()
+        .chain(uniqueness)
+        .chain(within)
+        .chain(agreement)
+        .collect();
     if !e.unjudged.is_empty() {
-        out.push(format!(
-            "not judged: {} (trace missing)",
-            nodes_list(&e.unjudged)
-        ));
+        out.push(format!("not judged: {} (trace missing)", nodes_list(&e.unjudged)));
     }
     out
 }

@@ -315,9 +315,8 @@ fn a_killed_node_is_not_owed_a_leader_but_a_running_one_is() {
         .retain(|e| !(e.node == Some(1) && matches!(e.event, Event::Leader { .. })));
     let a = r.analyse();
     assert_eq!(facts(&a).violations, vec![Violation::Termination { without: vec![1] }]);
-    assert!(
-        summary::render(&a, true).contains("termination: VIOLATED: node 1 was running at the end but had learned no leader")
-    );
+    assert!(summary::render(&a, true)
+        .contains("termination: VIOLATED: node 1 was running at the end but had learned no leader"));
 }
 
 #[test]
@@ -621,7 +620,10 @@ fn without_a_shutdown_the_run_ends_before_the_first_clean_stop_or_at_the_last_ev
 #[test]
 fn a_follower_of_another_leader_in_the_same_term_breaks_agreement_within_the_term() {
     let mut r = Run::new(&[1, 2, 3]);
-    r.ev(10, 3, leader(3, 1)).ev(11, 1, leader(3, 1)).ev(12, 2, leader(1, 1)).shutdown(100);
+    r.ev(10, 3, leader(3, 1))
+        .ev(11, 1, leader(3, 1))
+        .ev(12, 2, leader(1, 1))
+        .shutdown(100);
     let a = r.analyse();
     let groups = BTreeMap::from([(1, vec![2]), (3, vec![3, 1])]);
     assert!(facts(&a)
@@ -638,11 +640,17 @@ fn a_follower_of_another_leader_in_the_same_term_breaks_agreement_within_the_ter
 #[test]
 fn an_absurd_term_is_reported() {
     let mut r = Run::new(&[1, 2]);
-    r.everyone_learns(10, 2, 1).everyone_learns(50, 2, u64::MAX).shutdown(100);
+    r.everyone_learns(10, 2, 1)
+        .everyone_learns(50, 2, u64::MAX)
+        .shutdown(100);
     let a = r.analyse();
     assert!(facts(&a).violations.iter().any(|v| matches!(
         v,
-        Violation::AbsurdTerm { term: u64::MAX, node: 2, .. }
+        Violation::AbsurdTerm {
+            term: u64::MAX,
+            node: 2,
+            ..
+        }
     )));
     assert!(a.violated());
     assert!(summary::render(&a, false).contains("absurd term: node 2 recorded term 18446744073709551615"));
@@ -655,7 +663,10 @@ fn invalid_bytes_and_unknown_kinds_are_counted_per_file_and_line_and_missing_fil
     r.ids.push(7);
     r.write(&tmp.0);
     std::fs::remove_file(tmp.0.join("node-7.jsonl")).unwrap();
-    let mut f = std::fs::OpenOptions::new().append(true).open(tmp.0.join("node-2.jsonl")).unwrap();
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(tmp.0.join("node-2.jsonl"))
+        .unwrap();
     use std::io::Write as _;
     f.write_all(b"{\"t\":1,\"ev\":\"le\xffder\"}\n").unwrap();
     writeln!(f, r#"{{"t":{},"node":2,"ev":"telepathy","x":1}}"#, ms(50)).unwrap();
@@ -724,12 +735,17 @@ fn storms_and_the_longest_leaderless_stretch_are_reported() {
     let l = e.longest_leaderless().unwrap();
     assert_eq!((l.from, l.to), (ms(100), ms(700)));
     let f = a.findings();
-    assert!(f.iter().any(|f| !f.violation && f.what.starts_with("storm: term 2 sent 60")));
+    assert!(f
+        .iter()
+        .any(|f| !f.violation && f.what.starts_with("storm: term 2 sent 60")));
     // A storm is flagged, not a broken promise.
     assert!(!a.violated());
     let text = summary::render(&a, false);
     assert!(text.contains("FLAG: storm: term 2"), "{text}");
-    assert!(text.contains("leaderless: longest stretch +100 ms to +700 ms (600 ms)"), "{text}");
+    assert!(
+        text.contains("leaderless: longest stretch +100 ms to +700 ms (600 ms)"),
+        "{text}"
+    );
 }
 
 fn mesh_line(r: &Run) -> RunDir {
@@ -767,7 +783,11 @@ fn two_leaders_split_by_a_dead_cut_vertex_are_explained_but_not_in_majority_mode
     assert!(matches!(e.violations[0], Violation::Uniqueness { term: 2, .. }));
     let x = e.explanation(2).expect("explained");
     assert!(x.inherent);
-    assert!(x.words.contains("the cut vertex node 2 (dead since +100 ms)"), "{}", x.words);
+    assert!(
+        x.words.contains("the cut vertex node 2 (dead since +100 ms)"),
+        "{}",
+        x.words
+    );
     assert!(!a.violated(), "{}", summary::render(&a, false));
     assert!(summary::render(&a, false).contains("EXPLAINED: uniqueness: VIOLATED in term 2"));
 
@@ -792,7 +812,11 @@ fn a_resumed_node_claiming_a_term_it_joined_before_its_pause_is_explained_one_th
     let a = r.analyse();
     let x = facts(&a).explanation(1).unwrap();
     assert!(x.inherent, "{}", x.words);
-    assert!(x.words.contains("node 3 was paused from +20 ms to +500 ms"), "{}", x.words);
+    assert!(
+        x.words.contains("node 3 was paused from +20 ms to +500 ms"),
+        "{}",
+        x.words
+    );
     // The same claim by a node that joined the term only after waking is ours, not inherent.
     r.node_events.retain(|e| !(e.node == Some(3) && e.t == ms(10)));
     r.ev(500, 3, election_start(1));

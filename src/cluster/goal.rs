@@ -46,7 +46,8 @@ pub enum Goal {
         /// The last agreement printed: leader, term, how many agreed.
         shown: Option<(u64, u64, usize)>,
     },
-    /// `--until elected`: end as soon as every live node agrees.
+    /// `--until done` (`--until elected`): end as soon as the family's goal holds (for elections:
+    /// every live node agrees on a live leader).
     Elected {
         /// Give up then.
         deadline: Instant,
@@ -111,14 +112,8 @@ impl Goal {
                 limit,
                 by_duration,
             } => {
-                if let Some(a) = fleet.agreement() {
-                    return Some(Ending::ok(format!(
-                        "elected: node {} leads term {}; all {} live nodes agree ({} ms after start)",
-                        a.leader,
-                        a.term,
-                        a.nodes.len(),
-                        a.at_us.saturating_sub(fleet.start_us) / 1000
-                    )));
+                if let Some(done) = fleet.done() {
+                    return Some(Ending::ok(done));
                 }
                 (now >= *deadline).then(|| {
                     let waited = if *by_duration {
@@ -126,11 +121,11 @@ impl Goal {
                     } else {
                         "the launcher's patience"
                     };
-                    Ending::failed(format!(
-                        "not elected: the live nodes did not agree on a live leader within {waited} \
-                         ({:.1} s)",
-                        limit.as_secs_f64()
-                    ))
+                    let what = match fleet.progress {
+                        Some(_) => "not done: the family's goal did not hold",
+                        None => "not elected: the live nodes did not agree on a live leader",
+                    };
+                    Ending::failed(format!("{what} within {waited} ({:.1} s)", limit.as_secs_f64()))
                 })
             }
             Goal::Demo(demo) => demo.step(fleet, now),

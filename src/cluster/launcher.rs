@@ -68,8 +68,10 @@ pub fn run(opts: LaunchOptions, plan: Plan) -> Result<i32, CliError> {
     let args = NodeArgs::new(&opts, &plan, &dir).map_err(|e| failed(format!("cannot find my own binary: {e}")))?;
     let mut fleet = Fleet::new(&plan.nodes, args, &dir, start_us)
         .map_err(|e| failed(format!("cannot write {}: {e}", dir.join("faults.jsonl").display())))?;
+    fleet.progress = crate::check::section::progress(crate::check::section::family(&opts.algo));
     if let Err(e) = fleet.spawn_all() {
         fleet.stop_all();
+        let _ = crate::check::check(&dir);
         return Err(failed(e));
     }
     let goal = Goal::new(&plan, Duration::from_millis(opts.timeout_ms), t0);
@@ -229,8 +231,19 @@ impl Launcher {
         let n = self.fleet.nodes.len();
         say!("stopped all {n} nodes; every process reaped");
         let mut code = ending.code;
-        if ending.check {
-            match crate::check::check(&self.fleet.dir) {
+        // Every run writes summary.txt, whatever ended it; a goal that asked for it is also judged.
+        let checked = crate::check::check(&self.fleet.dir);
+        if !ending.check {
+            match &checked {
+                Ok(r) => say!(
+                    "checked: {} (details: {})",
+                    crate::check::summary::verdict(&r.analysis),
+                    self.fleet.dir.join("summary.txt").display()
+                ),
+                Err(e) => say!("coordlab check: {e}"),
+            }
+        } else {
+            match checked {
                 Ok(report) => {
                     say!("{}", report.text.trim_end());
                     for line in self.goal.conclude(&report.analysis) {

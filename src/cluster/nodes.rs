@@ -3,10 +3,11 @@
 //! written to `faults.jsonl` before each signal is sent.
 
 use super::model::{describe_belief, describe_state, Node, State, Suspicion};
-use crate::check::beliefs::Beliefs;
-use crate::check::timeline::Proc;
 use super::plan::NodePlan;
 use super::spawn::NodeArgs;
+use crate::check::beliefs::Beliefs;
+use crate::check::section::Progress;
+use crate::check::timeline::Proc;
 use crate::trace::{wall_us, Event, JsonlWriter, Record};
 use nix::errno::Errno;
 use nix::sys::signal::{kill, Signal};
@@ -43,6 +44,8 @@ pub struct Fleet {
     pub start_us: u64,
     /// Whom each node believes leads: the checker's replay, fed as the traces grow.
     pub beliefs: Beliefs,
+    /// The family's own progress toward its goal (None for elections: see `beliefs`).
+    pub progress: Option<Box<dyn Progress>>,
     args: NodeArgs,
     faults: JsonlWriter,
     group: Option<Pid>,
@@ -64,6 +67,7 @@ impl Fleet {
             dir: dir.to_path_buf(),
             start_us,
             beliefs: Beliefs::default(),
+            progress: None,
             args,
             faults,
             group: None,
@@ -301,6 +305,9 @@ impl Fleet {
                 for r in &recs {
                     node.apply(r);
                     self.beliefs.feed(node.plan.id, r.t, &r.event);
+                    if let Some(p) = self.progress.as_mut() {
+                        p.feed(node.plan.id, r);
+                    }
                 }
             }
             Err(e) => eprintln!("coordlab: cannot read the trace of node {}: {e}", node.plan.id),
@@ -322,6 +329,23 @@ impl Fleet {
             at_us: a.at_us,
             leader_since_us: a.leader_since_us,
         })
+    }
+
+    /// When the run's goal holds, in words: the family's progress, or for elections the
+    /// agreement of every live node on a live leader.
+    pub fn done(&self) -> Option<String> {
+        match &self.progress {
+            Some(p) => p.done(&self.live_ids()),
+            None => self.agreement().map(|a| {
+                format!(
+                    "elected: node {} leads term {}; all {} live nodes agree ({} ms after start)",
+                    a.leader,
+                    a.term,
+                    a.nodes.len(),
+                    a.at_us.saturating_sub(self.start_us) / 1000
+                )
+            }),
+        }
     }
 
     /// The ids of the nodes running and started.

@@ -57,7 +57,7 @@ pub struct Plan {
     pub topology: String,
     /// The `--set` options every node gets (the user's, plus `mesh=true` on a mesh).
     pub set: BTreeMap<String, String>,
-    /// `--until elected`.
+    /// `--until done` (or its election spelling `--until elected`): end when the family's goal holds.
     pub until_elected: bool,
     /// `--duration`.
     pub duration: Option<Duration>,
@@ -109,8 +109,19 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
     let initiators = initiators(&opts.initiators, &ids, noun)?;
     let until_elected = match opts.until.as_deref() {
         None => false,
-        Some("elected") => true,
-        Some(other) => return Err(usage(format!("--until: unknown condition '{other}' (known: elected)"))),
+        Some("done") => true,
+        Some("elected") if crate::check::section::family(&opts.algo) == "election" => true,
+        Some("elected") => {
+            return Err(usage(format!(
+                "--until elected: {} is not an election; use --until done",
+                opts.algo
+            )))
+        }
+        Some(other) => {
+            return Err(usage(format!(
+                "--until: unknown condition '{other}' (known: done, and elected for elections)"
+            )))
+        }
     };
     let demo = match opts.demo.as_deref() {
         None => None,
@@ -316,8 +327,12 @@ mod tests {
         o.initiators = "4".into();
         assert!(err(o).contains("node 4 is not in the ring"));
         let mut o = opts(3);
-        o.until = Some("done".into());
+        o.until = Some("forever".into());
         assert!(err(o).contains("--until"));
+        let mut o = opts(3);
+        o.algo = "ring-probe".into();
+        o.until = Some("elected".into());
+        assert!(err(o).contains("ring-probe is not an election; use --until done"));
         let mut o = opts(3);
         o.demo = Some("party".into());
         assert!(err(o).contains("known: false-suspicion, split-brain"));

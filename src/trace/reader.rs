@@ -2,8 +2,8 @@
 
 use super::Record;
 use serde::{Deserialize, Serialize};
-use std::fs;
 use std::collections::BTreeMap;
+use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -71,7 +71,9 @@ pub fn read_jsonl_file(path: &Path) -> io::Result<Jsonl> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Jsonl::default()),
         Err(e) => return Err(io::Error::new(e.kind(), format!("{}: {e}", path.display()))),
     };
-    let file = path.file_name().map_or_else(String::new, |f| f.to_string_lossy().into_owned());
+    let file = path
+        .file_name()
+        .map_or_else(String::new, |f| f.to_string_lossy().into_owned());
     let mut out = Jsonl {
         exists: true,
         ..Jsonl::default()
@@ -88,7 +90,8 @@ pub fn read_jsonl_file(path: &Path) -> io::Result<Jsonl> {
         let text = match std::str::from_utf8(line) {
             Ok(t) => t,
             Err(e) => {
-                out.bad.push(bad(format!("invalid UTF-8 at byte {}", e.valid_up_to() + 1)));
+                out.bad
+                    .push(bad(format!("invalid UTF-8 at byte {}", e.valid_up_to() + 1)));
                 continue;
             }
         };

@@ -184,9 +184,7 @@ pub fn all_follow(rd: &RunDir, ids: &[u64], leader: u64) -> Option<u64> {
 /// The leader and term every node of `ids` believes in, if they all believe the same and the
 /// leader is one of them.
 pub fn agreed(rd: &RunDir, ids: &[u64]) -> Option<(u64, u64)> {
-    beliefs(rd)
-        .agreement(ids)
-        .map(|a| (a.belief.leader, a.belief.term))
+    beliefs(rd).agreement(ids).map(|a| (a.belief.leader, a.belief.term))
 }
 
 /// The highest term any node learned a leader in, and every leader learned in it.

@@ -3,9 +3,9 @@
 
 use super::{Election, Leadership};
 use crate::algo::{NodeId, Setup};
+use crate::check::Violation;
 use crate::rng::Rng;
 use crate::sim::{NetConfig, Sim};
-use crate::check::Violation;
 use crate::trace::Event;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
