@@ -67,6 +67,10 @@ pub struct Analysis {
     pub sections: Vec<Arc<dyn Section>>,
     /// Every suspicion, judged (empty, and not judged, when faults.jsonl is missing).
     pub suspicions: Vec<Suspicion>,
+    /// The failure-detector timeout of the run (`run.json`), microseconds, if known.
+    pub timeout_us: Option<u64>,
+    /// Suspicions held for more than twice the timeout while their target ran: never healed.
+    pub stale: Vec<suspicion::Stale>,
     /// Drops and counters.
     pub traffic: Traffic,
     /// Per node, events written after its process had ended (left out of the beliefs).
@@ -97,9 +101,25 @@ impl Analysis {
         out
     }
 
-    /// Every violation and flag of every section, most important first.
+    /// Every violation and flag of every section, most important first; then the suspicions
+    /// that never healed (a flag).
     pub fn findings(&self) -> Vec<Finding> {
-        self.all_sections().iter().flat_map(|s| s.findings()).collect()
+        let mut out: Vec<Finding> = self.all_sections().iter().flat_map(|s| s.findings()).collect();
+        if let Some(worst) = self.stale.iter().max_by_key(|s| s.us()) {
+            out.push(Finding {
+                what: format!(
+                    "suspicions that did not heal: {} held for more than twice the timeout while the target ran \
+                     (longest: node {} suspected node {} for {} after it ran)",
+                    self.stale.len(),
+                    worst.by,
+                    worst.target,
+                    summary::dur(worst.us())
+                ),
+                violation: false,
+                explanation: None,
+            });
+        }
+        out
     }
 
     /// Whether a property the algorithm promises was violated and no fault explains it.
@@ -124,6 +144,7 @@ pub fn analyse(run: &RunDir) -> Analysis {
     let timeline = Timeline::build(run);
     let beliefs = beliefs::Beliefs::replay(run, &timeline);
     let faults_known = !run.missing.iter().any(|m| m == "faults.jsonl");
+    let timeout_us = run.info.options["timeout_ms"].as_u64().map(|ms| ms * 1000);
     let unjudged: Vec<NodeId> = run
         .info
         .nodes
@@ -156,6 +177,11 @@ pub fn analyse(run: &RunDir) -> Analysis {
             suspicion::judge(run, &timeline)
         } else {
             Vec::new()
+        },
+        timeout_us,
+        stale: match timeout_us {
+            Some(t) if faults_known => suspicion::stale(run, &timeline, t),
+            _ => Vec::new(),
         },
         traffic: Traffic::count(run),
         after_death: beliefs.after_death,
@@ -191,6 +217,7 @@ pub fn sim_run<A: crate::algo::Algorithm>(s: &crate::sim::Sim<A>, algo: &str, to
     faults.push(rec(s.now().as_micros() as u64, None, Event::Shutdown {}));
     let first = setups.values().next();
     let set = first.map(|f| f.opts.clone()).unwrap_or_default();
+    let timeout_ms = first.map_or(0, |f| f.timeout.as_millis() as u64);
     RunDir {
         path: PathBuf::from(format!("simulation of {algo}")),
         info: RunInfo {
@@ -205,7 +232,7 @@ pub fn sim_run<A: crate::algo::Algorithm>(s: &crate::sim::Sim<A>, algo: &str, to
                 })
                 .collect(),
             start_us: 0,
-            options: serde_json::json!({ "set": set }),
+            options: serde_json::json!({ "set": set, "timeout_ms": timeout_ms }),
             control: None,
         },
         node_events: s.trace.clone(),

@@ -588,6 +588,7 @@ fn state_words(p: Proc, since: Option<String>) -> String {
     let since = since.map(|s| format!(" at {s}")).unwrap_or_default();
     match p {
         Proc::NotStarted => "never started".into(),
+        Proc::Running if since.is_empty() => "running".into(),
         Proc::Running => format!("running since{since}"),
         Proc::Paused => format!("paused{since}"),
         Proc::Killed => format!("killed{since}"),

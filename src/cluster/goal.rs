@@ -1,6 +1,7 @@
 //! What a run is for, stepped after every tick: a console (until quit or `--duration`),
 //! `--until elected`, or a `--demo` story. Each says when the run ends and with which status.
 
+use super::chaos::{criteria, Chaos};
 use super::demo::Demo;
 use super::nodes::{Agreement, Fleet};
 use super::plan::Plan;
@@ -58,6 +59,8 @@ pub enum Goal {
     },
     /// A scripted story.
     Demo(Box<Demo>),
+    /// The chaos soak: random faults for `--duration`, then the soak's criteria.
+    Chaos(Box<Chaos>),
 }
 
 /// How long to wait for an election before calling it failed: generous, since a wait that is
@@ -70,6 +73,9 @@ impl Goal {
     /// The goal of `plan`, its clock starting at `t0` (when the nodes begin).
     pub fn new(plan: &Plan, timeout: Duration, t0: Instant) -> Self {
         let n = plan.nodes.len();
+        if let (Some(seed), Some(d)) = (plan.chaos, plan.duration) {
+            return Goal::Chaos(Box::new(Chaos::new(seed, t0, d, timeout)));
+        }
         match (plan.demo, plan.until_elected) {
             (Some(kind), _) => Goal::Demo(Box::new(Demo::new(kind, n, timeout, t0))),
             (None, true) => {
@@ -129,14 +135,27 @@ impl Goal {
                 })
             }
             Goal::Demo(demo) => demo.step(fleet, now),
+            Goal::Chaos(chaos) => chaos.step(fleet, now),
         }
     }
 
-    /// What the goal adds to the checker's summary at the end (a demo's closing lines).
-    pub fn conclude(&self, analysis: &crate::check::Analysis) -> Vec<String> {
+    /// What the goal adds to the checker's summary at the end (a demo's closing lines, the
+    /// soak's criteria), and whether the goal failed by them.
+    pub fn conclude(&self, analysis: &crate::check::Analysis) -> (Vec<String>, bool) {
         match self {
-            Goal::Demo(demo) => demo.conclude(analysis),
-            _ => Vec::new(),
+            Goal::Demo(demo) => (demo.conclude(analysis), false),
+            Goal::Chaos(_) => {
+                let c = criteria(analysis);
+                let failed = c.iter().any(|c| !c.ok);
+                let mut lines = vec!["Chaos soak criteria".to_string()];
+                lines.extend(
+                    c.iter()
+                        .map(|c| format!("  {}: {}", if c.ok { "ok" } else { "FAILED" }, c.words)),
+                );
+                lines.push(format!("chaos: {}", if failed { "FAILED" } else { "passed" }));
+                (lines, failed)
+            }
+            _ => (Vec::new(), false),
         }
     }
 
@@ -146,6 +165,7 @@ impl Goal {
             Goal::Console { .. } => Ending::ok(format!("stopped: {why}")),
             Goal::Elected { .. } => Ending::failed(format!("stopped ({why}) before every live node agreed")),
             Goal::Demo(demo) => Ending::failed(format!("demo stopped ({why}) {}", demo.where_now())),
+            Goal::Chaos(_) => Ending::failed(format!("chaos stopped ({why}) before its duration")),
         }
     }
 }

@@ -246,10 +246,11 @@ impl Launcher {
             match checked {
                 Ok(report) => {
                     say!("{}", report.text.trim_end());
-                    for line in self.goal.conclude(&report.analysis) {
+                    let (lines, failed) = self.goal.conclude(&report.analysis);
+                    for line in lines {
                         say!("{}", line);
                     }
-                    if report.violated {
+                    if report.violated || failed {
                         code = 1;
                     }
                 }

@@ -63,6 +63,8 @@ pub struct Plan {
     pub duration: Option<Duration>,
     /// `--demo`.
     pub demo: Option<DemoKind>,
+    /// `coordlab chaos`: the seed of its faults.
+    pub chaos: Option<u64>,
 }
 
 impl Plan {
@@ -141,6 +143,11 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
         Some(s) if s.is_finite() && s > 0.0 && s < 1e9 => Some(Duration::from_secs_f64(s)),
         Some(s) => return Err(usage(format!("--duration: {s} is not a positive number of seconds"))),
     };
+    if opts.chaos && (demo.is_some() || until_elected || duration.is_none()) {
+        return Err(usage(
+            "chaos runs for --duration SECS; it cannot be combined with --demo or --until",
+        ));
+    }
     if demo.is_some() && (until_elected || duration.is_some()) {
         return Err(usage(
             "--demo runs its own story; it cannot be combined with --until or --duration",
@@ -174,6 +181,7 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
         until_elected,
         duration,
         demo,
+        chaos: opts.chaos.then_some(opts.seed),
     };
     for node in &plan.nodes {
         registry::check_setup(&opts.algo, &plan.setup(opts, node)).map_err(usage)?;
@@ -265,6 +273,7 @@ mod tests {
 
     fn opts(n: usize) -> LaunchOptions {
         LaunchOptions {
+            chaos: false,
             n,
             topology: Layout::Ring,
             algo: "chang-roberts".into(),
