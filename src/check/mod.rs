@@ -189,7 +189,11 @@ pub fn analyse(run: &RunDir) -> Analysis {
         bad: run.bad.clone(),
         unknown: run.unknown.clone(),
         missing: run.missing.clone(),
-        sections: section::FAMILIES.iter().filter_map(|b| b(run, &timeline)).collect(),
+        sections: section::FAMILIES
+            .iter()
+            .filter(|(f, _)| *f == section::family(&run.info.algo))
+            .filter_map(|(_, build)| build(run, &timeline))
+            .collect(),
         election,
         timeline,
     }

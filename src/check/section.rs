@@ -55,8 +55,9 @@ pub trait Section: Debug + Send + Sync {
 pub type Build = fn(&RunDir, &Timeline) -> Option<Arc<dyn Section>>;
 
 /// The families other than elections (whose section the analysis keeps typed, as
-/// [`Analysis::election`]): one line each.
-pub const FAMILIES: &[Build] = &[super::probe::section];
+/// [`Analysis::election`]): one line each, the family's name and its builder. A run gets the
+/// section of its algorithm's family only.
+pub const FAMILIES: &[(&str, Build)] = &[("probe", super::probe::section)];
 
 /// Follows one family's goal live, fed each trace record as the launcher reads it.
 pub trait Progress: Debug + Send {

@@ -824,3 +824,36 @@ fn a_resumed_node_claiming_a_term_it_joined_before_its_pause_is_explained_one_th
     assert!(!facts(&a).explanation(1).unwrap().inherent);
     assert!(a.violated());
 }
+
+#[test]
+fn a_suspicion_held_long_after_its_target_runs_again_is_flagged_a_withdrawn_one_is_not() {
+    let mut r = Run::new(&[1, 2, 3]);
+    r.everyone_learns(10, 3, 1)
+        .pause(100, 2)
+        .ev(400, 1, suspect(2, 300))
+        .ev(400, 3, suspect(2, 300))
+        .fault(500, 2, Event::Resume { pid: 0 })
+        // Node 3 withdraws within twice the timeout (600 ms); node 1 never does.
+        .ev(700, 3, Event::Unsuspect { target: 2 })
+        .shutdown(3000);
+    let mut rd = r.load();
+    rd.info.options = serde_json::json!({"timeout_ms": 300});
+    let a = analyse(&rd);
+    assert_eq!(a.timeout_us, Some(300_000));
+    assert_eq!(
+        a.stale,
+        vec![suspicion::Stale {
+            by: 1,
+            target: 2,
+            from: ms(500),
+            to: ms(3000),
+            withdrawn: false,
+        }]
+    );
+    let text = summary::render(&a, false);
+    assert!(
+        text.contains("FLAG: suspicions that did not heal: 1 held for more than twice the timeout"),
+        "{text}"
+    );
+    assert!(!a.violated());
+}
