@@ -213,9 +213,10 @@ pub fn verdict(a: &Analysis) -> String {
         let _ = write!(tail, "; {}", count(flags, "flag"));
     }
     if failing.is_empty() {
+        let families: Vec<&str> = a.all_sections().iter().map(|s| s.family()).collect();
         let props = match &a.election {
-            Some(_) => "termination, uniqueness within a term, agreement",
-            None => "the family's goal",
+            Some(_) => "termination, uniqueness within a term, agreement".to_string(),
+            None => format!("the {} goal", families.join(", ")),
         };
         format!("no property violated ({props}){tail}")
     } else {
