@@ -175,8 +175,12 @@ impl Beliefs {
     /// One event `node` recorded at `t` (in each node's own order; nodes may interleave freely).
     pub fn feed(&mut self, node: NodeId, t: u64, ev: &Event) {
         let mut st = self.nodes.remove(&node).unwrap_or_default();
-        if st.ended_at.is_some_and(|d| t > d) && !matches!(ev, Event::Start { .. }) {
-            *self.after_death.entry(node).or_default() += 1;
+        // After its process ended only a fresh `start` counts. A line written before the end but
+        // read after it (the launcher tails files) changes nothing: the process is gone.
+        if let (Some(d), false) = (st.ended_at, matches!(ev, Event::Start { .. })) {
+            if t > d {
+                *self.after_death.entry(node).or_default() += 1;
+            }
         } else {
             self.apply(node, &mut st, t, ev);
         }
