@@ -67,13 +67,10 @@ pub trait Progress: Debug + Send {
     fn done(&self, live: &[NodeId]) -> Option<String>;
 }
 
-/// The family of algorithm `algo`. The registry's entries carry the family; until the
-/// checker reads it from there, the one algorithm outside the election family is named here.
+/// The family of algorithm `algo`, as its registry entry says (`election` for an unknown name:
+/// a run directory may name an algorithm this build does not know).
 pub fn family(algo: &str) -> &'static str {
-    match algo {
-        "ring-probe" => "probe",
-        _ => "election",
-    }
+    crate::algo::registry::find(algo).map_or("election", |e| e.family.name)
 }
 
 /// The live progress of `family` toward its goal, for `--until done`; None for the election
