@@ -224,3 +224,38 @@ pub fn criteria(a: &Analysis) -> Vec<Criterion> {
     });
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algo::election::{chang_roberts::ChangRoberts, Leadership};
+    use crate::check::{analyse, sim_run};
+    use crate::sim::{ring, NetConfig, Sim};
+
+    type Cr = Leadership<ChangRoberts>;
+
+    fn judged(s: &Sim<Cr>) -> Vec<Criterion> {
+        criteria(&analyse(&sim_run(s, "chang-roberts", "ring")))
+    }
+
+    fn agreed_on(s: &Sim<Cr>, leader: u64) -> bool {
+        s.live().iter().all(|&i| s.node(i).belief().1 == Some(leader))
+    }
+
+    #[test]
+    fn criteria_pass_a_clean_election_and_fail_a_leader_left_paused() {
+        let ids = [1, 2, 3, 4, 5];
+        let mut s: Sim<Cr> = Sim::new(NetConfig::default(), ring(&ids, &ids), Cr::new);
+        assert!(s.run_until(Duration::from_secs(5), |s| agreed_on(s, 5)));
+        let c = judged(&s);
+        assert!(c.iter().all(|c| c.ok), "{c:?}");
+        // The leader paused to the end: the others elect node 4, but not every node runs at the end.
+        s.pause(5);
+        let limit = s.now() + Duration::from_secs(10);
+        assert!(s.run_until(limit, |s| agreed_on(s, 4)));
+        let c = judged(&s);
+        let ok: Vec<bool> = c.iter().map(|c| c.ok).collect();
+        assert_eq!(ok, vec![true, true, true, false], "{c:?}");
+        assert!(c[3].words.contains("4 of 5 nodes running"), "{c:?}");
+    }
+}

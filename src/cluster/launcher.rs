@@ -153,6 +153,7 @@ impl Launcher {
             Ok(p) => p,
             Err(e) => {
                 fleet.stop_all();
+                let _ = crate::check::check(&fleet.dir);
                 return Err(failed(format!("cannot set up the launcher's poll: {e}")));
             }
         };
