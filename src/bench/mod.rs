@@ -9,6 +9,8 @@ mod elections;
 mod flood;
 mod floor;
 mod formulas;
+mod launch;
+mod readings;
 mod rings;
 mod table;
 
