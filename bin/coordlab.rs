@@ -42,6 +42,17 @@ enum Cmd {
         #[command(flatten)]
         launch: LaunchArgs,
     },
+    /// Chaos soak: a ring (or --mesh SPEC) under a random fault every 0.3-1.5 s for --duration
+    /// (default 20) seconds, then the checker and the soak's criteria; exit 1 when one fails.
+    Chaos {
+        /// How many nodes (at least 2).
+        n: usize,
+        /// Run on a mesh of this topology instead of a ring (complete, grid, random:K, ...).
+        #[arg(long)]
+        mesh: Option<String>,
+        #[command(flatten)]
+        launch: LaunchArgs,
+    },
     /// SIGSTOP node ID of the running launch.
     Pause(Target),
     /// SIGCONT node ID of the running launch.
@@ -86,11 +97,14 @@ enum Cmd {
     },
     /// List every algorithm: family, where it runs, summary, and its --set keys.
     Algos,
-    /// Check a run's traces: termination, uniqueness, agreement, false suspicions.
+    /// Check a run's traces: termination, uniqueness, agreement, storms, false suspicions.
     Check {
         /// The run directory.
         #[arg(default_value = "logs/latest")]
         dir: PathBuf,
+        /// Every detail (every term, leadership interval, suspicion, drop reason, bad line).
+        #[arg(long)]
+        verbose: bool,
     },
 }
 
@@ -131,7 +145,7 @@ struct LaunchArgs {
     /// Run this many seconds, then stop cleanly.
     #[arg(long)]
     duration: Option<f64>,
-    /// Stop cleanly as soon as the condition holds: elected.
+    /// Stop cleanly as soon as the condition holds: done (the family's goal; elected for elections).
     #[arg(long)]
     until: Option<String>,
     /// Seed of every random choice.
@@ -284,6 +298,7 @@ fn launch_options(n: usize, topology: Layout, a: LaunchArgs) -> Result<LaunchOpt
         demo: a.demo,
         key: a.key,
         set: launch_set(&a.set, a.stable, a.majority, a.pick, a.weights)?,
+        chaos: false,
     })
 }
 
@@ -330,6 +345,13 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         }
         Cmd::Ring { n, launch } => cluster::launch(launch_options(n, Layout::Ring, launch)?),
         Cmd::Mesh { n, topology, launch } => cluster::launch(launch_options(n, Layout::Mesh(topology), launch)?),
+        Cmd::Chaos { n, mesh, mut launch } => {
+            launch.duration = launch.duration.or(Some(20.0));
+            let layout = mesh.map_or(Layout::Ring, Layout::Mesh);
+            let mut opts = launch_options(n, layout, launch)?;
+            opts.chaos = true;
+            cluster::launch(opts)
+        }
         Cmd::Pause(t) => control(&t.run.run, format!("pause {}", t.id)),
         Cmd::Resume(t) => control(&t.run.run, format!("resume {}", t.id)),
         Cmd::Kill(t) => control(&t.run.run, format!("kill {}", t.id)),
@@ -363,9 +385,11 @@ fn run(cli: Cli) -> Result<i32, CliError> {
             print!("{}", registry::listing());
             Ok(0)
         }
-        Cmd::Check { dir } => {
+        Cmd::Check { dir, verbose } => {
             let report = coordlab::check::check(&dir)?;
-            print!("{}", report.text);
+            let text = if verbose { &report.full } else { &report.text };
+            // A reader that went away (`coordlab check | head -1`) is not an error of the check.
+            let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes());
             Ok(if report.violated { 1 } else { 0 })
         }
     }

@@ -75,6 +75,9 @@ pub struct Sim<A: Algorithm> {
     cut: BTreeSet<(NodeId, NodeId)>,
     /// Every trace record of every node, in simulated time order.
     pub trace: Vec<Record>,
+    /// What was done to the nodes (crash, restart, pause, resume, partition, heal), as the
+    /// launcher's `faults.jsonl` would say it: the checker's ground truth.
+    pub faults: Vec<Record>,
 }
 
 impl<A: Algorithm> Sim<A> {
@@ -92,6 +95,7 @@ impl<A: Algorithm> Sim<A> {
             seq: 0,
             cut: BTreeSet::new(),
             trace: Vec::new(),
+            faults: Vec::new(),
         };
         for s in &setups {
             sim.setups.insert(s.me, s.clone());
@@ -126,16 +130,35 @@ impl<A: Algorithm> Sim<A> {
         self.nodes.keys().copied().collect()
     }
 
+    /// Every node's setup, by id.
+    pub fn setups(&self) -> &BTreeMap<NodeId, Setup> {
+        &self.setups
+    }
+
+    fn fault(&mut self, node: Option<NodeId>, event: Event) {
+        let t = self.now.as_micros() as u64;
+        self.faults.push(Record {
+            t,
+            node,
+            lamport: None,
+            pt: None,
+            event,
+        });
+    }
+
     /// Crashes `id`: its state and timers are gone, datagrams to it are lost.
     pub fn crash(&mut self, id: NodeId) {
         let n = self.nodes.get_mut(&id).expect("crash: no such node");
         n.state = State::Crashed;
         n.epoch += 1;
+        let signal = "SIGKILL".into();
+        self.fault(Some(id), Event::Kill { pid: 0, signal });
     }
 
     /// Starts `id` afresh from its setup (after a crash).
     pub fn restart(&mut self, id: NodeId) {
         let epoch = self.nodes.get(&id).map(|n| n.epoch + 1).unwrap_or(0);
+        self.fault(Some(id), Event::Restart { pid: 0 });
         self.boot(id, epoch);
     }
 
@@ -144,6 +167,7 @@ impl<A: Algorithm> Sim<A> {
         let n = self.nodes.get_mut(&id).expect("pause: no such node");
         if matches!(n.state, State::Up) {
             n.state = State::Paused(Vec::new());
+            self.fault(Some(id), Event::Pause { pid: 0 });
         }
     }
 
@@ -151,6 +175,7 @@ impl<A: Algorithm> Sim<A> {
     pub fn resume(&mut self, id: NodeId) {
         let n = self.nodes.get_mut(&id).expect("resume: no such node");
         if let State::Paused(queued) = std::mem::replace(&mut n.state, State::Up) {
+            self.fault(Some(id), Event::Resume { pid: 0 });
             for (from, bytes) in queued.into_iter() {
                 self.deliver_now(from, id, &bytes[..]);
             }
@@ -160,6 +185,7 @@ impl<A: Algorithm> Sim<A> {
 
     /// Cuts every link between the two groups (both directions).
     pub fn partition(&mut self, a: &[NodeId], b: &[NodeId]) {
+        self.fault(None, Event::Partition { nodes: a.to_vec() });
         for &x in a {
             for &y in b {
                 self.cut.insert((x, y));
@@ -170,6 +196,7 @@ impl<A: Algorithm> Sim<A> {
 
     /// Restores every link.
     pub fn heal(&mut self) {
+        self.fault(None, Event::Heal { nodes: Vec::new() });
         self.cut.clear();
     }
 
