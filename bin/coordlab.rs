@@ -4,7 +4,7 @@ use clap::{Args, Parser, Subcommand};
 use coordlab::algo::{registry, Setup};
 use coordlab::cluster::{self, LaunchOptions, Layout};
 use coordlab::error::{usage, CliError};
-use coordlab::node::config::{parse_ids, parse_kv, parse_members, NodeOptions};
+use coordlab::node::config::{check_timing, parse_ids, parse_kv, parse_members, NodeOptions};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -71,7 +71,7 @@ enum Cmd {
         /// Ping-pong rounds for the loopback floor.
         #[arg(long, default_value_t = 20_000)]
         rounds: usize,
-        /// Sections to run: floor, rings (with the floor), elections, or all.
+        /// Sections to run: floor, rings (with the floor), elections, flood, or all.
         #[arg(long, default_value = "all")]
         only: String,
         /// Seed of the shuffled id arrangements and random graphs.
@@ -154,6 +154,10 @@ struct LaunchArgs {
     /// Where run directories are written.
     #[arg(long, default_value = "logs")]
     logs: PathBuf,
+    /// The run's key file (32 bytes, mode 0600), for a cluster spread over hosts; default: a
+    /// fresh random key written to the run directory.
+    #[arg(long)]
+    key: Option<PathBuf>,
     /// Run a scripted story without a human: false-suspicion or split-brain.
     #[arg(long)]
     demo: Option<String>,
@@ -212,6 +216,9 @@ struct NodeArgs {
     /// Start the algorithm at this wall-clock time (microseconds since the epoch).
     #[arg(long)]
     start_at_us: Option<u64>,
+    /// The run's key file (32 bytes, mode 0600; the launcher writes logs/<run>/key).
+    #[arg(long)]
+    key: Option<PathBuf>,
 }
 
 /// The help of `--algo`, from the registry.
@@ -233,6 +240,8 @@ fn parse_set(set: &[String]) -> Result<BTreeMap<String, String>, CliError> {
 
 fn node_options(a: NodeArgs) -> Result<NodeOptions, CliError> {
     let members = parse_members(&a.members)?;
+    check_timing(a.heartbeat_ms, a.timeout_ms)?;
+
     let ids: Vec<u64> = members.iter().map(|m| m.0).collect();
     let i = ids
         .iter()
@@ -267,6 +276,7 @@ fn node_options(a: NodeArgs) -> Result<NodeOptions, CliError> {
         addrs: members.into_iter().collect(),
         log_dir: a.log_dir,
         start_at_us: a.start_at_us,
+        key_file: a.key,
     })
 }
 
@@ -286,6 +296,7 @@ fn launch_options(n: usize, topology: Layout, a: LaunchArgs) -> Result<LaunchOpt
         seed: a.seed,
         logs: a.logs,
         demo: a.demo,
+        key: a.key,
         set: launch_set(&a.set, a.stable, a.majority, a.pick, a.weights)?,
         chaos: false,
     })

@@ -7,6 +7,7 @@
 
 use crate::algo::{Algorithm, Setup};
 use crate::engine::host::{Host, Now};
+use crate::engine::key::Key;
 use crate::rng::Rng;
 use crate::trace::{Event, NodeId, Record};
 use std::cmp::Reverse;
@@ -264,7 +265,8 @@ impl<A: Algorithm> Sim<A> {
 
     fn boot(&mut self, id: NodeId, epoch: u64) {
         let setup = self.setups[&id].clone();
-        let host = Host::new(&setup, (self.factory)(&setup));
+        // Each boot of a node gets a later boot id, as a real restart's start time is later.
+        let host = Host::with_key(&setup, (self.factory)(&setup), &Key::simulated(), epoch);
         self.nodes.insert(
             id,
             SimNode {
@@ -296,7 +298,7 @@ impl<A: Algorithm> Sim<A> {
                 q.push((from, bytes.to_vec()));
                 return;
             }
-            State::Up => n.host.deliver(now, Some(from), bytes, &format!("sim:{from}")),
+            State::Up => n.host.deliver(now, Some(from), bytes, format_args!("sim:{from}")),
         }
         self.after_action(to);
     }

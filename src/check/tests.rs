@@ -458,6 +458,8 @@ fn drops_are_grouped_by_reason_and_bad_lines_counted() {
             Event::Drop {
                 reason: reason.into(),
                 addr: "node 2".into(),
+                count: 1,
+                class: String::new(),
             },
         );
     }

@@ -11,6 +11,7 @@ use super::signals::LauncherSignals;
 use super::spawn::NodeArgs;
 use super::{LaunchOptions, Layout};
 use crate::error::{failed, CliError};
+use crate::node::keyfile;
 use crate::trace::{wall_us, RunInfo, RunNode};
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
@@ -65,7 +66,16 @@ pub fn run(opts: LaunchOptions, plan: Plan) -> Result<i32, CliError> {
     rundir::write_info(&dir, &info)?;
     rundir::point_latest(&opts.logs, &dir)?;
 
-    let args = NodeArgs::new(&opts, &plan, &dir).map_err(|e| failed(format!("cannot find my own binary: {e}")))?;
+    let key_path = match &opts.key {
+        Some(path) => path.clone(),
+        None => {
+            let path = dir.join(keyfile::KEY_FILE);
+            keyfile::write(&path, &keyfile::generate().map_err(failed)?).map_err(failed)?;
+            path
+        }
+    };
+    let args =
+        NodeArgs::new(&opts, &plan, &dir, &key_path).map_err(|e| failed(format!("cannot find my own binary: {e}")))?;
     let mut fleet = Fleet::new(&plan.nodes, args, &dir, start_us)
         .map_err(|e| failed(format!("cannot write {}: {e}", dir.join("faults.jsonl").display())))?;
     fleet.progress = crate::check::section::progress(crate::check::section::family(&opts.algo));
@@ -214,6 +224,7 @@ impl Launcher {
     }
 
     fn tick(&mut self) -> Option<Ending> {
+        self.server.expire(Instant::now());
         self.fleet.refresh();
         self.report_exits();
         self.goal.step(&mut self.fleet, Instant::now())

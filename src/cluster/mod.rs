@@ -100,6 +100,8 @@ pub struct LaunchOptions {
     pub logs: PathBuf,
     /// A scripted story to run instead of the console (`false-suspicion`, `split-brain`).
     pub demo: Option<String>,
+    /// `--key FILE`: the run's key (None: a fresh random key in the run directory).
+    pub key: Option<PathBuf>,
     /// Algorithm options passed to every node (`--set key=value`).
     pub set: BTreeMap<String, String>,
     /// `coordlab chaos`: inject random faults for `duration`, then judge the soak.
@@ -109,6 +111,7 @@ pub struct LaunchOptions {
 /// Runs a launch; returns the process exit status.
 pub fn launch(opts: LaunchOptions) -> Result<i32, CliError> {
     let plan = plan::plan(&opts)?;
+    rundir::check_writable(&opts.logs)?;
     launcher::run(opts, plan)
 }
 

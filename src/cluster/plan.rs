@@ -89,6 +89,10 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
     if n < 2 {
         return Err(usage(format!("a {noun} needs at least 2 nodes (got {n})")));
     }
+    crate::node::config::check_timing(opts.heartbeat_ms, opts.timeout_ms)?;
+    if let Some(path) = &opts.key {
+        crate::node::keyfile::load(path).map_err(usage)?;
+    }
     let ids = launch_ids(n, opts.ids.as_deref(), noun)?;
     let entry = registry::lookup(&opts.algo).map_err(usage)?;
     if let Some(k) = opts
@@ -287,6 +291,7 @@ mod tests {
             until: None,
             seed: 1,
             logs: PathBuf::from("logs"),
+            key: None,
             demo: None,
             set: BTreeMap::new(),
         }
