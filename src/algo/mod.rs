@@ -6,6 +6,7 @@
 
 pub mod detector;
 pub mod election;
+pub mod mutex;
 pub mod probe;
 pub mod registry;
 

@@ -29,6 +29,10 @@ pub const FITS: &[(&str, Fit)] = &[
     ("bully", Fit::Complete),
     ("yoyo", Fit::AnyGraph),
     ("echo", Fit::AnyGraph),
+    ("central", Fit::Complete),
+    ("token-ring", Fit::RingOrder),
+    ("ricart-agrawala", Fit::Complete),
+    ("lamport", Fit::Complete),
 ];
 
 /// The rule of algorithm `algo`, if the table has one.
