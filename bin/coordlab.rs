@@ -24,6 +24,8 @@ struct Cli {
 enum Cmd {
     /// Run one node process (the launcher spawns these; you can too).
     Node(NodeArgs),
+    /// Run the shared resource of a mutual-exclusion run (the launcher spawns it as node 0).
+    Resource(ResourceArgs),
     /// Spawn N nodes in a ring and keep a console.
     Ring {
         /// How many nodes (at least 2).
@@ -156,6 +158,37 @@ struct LaunchArgs {
     /// Node weights or capabilities (echo, majority): ID:W,ID:W,...; same as --set weights=...
     #[arg(long)]
     weights: Option<String>,
+    /// Mutual exclusion: mean think time between requests, ms; same as --set think_ms=...
+    #[arg(long)]
+    think_ms: Option<u64>,
+    /// Mutual exclusion: how long a node holds the resource, ms; same as --set hold_ms=...
+    #[arg(long)]
+    hold_ms: Option<u64>,
+    /// Mutual exclusion: requests per node; same as --set requests=...
+    #[arg(long)]
+    requests: Option<u64>,
+    /// Mutual exclusion: the resource rejects stale fencing tokens; same as --set fencing=true.
+    #[arg(long)]
+    fencing: bool,
+}
+
+#[derive(Args)]
+struct ResourceArgs {
+    /// The resource's node id.
+    #[arg(long, default_value_t = 0)]
+    id: u64,
+    /// The UDP address to bind.
+    #[arg(long)]
+    listen: std::net::SocketAddr,
+    /// Every member as ID=ADDR, comma-separated (the resource included).
+    #[arg(long)]
+    members: String,
+    /// Directory for resource.jsonl (no machine trace without it).
+    #[arg(long)]
+    log_dir: Option<PathBuf>,
+    /// Options of the run (KEY=VALUE; repeatable): the resource reads fencing=true|false.
+    #[arg(long = "set")]
+    set: Vec<String>,
 }
 
 #[derive(Args)]
@@ -241,8 +274,28 @@ fn node_options(a: NodeArgs) -> Result<NodeOptions, CliError> {
     })
 }
 
+fn resource_options(a: ResourceArgs) -> Result<NodeOptions, CliError> {
+    let members = parse_members(&a.members)?;
+    let ids: Vec<u64> = members.iter().map(|m| m.0).collect();
+    if !ids.contains(&a.id) {
+        return Err(usage(format!("--id {} is not in --members", a.id)));
+    }
+    let others = ids.iter().copied().filter(|&x| x != a.id).collect();
+    let mut setup = Setup::new(a.id, ids, others);
+    setup.opts = parse_set(&a.set)?;
+    Ok(NodeOptions {
+        setup,
+        algo: coordlab::node::runtime::RESOURCE_ALGO.into(),
+        listen: a.listen,
+        addrs: members.into_iter().collect(),
+        log_dir: a.log_dir,
+        start_at_us: None,
+    })
+}
+
 fn launch_options(n: usize, topology: Layout, a: LaunchArgs) -> Result<LaunchOptions, CliError> {
     let ids = a.ids.as_deref().map(|s| parse_ids("--ids", s)).transpose()?;
+    let set = launch_set(&a.set, &a)?;
     Ok(LaunchOptions {
         n,
         topology,
@@ -257,24 +310,23 @@ fn launch_options(n: usize, topology: Layout, a: LaunchArgs) -> Result<LaunchOpt
         seed: a.seed,
         logs: a.logs,
         demo: a.demo,
-        set: launch_set(&a.set, a.stable, a.majority, a.pick, a.weights)?,
+        set,
     })
 }
 
 /// `--set` values plus the named option flags, refusing a flag that contradicts a `--set`.
-fn launch_set(
-    set: &[String],
-    stable: bool,
-    majority: bool,
-    pick: Option<String>,
-    weights: Option<String>,
-) -> Result<BTreeMap<String, String>, CliError> {
+fn launch_set(set: &[String], a: &LaunchArgs) -> Result<BTreeMap<String, String>, CliError> {
     let mut out = parse_set(set)?;
+    let num = |v: Option<u64>| v.map(|x| x.to_string());
     let flags = [
-        ("stable", stable.then(|| "true".to_string())),
-        ("majority", majority.then(|| "true".to_string())),
-        ("pick", pick),
-        ("weights", weights),
+        ("stable", a.stable.then(|| "true".to_string())),
+        ("majority", a.majority.then(|| "true".to_string())),
+        ("pick", a.pick.clone()),
+        ("weights", a.weights.clone()),
+        ("think_ms", num(a.think_ms)),
+        ("hold_ms", num(a.hold_ms)),
+        ("requests", num(a.requests)),
+        ("fencing", a.fencing.then(|| "true".to_string())),
     ];
     for (key, value) in flags {
         let Some(value) = value else { continue };
@@ -300,6 +352,11 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         Cmd::Node(a) => {
             coordlab::node::logging::init();
             coordlab::node::runtime::run_node(node_options(a)?)?;
+            Ok(0)
+        }
+        Cmd::Resource(a) => {
+            coordlab::node::logging::init();
+            coordlab::node::runtime::run_resource(resource_options(a)?)?;
             Ok(0)
         }
         Cmd::Ring { n, launch } => cluster::launch(launch_options(n, Layout::Ring, launch)?),

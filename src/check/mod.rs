@@ -8,6 +8,7 @@
 
 pub mod beliefs;
 pub mod election;
+pub mod mutex;
 pub mod summary;
 pub mod suspicion;
 pub mod timeline;
@@ -116,11 +117,16 @@ pub fn check(dir: &Path) -> Result<Report, CliError> {
         })
     })?;
     let analysis = analyse(&run);
-    let text = summary::render(&analysis);
+    let mut text = summary::render(&analysis);
+    let mx = mutex::analyse(&run);
+    if let Some(f) = &mx {
+        text.push('\n');
+        text.push_str(&mutex::summary(f, run.info.start_us));
+    }
     let out = dir.join("summary.txt");
     std::fs::write(&out, &text).map_err(|e| failed(format!("cannot write {}: {e}", out.display())))?;
     Ok(Report {
-        violated: analysis.violated(),
+        violated: analysis.violated() || mx.as_ref().is_some_and(|f| f.violated()),
         text,
         analysis,
     })

@@ -57,6 +57,8 @@ pub enum Goal {
     },
     /// A scripted story.
     Demo(Box<Demo>),
+    /// A mutual-exclusion goal: `--until done` or a story.
+    Mutex(Box<super::mutex_goal::MutexGoal>),
 }
 
 /// How long to wait for an election before calling it failed: generous, since a wait that is
@@ -69,6 +71,9 @@ impl Goal {
     /// The goal of `plan`, its clock starting at `t0` (when the nodes begin).
     pub fn new(plan: &Plan, timeout: Duration, t0: Instant) -> Self {
         let n = plan.nodes.len();
+        if let Some(g) = super::mutex_goal::MutexGoal::new(plan, timeout, t0) {
+            return Goal::Mutex(Box::new(g));
+        }
         match (plan.demo, plan.until_elected) {
             (Some(kind), _) => Goal::Demo(Box::new(Demo::new(kind, n, timeout, t0))),
             (None, true) => {
@@ -134,6 +139,7 @@ impl Goal {
                 })
             }
             Goal::Demo(demo) => demo.step(fleet, now),
+            Goal::Mutex(g) => g.step(fleet, now),
         }
     }
 
@@ -151,6 +157,7 @@ impl Goal {
             Goal::Console { .. } => Ending::ok(format!("stopped: {why}")),
             Goal::Elected { .. } => Ending::failed(format!("stopped ({why}) before every live node agreed")),
             Goal::Demo(demo) => Ending::failed(format!("demo stopped ({why}) {}", demo.where_now())),
+            Goal::Mutex(_) => Ending::failed(format!("stopped ({why}) before the run's goal")),
         }
     }
 }

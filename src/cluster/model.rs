@@ -78,6 +78,28 @@ pub struct Node {
     pub elections: Vec<(u64, u64)>,
     /// Its trace, followed.
     pub tail: Tail,
+    /// Its critical sections (mutual exclusion).
+    pub cs: CsView,
+}
+
+impl Node {
+    /// When its pending request was made (trace time of the last `cs_request`; 0 if unknown).
+    pub fn waiting_since(&self) -> u64 {
+        self.cs.requested_at
+    }
+}
+
+/// Where a node is in its mutual-exclusion loop, from `cs_request` / `cs_enter` / `cs_exit`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CsView {
+    /// The request it waits on.
+    pub waiting: Option<u64>,
+    /// The request it holds the section for, and since when (trace time).
+    pub holding: Option<(u64, u64)>,
+    /// Entries completed (over all its processes).
+    pub exits: u64,
+    /// When it made its last request (trace time).
+    pub requested_at: u64,
 }
 
 impl Node {
@@ -94,6 +116,7 @@ impl Node {
             step_downs: Vec::new(),
             elections: Vec::new(),
             tail: Tail::new(trace),
+            cs: CsView::default(),
         }
     }
 
@@ -109,6 +132,20 @@ impl Node {
             Event::Start { .. } => {
                 self.started = true;
                 self.belief = Belief::default();
+                self.cs.waiting = None;
+                self.cs.holding = None;
+            }
+            Event::CsRequest { req } => {
+                self.cs.waiting = Some(*req);
+                self.cs.requested_at = rec.t;
+            }
+            Event::CsEnter { req, .. } => {
+                self.cs.waiting = None;
+                self.cs.holding = Some((*req, rec.t));
+            }
+            Event::CsExit { .. } => {
+                self.cs.holding = None;
+                self.cs.exits += 1;
             }
             Event::ElectionStart { term } => {
                 self.elections.push((rec.t, *term));
@@ -157,9 +194,16 @@ pub fn describe_state(n: &Node) -> String {
     }
 }
 
-/// Whom it believes leads, in words.
+/// Whom it believes leads (or, in a mutual-exclusion run, where it is in its loop), in words.
 pub fn describe_belief(n: &Node) -> String {
     let b = &n.belief;
+    if n.started && n.belief.term == 0 && n.cs != CsView::default() {
+        return match (&n.cs.holding, &n.cs.waiting) {
+            (Some((req, _)), _) => format!("HOLDS the section (req {req}); {} done", n.cs.exits),
+            (None, Some(req)) => format!("waits (req {req}); {} done", n.cs.exits),
+            (None, None) => format!("thinking; {} done", n.cs.exits),
+        };
+    }
     match b.leader {
         _ if !n.started => "not started yet".into(),
         Some(l) if l == n.plan.id => format!("itself leads term {}", b.term),

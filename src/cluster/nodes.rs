@@ -369,9 +369,17 @@ impl Fleet {
                 Some((kind, t)) => format!("{kind}, {} ago", ago(now.saturating_sub(t))),
                 None => "-".into(),
             };
+            let believes = match self.args.is_resource(n.plan.id) {
+                true => "(the shared resource)".to_string(),
+                false => believes,
+            };
             let _ = writeln!(out, "{:>5}  {pid:>8}  {state:<8}  {believes:<34}  {last}", n.plan.id);
         }
         let live = self.nodes.iter().filter(|n| n.live()).count();
+        if self.args.is_resource(super::RESOURCE_NODE) {
+            out.push_str(&super::mutex_goal::status_line(self));
+            return out;
+        }
         match self.agreement() {
             Some(a) => {
                 let _ = write!(

@@ -48,6 +48,26 @@ const DEMOS: &[(&str, DemoKind)] = &[
     ("split-brain", DemoKind::SplitBrain),
 ];
 
+/// The mutual-exclusion stories `--demo` knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MutexDemo {
+    /// central with `regrant_ms`: pause a holder past the timeout; the coordinator grants the
+    /// next, and the resource sees two holders (or, with `--fencing`, rejects the stale one).
+    Regrant,
+}
+
+/// `--set` options a story sets unless the user did.
+type Defaults = &'static [(&'static str, &'static str)];
+
+/// Mutual-exclusion `--demo` names, their stories, the algorithm they need, and the options
+/// they set unless the user set them.
+const MUTEX_DEMOS: &[(&str, MutexDemo, &str, Defaults)] = &[(
+    "regrant",
+    MutexDemo::Regrant,
+    "central",
+    &[("regrant_ms", "300"), ("hold_ms", "150"), ("think_ms", "100")],
+)];
+
 /// A checked launch.
 #[derive(Debug, Clone)]
 pub struct Plan {
@@ -63,6 +83,10 @@ pub struct Plan {
     pub duration: Option<Duration>,
     /// `--demo`.
     pub demo: Option<DemoKind>,
+    /// `--until done` (mutual exclusion: every request served).
+    pub until_done: bool,
+    /// A mutual-exclusion `--demo`.
+    pub mutex_demo: Option<MutexDemo>,
 }
 
 impl Plan {
@@ -107,17 +131,62 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
     rule.check(&opts.algo, graph.as_ref().map(|(s, g)| (*s, g)))
         .map_err(usage)?;
     let initiators = initiators(&opts.initiators, &ids, noun)?;
-    let until_elected = match opts.until.as_deref() {
-        None => false,
-        Some("elected") => true,
-        Some(other) => return Err(usage(format!("--until: unknown condition '{other}' (known: elected)"))),
+    let mutex = crate::algo::mutex::is_mutex(&opts.algo);
+    let mut set = opts.set.clone();
+    let (until_elected, until_done) = match opts.until.as_deref() {
+        None => (false, false),
+        Some("elected") if mutex => {
+            return Err(usage(format!(
+                "--until elected: {} elects no leader (use --until done)",
+                opts.algo
+            )))
+        }
+        Some("elected") => (true, false),
+        Some("done") if !mutex => {
+            return Err(usage(format!(
+                "--until done is for mutual exclusion; {} is an election (use --until elected)",
+                opts.algo
+            )))
+        }
+        Some("done") if !set.contains_key("requests") => {
+            return Err(usage("--until done needs --requests K (else the requests never end)"))
+        }
+        Some("done") => (false, true),
+        Some(other) => {
+            return Err(usage(format!(
+                "--until: unknown condition '{other}' (known: elected, done)"
+            )))
+        }
+    };
+    if mutex && ids.contains(&crate::algo::mutex::RESOURCE_ID) {
+        return Err(usage(format!(
+            "--ids: id {} is the shared resource's; give the nodes other ids",
+            crate::algo::mutex::RESOURCE_ID
+        )));
+    }
+    let mutex_demo = match opts.demo.as_deref().and_then(|d| MUTEX_DEMOS.iter().find(|m| m.0 == d)) {
+        Some((name, _, algo, _)) if *algo != opts.algo => {
+            return Err(usage(format!(
+                "--demo {name} is a story of --algo {algo}, not {}",
+                opts.algo
+            )));
+        }
+        Some((_, kind, _, defaults)) => {
+            for (k, v) in defaults.iter() {
+                set.entry(k.to_string()).or_insert_with(|| v.to_string());
+            }
+            Some(*kind)
+        }
+        None => None,
     };
     let demo = match opts.demo.as_deref() {
+        _ if mutex_demo.is_some() => None,
         None => None,
         Some(name) => match DEMOS.iter().find(|(d, _)| *d == name) {
             Some(&(_, kind)) => Some(kind),
             None => {
-                let known: Vec<&str> = DEMOS.iter().map(|(d, _)| *d).collect();
+                let mut known: Vec<&str> = DEMOS.iter().map(|(d, _)| *d).collect();
+                known.extend(MUTEX_DEMOS.iter().map(|m| m.0));
                 return Err(usage(format!(
                     "--demo: unknown story '{name}' (known: {})",
                     known.join(", ")
@@ -130,7 +199,7 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
         Some(s) if s.is_finite() && s > 0.0 && s < 1e9 => Some(Duration::from_secs_f64(s)),
         Some(s) => return Err(usage(format!("--duration: {s} is not a positive number of seconds"))),
     };
-    if demo.is_some() && (until_elected || duration.is_some()) {
+    if (demo.is_some() || mutex_demo.is_some()) && (until_elected || until_done || duration.is_some()) {
         return Err(usage(
             "--demo runs its own story; it cannot be combined with --until or --duration",
         ));
@@ -143,7 +212,6 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
             nb
         }
     };
-    let mut set = opts.set.clone();
     if graph.is_some() {
         set.insert(MESH_KEY.into(), "true".into());
     }
@@ -163,11 +231,26 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
         until_elected,
         duration,
         demo,
+        until_done,
+        mutex_demo,
     };
+    if mutex {
+        // The shared resource is a member like any node, spawned first.
+        plan.nodes.insert(
+            0,
+            NodePlan {
+                id: crate::algo::mutex::RESOURCE_ID,
+                addr: unbound,
+                neighbours: ids.clone(),
+                initiator: false,
+            },
+        );
+    }
     for node in &plan.nodes {
         registry::check_setup(&opts.algo, &plan.setup(opts, node)).map_err(usage)?;
     }
-    for (node, port) in plan.nodes.iter_mut().zip(ports(opts.base_port, n)?) {
+    let total = plan.nodes.len();
+    for (node, port) in plan.nodes.iter_mut().zip(ports(opts.base_port, total)?) {
         node.addr.set_port(port);
     }
     Ok(plan)
@@ -320,7 +403,7 @@ mod tests {
         assert!(err(o).contains("--until"));
         let mut o = opts(3);
         o.demo = Some("party".into());
-        assert!(err(o).contains("known: false-suspicion, split-brain"));
+        assert!(err(o).contains("known: false-suspicion, split-brain, regrant"));
         let mut o = opts(3);
         o.duration = Some(-1.0);
         assert!(err(o).contains("--duration"));

@@ -41,6 +41,21 @@ pub fn run_node(opts: NodeOptions) -> Result<(), CliError> {
     })
 }
 
+/// Runs the shared resource of a mutual-exclusion run (`coordlab resource`) until
+/// SIGTERM/SIGINT/SIGHUP: the same engine and runtime as a node, its trace in `resource.jsonl`.
+pub fn run_resource(mut opts: NodeOptions) -> Result<(), CliError> {
+    if !opts.addrs.contains_key(&opts.setup.me) {
+        return Err(usage(format!("node {} is not in --members", opts.setup.me)));
+    }
+    opts.algo = RESOURCE_ALGO.into();
+    let resource = crate::algo::mutex::ResourceNode::new(&opts.setup).map_err(usage)?;
+    let setup = opts.setup.clone();
+    Process::new(opts, Host::new(&setup, resource))?.run()
+}
+
+/// The name the resource runs under in its `start` event; its trace is `resource.jsonl`.
+pub const RESOURCE_ALGO: &str = "resource";
+
 struct ProcessRunner {
     opts: NodeOptions,
 }
@@ -79,7 +94,11 @@ impl<A: Algorithm> Process<A> {
             .map_err(|e| failed(format!("cannot register with the poll: {e}")))?;
         let trace = match &opts.log_dir {
             Some(dir) => {
-                let path = dir.join(format!("node-{}.jsonl", opts.setup.me));
+                let path = if opts.algo == RESOURCE_ALGO {
+                    dir.join("resource.jsonl")
+                } else {
+                    dir.join(format!("node-{}.jsonl", opts.setup.me))
+                };
                 Some(JsonlWriter::append(&path).map_err(|e| failed(format!("cannot open {}: {e}", path.display())))?)
             }
             None => None,
