@@ -5,7 +5,8 @@ use super::election::bully::Bully;
 use super::election::ring_list::{Pick, RingList};
 use super::election::{chang_roberts::ChangRoberts, echo, echo::Echo, franklin::Franklin, yoyo::YoYo, Leadership};
 use super::mutex::{
-    self, central::Central, lamport::Lamport, ricart_agrawala::RicartAgrawala, token_ring::TokenRing, Mutex,
+    self, central::Central, lamport::Lamport, maekawa::Maekawa, quorum::Quorum, ricart_agrawala::RicartAgrawala,
+    token_ring::TokenRing, Mutex,
 };
 use super::{Algorithm, Setup};
 
@@ -56,6 +57,14 @@ pub const ALGORITHMS: &[(&str, &str)] = &[
         "lamport",
         "mutual exclusion: Lamport's request queues, acknowledgements, releases; 3(n-1) per entry",
     ),
+    (
+        "quorum",
+        "mutual exclusion: grants from a majority m of n coordinators (--set quorum=m, --durable)",
+    ),
+    (
+        "maekawa",
+        "mutual exclusion: Maekawa's grid quorums with INQUIRE/RELINQUISH/FAILED",
+    ),
 ];
 
 /// Whether `name` is a known algorithm.
@@ -87,6 +96,8 @@ pub fn dispatch<R: Runner>(name: &str, setup: &Setup, runner: R) -> Option<R::Ou
         "token-ring" => runner.run(setup, Mutex::<TokenRing>::new(setup)),
         "ricart-agrawala" => runner.run(setup, Mutex::<RicartAgrawala>::new(setup)),
         "lamport" => runner.run(setup, Mutex::<Lamport>::new(setup)),
+        "quorum" => runner.run(setup, Mutex::<Quorum>::new(setup)),
+        "maekawa" => runner.run(setup, Mutex::<Maekawa>::new(setup)),
         _ => return None,
     })
 }
@@ -101,6 +112,8 @@ pub fn check_setup(name: &str, setup: &Setup) -> Result<(), String> {
         "token-ring" => return Mutex::<TokenRing>::check(setup, name),
         "ricart-agrawala" => return Mutex::<RicartAgrawala>::check(setup, name),
         "lamport" => return Mutex::<Lamport>::check(setup, name),
+        "quorum" => return Mutex::<Quorum>::check(setup, name),
+        "maekawa" => return Mutex::<Maekawa>::check(setup, name),
         _ if mutex::is_mutex(name) => return Err(format!("{name}: no setup check (a registry bug)")),
         _ => {}
     }

@@ -33,6 +33,8 @@ pub const FITS: &[(&str, Fit)] = &[
     ("token-ring", Fit::RingOrder),
     ("ricart-agrawala", Fit::Complete),
     ("lamport", Fit::Complete),
+    ("quorum", Fit::Complete),
+    ("maekawa", Fit::Complete),
 ];
 
 /// The rule of algorithm `algo`, if the table has one.

@@ -3,14 +3,17 @@
 //! itself ([`resource`]), which catches two holders at once.
 //!
 //! One file per protocol, each with its rules at the top: [`central`], [`token_ring`],
-//! [`ricart_agrawala`], [`lamport`].
+//! [`ricart_agrawala`], [`lamport`], [`quorum`] and [`maekawa`] (both on [`voting`]).
 
 pub mod central;
 pub mod lamport;
+pub mod maekawa;
 pub mod options;
+pub mod quorum;
 pub mod resource;
 pub mod ricart_agrawala;
 pub mod token_ring;
+pub mod voting;
 mod wrapper;
 
 #[cfg(test)]
@@ -28,7 +31,14 @@ use crate::algo::NodeId;
 pub const RESOURCE_ID: NodeId = 0;
 
 /// The mutual-exclusion algorithms (`--algo`), for the launcher and the tests.
-pub const NAMES: &[&str] = &["central", "token-ring", "ricart-agrawala", "lamport"];
+pub const NAMES: &[&str] = &[
+    "central",
+    "token-ring",
+    "ricart-agrawala",
+    "lamport",
+    "quorum",
+    "maekawa",
+];
 
 /// Whether `algo` is a mutual-exclusion algorithm (its launch gets a shared resource).
 pub fn is_mutex(algo: &str) -> bool {

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 const FULL: &[(&str, &str)] = &[("think_ms", "0"), ("hold_ms", "1"), ("requests", "20")];
 
-fn live_and_count<P: Protocol + 'static>(n: u64, k: usize) -> crate::sim::Sim<super::Mutex<P>> {
+pub(super) fn live_and_count<P: Protocol + 'static>(n: u64, k: usize) -> crate::sim::Sim<super::Mutex<P>> {
     let mut s = sim::<P>(n, NetConfig::default(), FULL);
     let who: Vec<u64> = (1..=n).collect();
     assert!(
@@ -85,7 +85,7 @@ fn token_ring_serves_everyone_one_pass_per_entry_under_full_contention() {
 
 /// Safety under a rough network, pauses shorter than any timeout, and crashes of random
 /// non-coordinators; returns entries over all seeds.
-fn safe_under_faults<P: Protocol + 'static>(seeds: u64, crash_ok: impl Fn(u64) -> bool) -> usize {
+pub(super) fn safe_under_faults<P: Protocol + 'static>(seeds: u64, crash_ok: impl Fn(u64) -> bool) -> usize {
     let mut total = 0;
     for seed in 0..seeds {
         let mut s = sim::<P>(
@@ -237,4 +237,102 @@ fn bad_input_is_dropped_and_counted_never_a_crash() {
     assert!(out.iter().any(
         |c| matches!(c, crate::algo::Command::Record(Event::Ignore { reason, .. }) if reason.contains("old generation"))
     ));
+}
+
+mod voting {
+    use super::super::maekawa::{grid_quorum, Maekawa};
+    use super::super::quorum::Quorum;
+    use super::*;
+
+    #[test]
+    fn grid_quorums_pairwise_intersect_and_are_about_two_sqrt_n() {
+        for n in 2..=70u64 {
+            let peers: Vec<u64> = (1..=n).collect();
+            let qs: Vec<Vec<u64>> = peers.iter().map(|&p| grid_quorum(&peers, p)).collect();
+            for (i, a) in qs.iter().enumerate() {
+                assert!(a.contains(&peers[i]), "n={n}: a node is in its own quorum");
+                assert!(a.len() as f64 <= 2.0 * (n as f64).sqrt() + 1.0, "n={n}: {a:?}");
+                for b in &qs {
+                    assert!(a.iter().any(|x| b.contains(x)), "n={n}: {a:?} and {b:?} do not meet");
+                }
+            }
+        }
+        assert_eq!(grid_quorum(&(1..=9).collect::<Vec<_>>(), 5), vec![2, 4, 5, 6, 8]);
+    }
+
+    #[test]
+    fn quorum_and_maekawa_serve_everyone_under_full_contention() {
+        for n in [3u64, 5, 9] {
+            live_and_count::<Quorum>(n, 20);
+            live_and_count::<Maekawa>(n, 20);
+        }
+    }
+
+    #[test]
+    fn one_requester_costs_three_messages_per_voter() {
+        let opts = [("think_ms", "0"), ("hold_ms", "1"), ("requests", "10")];
+        // Only node 1 runs the workload: no contention, so no INQUIRE, RELINQUISH or FAILED.
+        let mut setups = setups(5, &opts);
+        for x in setups.iter_mut() {
+            x.initiator = x.me == 1;
+        }
+        let mut s = crate::sim::Sim::new(NetConfig::default(), setups.clone(), super::super::Mutex::<Quorum>::new);
+        assert!(run_to_done(&mut s, &[1], 10, Duration::from_secs(10)));
+        s.run_for(Duration::from_millis(20));
+        assert_eq!(s.sent("REQUEST") + s.sent("GRANT") + s.sent("RELEASE"), 10 * 3 * 5);
+        let mut m = crate::sim::Sim::new(NetConfig::default(), setups, super::super::Mutex::<Maekawa>::new);
+        assert!(run_to_done(&mut m, &[1], 10, Duration::from_secs(10)));
+        m.run_for(Duration::from_millis(20));
+        let k = grid_quorum(&[1, 2, 3, 4, 5], 1).len();
+        assert_eq!(m.sent("REQUEST") + m.sent("GRANT") + m.sent("RELEASE"), 10 * 3 * k);
+        assert_eq!(m.sent("FAILED") + m.sent("INQUIRE") + m.sent("RELINQUISH"), 0);
+    }
+
+    #[test]
+    fn quorum_and_maekawa_are_safe_under_faults_without_restarts() {
+        assert!(safe_under_faults::<Quorum>(30, |_| true) > 40);
+        assert!(safe_under_faults::<Maekawa>(30, |_| true) > 40);
+    }
+
+    /// 3 coordinators, m = 2, nodes 1 and 3 request, node 2 only votes. Whoever holds first
+    /// got node 2's vote in the cases that matter; restart node 2 while it holds.
+    fn amnesia(durable: bool) -> usize {
+        let opts = [
+            ("think_ms", "0"),
+            ("hold_ms", "500"),
+            ("quorum", "2"),
+            ("durable", if durable { "true" } else { "false" }),
+        ];
+        let mut violations = 0;
+        for seed in 0..10 {
+            let mut st = setups(3, &opts);
+            for x in st.iter_mut() {
+                x.initiator = x.me != 2 && x.me != RESOURCE_ID;
+            }
+            let net = NetConfig {
+                seed,
+                min_delay: Duration::from_micros(100),
+                max_delay: Duration::from_millis(2),
+                ..NetConfig::default()
+            };
+            let mut s = crate::sim::Sim::new(net, st, super::super::Mutex::<Quorum>::new);
+            s.run_until(Duration::from_secs(2), |s| {
+                s.node(2).protocol().unwrap().voting.locked().is_some() && !s.events("cs_enter").is_empty()
+            });
+            s.crash(2);
+            s.restart(2);
+            s.run_for(Duration::from_secs(2));
+            violations += s.events("violation").len();
+            if durable {
+                assert_safe(&s, &[]);
+            }
+        }
+        violations
+    }
+
+    #[test]
+    fn a_coordinator_that_forgets_its_grant_lets_two_in_and_durable_grants_do_not() {
+        assert!(amnesia(false) >= 1, "amnesia: two holders at least once over the seeds");
+        assert_eq!(amnesia(true), 0, "durable: never");
+    }
 }

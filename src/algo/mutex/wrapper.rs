@@ -146,6 +146,10 @@ impl<'a, 'c, P: Protocol> MCx<'a, 'c, P> {
     pub fn discard(&mut self, from: NodeId, reason: impl Into<String>) {
         self.cx.discard(from, reason);
     }
+    /// Replaces this node's durable state (written and fsynced before this call's messages leave).
+    pub fn persist(&mut self, bytes: Vec<u8>) {
+        self.cx.persist(bytes);
+    }
     /// The protocol lets this node in now, with fencing token `token` (None: it has none).
     pub fn enter(&mut self, token: Option<u64>) {
         *self.entered = Some(token);
