@@ -170,6 +170,9 @@ struct LaunchArgs {
     /// Mutual exclusion: the resource rejects stale fencing tokens; same as --set fencing=true.
     #[arg(long)]
     fencing: bool,
+    /// Quorum, Maekawa: coordinators persist their grants (fsync before answering); same as --set durable=true.
+    #[arg(long)]
+    durable: bool,
 }
 
 #[derive(Args)]
@@ -327,6 +330,7 @@ fn launch_set(set: &[String], a: &LaunchArgs) -> Result<BTreeMap<String, String>
         ("hold_ms", num(a.hold_ms)),
         ("requests", num(a.requests)),
         ("fencing", a.fencing.then(|| "true".to_string())),
+        ("durable", a.durable.then(|| "true".to_string())),
     ];
     for (key, value) in flags {
         let Some(value) = value else { continue };

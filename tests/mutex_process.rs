@@ -124,3 +124,27 @@ fn bad_mutex_options_are_refused_by_name() {
         assert!(err.contains(want), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn quorum_amnesia_violates_and_durable_grants_do_not() {
+    for durable in [false, true] {
+        let logs = temp_logs(&format!("mutex-amnesia-{durable}"));
+        let mut extra = vec!["--topology", "complete", "--algo", "quorum", "--demo", "quorum-amnesia"];
+        if durable {
+            extra.push("--durable");
+        }
+        let mut l = Launch::command("mesh", 3, &logs, &extra);
+        let status = l.wait();
+        let out = l.output();
+        assert!(out.contains("demo complete"), "{out}");
+        let rd = RunDir::load(&l.run_dir()).unwrap();
+        let violations = rd.resource.iter().filter(|r| r.event.kind() == "violation").count();
+        if durable {
+            assert_eq!((status.code(), violations), (Some(0), 0), "{out}");
+        } else {
+            assert_eq!(status.code(), Some(1), "{out}");
+            assert!(violations >= 1, "{out}");
+        }
+        assert_all_reaped(&rd);
+    }
+}

@@ -100,6 +100,8 @@ pub struct CsView {
     pub exits: u64,
     /// When it made its last request (trace time).
     pub requested_at: u64,
+    /// Who sent it a GRANT since its last request (quorum, Maekawa).
+    pub grants: Vec<u64>,
 }
 
 impl Node {
@@ -138,11 +140,13 @@ impl Node {
             Event::CsRequest { req } => {
                 self.cs.waiting = Some(*req);
                 self.cs.requested_at = rec.t;
+                self.cs.grants.clear();
             }
             Event::CsEnter { req, .. } => {
                 self.cs.waiting = None;
                 self.cs.holding = Some((*req, rec.t));
             }
+            Event::Recv { from, msg, .. } if msg == "GRANT" => self.cs.grants.push(*from),
             Event::CsExit { .. } => {
                 self.cs.holding = None;
                 self.cs.exits += 1;

@@ -10,6 +10,15 @@
 //!    fenced off);
 //! 3. resume it: it finishes its hold and ends its access, which the resource refuses as stale
 //!    under fencing; then stop cleanly and let the checker judge.
+//!
+//! The quorum-amnesia story (quorum on 3 nodes, m = 2, every node a participant and one of
+//! the coordinators):
+//! 1. wait until a node P holds the section, and kill every other coordinator whose GRANT it
+//!    holds (those in the intersection of its quorum with any other);
+//! 2. start them again at once: they forgot their grants to P (with `--durable` they read them
+//!    back from their fsynced state files);
+//! 3. a restarted participant asks again, the amnesiac coordinators grant it, and it enters
+//!    while P still holds; stop after a while and let the checker judge.
 
 use super::goal::{patience, Ending};
 use super::model::State;
@@ -66,6 +75,29 @@ pub enum MutexGoal {
     },
     /// The regrant story.
     Regrant(Regrant),
+    /// The quorum-amnesia story.
+    Amnesia(Amnesia),
+}
+
+/// Where the quorum-amnesia story is.
+pub enum Amnesia {
+    /// Waiting for a holder.
+    Hold {
+        /// Give up then.
+        deadline: Instant,
+    },
+    /// Killed the coordinators that granted it; restart them at the next tick.
+    Killed {
+        /// Those coordinators.
+        voters: Vec<u64>,
+        /// The holder.
+        holder: u64,
+    },
+    /// Restarted; stop then.
+    Restarted {
+        /// Stop then.
+        until: Instant,
+    },
 }
 
 /// Where the regrant story is.
@@ -75,7 +107,7 @@ pub enum Regrant {
         /// Give up then.
         deadline: Instant,
     },
-    /// Paused `node` at `at`.
+    /// Paused `node`.
     Paused {
         /// The paused holder.
         node: u64,
@@ -106,10 +138,10 @@ impl MutexGoal {
                 limit,
             });
         }
+        let deadline = t0 + patience(n, timeout);
         plan.mutex_demo.map(|d| match d {
-            MutexDemo::Regrant => MutexGoal::Regrant(Regrant::Hold {
-                deadline: t0 + patience(n, timeout),
-            }),
+            MutexDemo::Regrant => MutexGoal::Regrant(Regrant::Hold { deadline }),
+            MutexDemo::QuorumAmnesia => MutexGoal::Amnesia(Amnesia::Hold { deadline }),
         })
     }
 
@@ -141,6 +173,56 @@ impl MutexGoal {
                 })
             }
             MutexGoal::Regrant(r) => r.step(fleet, now),
+            MutexGoal::Amnesia(a) => a.step(fleet, now),
+        }
+    }
+}
+
+impl Amnesia {
+    fn step(&mut self, fleet: &mut Fleet, now: Instant) -> Option<Ending> {
+        match std::mem::replace(self, Amnesia::Restarted { until: now }) {
+            Amnesia::Hold { deadline } => {
+                let holder = fleet
+                    .nodes
+                    .iter()
+                    .find(|n| n.cs.holding.is_some() && n.cs.grants.iter().any(|&g| g != n.plan.id));
+                let Some(h) = holder else {
+                    *self = Amnesia::Hold { deadline };
+                    return (now >= deadline).then(|| Ending::failed("demo failed: no node held the section"));
+                };
+                let p = h.plan.id;
+                let mut voters: Vec<u64> = h.cs.grants.iter().copied().filter(|&g| g != p).collect();
+                voters.sort_unstable();
+                voters.dedup();
+                for &v in &voters {
+                    if let Err(e) = fleet.kill(v) {
+                        return Some(Ending::failed(format!("demo failed: {e}")));
+                    }
+                }
+                say!("1. node {p} holds the section with the grants of coordinators {voters:?} (and its own); killed {voters:?} (SIGKILL)");
+                *self = Amnesia::Killed { voters, holder: p };
+                None
+            }
+            Amnesia::Killed { voters, holder } => {
+                for &v in &voters {
+                    match fleet.restart(v) {
+                        Ok(line) => say!("2. {line}: does it remember its grant to node {holder}?"),
+                        Err(e) => return Some(Ending::failed(format!("demo failed: {e}"))),
+                    }
+                }
+                *self = Amnesia::Restarted {
+                    until: now + Duration::from_millis(2000),
+                };
+                None
+            }
+            Amnesia::Restarted { until } if now >= until => Some(Ending {
+                check: true,
+                ..Ending::ok("3. demo complete: coordinators restarted while their grants were in use")
+            }),
+            r @ Amnesia::Restarted { .. } => {
+                *self = r;
+                None
+            }
         }
     }
 }

@@ -215,7 +215,9 @@ impl Fleet {
         // Whatever the old process wrote last is read now, so it cannot land after the reset.
         self.refresh_node(i);
         let plan = self.nodes[i].plan.clone();
-        let pid = self.spawn_one(&plan, true, None)?;
+        // A recovered election node announces itself; a mutual-exclusion node keeps its role.
+        let initiator = !self.args.is_resource(super::RESOURCE_NODE) || plan.initiator;
+        let pid = self.spawn_one(&plan, initiator, None)?;
         self.fault(
             Some(id),
             Event::Restart {

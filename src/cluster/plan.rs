@@ -54,6 +54,9 @@ pub enum MutexDemo {
     /// central with `regrant_ms`: pause a holder past the timeout; the coordinator grants the
     /// next, and the resource sees two holders (or, with `--fencing`, rejects the stale one).
     Regrant,
+    /// quorum on 3 nodes with m = 2: restart the coordinators whose grants a holder has; they
+    /// forget them and let another in (not with `--durable`).
+    QuorumAmnesia,
 }
 
 /// `--set` options a story sets unless the user did.
@@ -61,12 +64,20 @@ type Defaults = &'static [(&'static str, &'static str)];
 
 /// Mutual-exclusion `--demo` names, their stories, the algorithm they need, and the options
 /// they set unless the user set them.
-const MUTEX_DEMOS: &[(&str, MutexDemo, &str, Defaults)] = &[(
-    "regrant",
-    MutexDemo::Regrant,
-    "central",
-    &[("regrant_ms", "300"), ("hold_ms", "150"), ("think_ms", "100")],
-)];
+const MUTEX_DEMOS: &[(&str, MutexDemo, &str, Defaults)] = &[
+    (
+        "regrant",
+        MutexDemo::Regrant,
+        "central",
+        &[("regrant_ms", "300"), ("hold_ms", "150"), ("think_ms", "100")],
+    ),
+    (
+        "quorum-amnesia",
+        MutexDemo::QuorumAmnesia,
+        "quorum",
+        &[("quorum", "2"), ("hold_ms", "1000"), ("think_ms", "0")],
+    ),
+];
 
 /// A checked launch.
 #[derive(Debug, Clone)]
@@ -203,6 +214,9 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
         return Err(usage(
             "--demo runs its own story; it cannot be combined with --until or --duration",
         ));
+    }
+    if mutex_demo == Some(MutexDemo::QuorumAmnesia) && n != 3 {
+        return Err(usage(format!("--demo quorum-amnesia runs on 3 nodes, not {n}")));
     }
     let neighbours = |k: usize| match &graph {
         Some((_, g)) => g.neighbours(ids[k]).to_vec(),

@@ -176,7 +176,11 @@ impl Voting {
         self.votes.clear();
         self.failed = false;
         self.inquiries.clear();
-        for &v in &self.quorum.clone() {
+        // Its own coordinator first, then downwards round the ids.
+        let me = mcx.me();
+        let mut order = self.quorum.clone();
+        order.sort_by_key(|&v| std::cmp::Reverse(if v <= me { v + u64::MAX / 2 } else { v }));
+        for v in order {
             mcx.send(v, VoteMsg::Request { ts: self.clock, req });
         }
     }
