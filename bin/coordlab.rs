@@ -85,6 +85,24 @@ enum Cmd {
         #[arg(long)]
         next: String,
     },
+    /// The probability P_v that a majority quorum lets two in when coordinators forget grants.
+    QuorumRisk {
+        /// Coordinators.
+        #[arg(long)]
+        n: u64,
+        /// Quorum size (a majority of n).
+        #[arg(long)]
+        m: u64,
+        /// Probability that a coordinator restarts and forgets its grant.
+        #[arg(long)]
+        p: f64,
+        /// Also estimate it by drawing that many random runs of the same model.
+        #[arg(long)]
+        simulate: Option<u64>,
+        /// Seed of the draws.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
     /// Check a run's traces: termination, uniqueness, agreement, false suspicions.
     Check {
         /// The run directory.
@@ -392,6 +410,33 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         }
         Cmd::BenchRelay { listen, next } => {
             coordlab::bench::relay(&listen, &next)?;
+            Ok(0)
+        }
+        Cmd::QuorumRisk {
+            n,
+            m,
+            p,
+            simulate,
+            seed,
+        } => {
+            use coordlab::algo::mutex::risk;
+            risk::check(n, m, p).map_err(usage)?;
+            let l = risk::log10_violation(n, m, p);
+            println!(
+                "P_v = {} (n = {n} coordinators, quorum m = {m}, P = {p}; log10 P_v = {l:.3})",
+                risk::format_log10(l)
+            );
+            if let Some(runs) = simulate {
+                if runs == 0 {
+                    return Err(usage("--simulate: at least 1 run"));
+                }
+                let hits = risk::simulate(n, m, p, runs, seed);
+                println!(
+                    "drawn: {hits} violations in {runs} runs = {:.6} (formula {})",
+                    hits as f64 / runs as f64,
+                    risk::format_log10(l)
+                );
+            }
             Ok(0)
         }
         Cmd::Check { dir } => {

@@ -12,6 +12,7 @@ pub mod options;
 pub mod quorum;
 pub mod resource;
 pub mod ricart_agrawala;
+pub mod risk;
 pub mod token_ring;
 pub mod voting;
 mod wrapper;
