@@ -139,7 +139,6 @@ impl Central {
 impl Protocol for Central {
     type Msg = CentralMsg;
     type Timer = Regrant;
-    const KEYS: &'static [&'static str] = &["regrant_ms"];
 
     fn new(setup: &Setup, peers: &[NodeId]) -> Self {
         let regrant = number(setup, "regrant_ms", 0).unwrap_or(0);

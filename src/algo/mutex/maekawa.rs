@@ -46,7 +46,6 @@ pub struct Maekawa {
 impl Protocol for Maekawa {
     type Msg = VoteMsg;
     type Timer = Retry;
-    const KEYS: &'static [&'static str] = &["durable"];
 
     fn new(setup: &Setup, peers: &[NodeId]) -> Self {
         let q = grid_quorum(peers, setup.me);

@@ -31,17 +31,7 @@ use crate::algo::NodeId;
 /// participant of the protocol.
 pub const RESOURCE_ID: NodeId = 0;
 
-/// The mutual-exclusion algorithms (`--algo`), for the launcher and the tests.
-pub const NAMES: &[&str] = &[
-    "central",
-    "token-ring",
-    "ricart-agrawala",
-    "lamport",
-    "quorum",
-    "maekawa",
-];
-
 /// Whether `algo` is a mutual-exclusion algorithm (its launch gets a shared resource).
 pub fn is_mutex(algo: &str) -> bool {
-    NAMES.contains(&algo)
+    crate::algo::registry::find(algo).is_some_and(|e| e.family.name == crate::algo::registry::MUTEX.name)
 }

@@ -1,20 +1,8 @@
-//! The options of a mutual-exclusion run (`--set` keys), parsed once with errors that name the
-//! problem; a key no mutual-exclusion algorithm reads is refused.
+//! The options of a mutual-exclusion run (`--set` keys, declared in the registry's `MUTEX`
+//! family), parsed with errors that name the problem.
 
 use crate::algo::Setup;
 use std::time::Duration;
-
-/// Keys every mutual-exclusion node accepts, with what they mean.
-pub const COMMON_KEYS: &[(&str, &str)] = &[
-    ("think_ms", "mean think time between requests (exponential; 0: none)"),
-    ("hold_ms", "how long a node holds the resource"),
-    ("requests", "requests per node (absent: for the whole run)"),
-    (
-        "fencing",
-        "the resource rejects a begin whose token is lower than the highest accepted",
-    ),
-    ("mesh", "set by coordlab mesh"),
-];
 
 /// The workload every node runs.
 #[derive(Debug, Clone, PartialEq)]
@@ -64,10 +52,8 @@ impl Workload {
     /// The workload of `setup`, checked.
     pub fn parse(setup: &Setup) -> Result<Self, String> {
         let d = Workload::default();
-        let requests = match setup.opts.get("requests") {
-            None => None,
-            Some(_) => Some(number(setup, "requests", 0)?),
-        };
+        // 0 (the default): no end.
+        let requests = Some(number(setup, "requests", 0)?).filter(|&k| k > 0);
         Ok(Workload {
             think: Duration::from_millis(number(setup, "think_ms", d.think.as_millis() as u64)?),
             hold: Duration::from_millis(number(setup, "hold_ms", d.hold.as_millis() as u64)?),
@@ -75,20 +61,4 @@ impl Workload {
             fencing: boolean(setup, "fencing", false)?,
         })
     }
-}
-
-/// Checks that every `--set` key is one `algo_keys` or the common keys name, and that the
-/// common values parse.
-pub fn check_keys(setup: &Setup, algo: &str, algo_keys: &[&str]) -> Result<(), String> {
-    for key in setup.opts.keys() {
-        if !COMMON_KEYS.iter().any(|(k, _)| k == key) && !algo_keys.contains(&key.as_str()) {
-            let mut known: Vec<&str> = COMMON_KEYS.iter().map(|(k, _)| *k).filter(|k| *k != "mesh").collect();
-            known.extend(algo_keys);
-            return Err(format!(
-                "--set {key}: {algo} has no such option (known: {})",
-                known.join(", ")
-            ));
-        }
-    }
-    Workload::parse(setup).map(|_| ())
 }

@@ -25,7 +25,10 @@ pub struct Quorum {
 
 /// The quorum size of `setup` among `n` coordinators: `quorum=m`, default n/2 + 1.
 pub fn quorum_size(setup: &Setup, n: usize) -> Result<usize, String> {
-    let m = number(setup, "quorum", (n / 2 + 1) as u64)? as usize;
+    let m = match number(setup, "quorum", 0)? as usize {
+        0 => n / 2 + 1,
+        m => m,
+    };
     if m * 2 <= n || m > n {
         return Err(format!(
             "--set quorum={m}: a quorum of {n} coordinators must be a majority, more than {} and at most {n}",
@@ -47,7 +50,6 @@ pub struct Retry;
 impl Protocol for Quorum {
     type Msg = VoteMsg;
     type Timer = Retry;
-    const KEYS: &'static [&'static str] = &["quorum", "durable"];
 
     fn new(setup: &Setup, peers: &[NodeId]) -> Self {
         let m = quorum_size(setup, peers.len()).unwrap_or(peers.len() / 2 + 1);

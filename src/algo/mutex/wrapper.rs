@@ -21,8 +21,6 @@ pub trait Protocol: Sized {
     type Msg: Message;
     /// Its own named timers (`()` when it has none).
     type Timer: Copy + Eq + Hash + Debug;
-    /// The `--set` keys it reads (besides the workload's).
-    const KEYS: &'static [&'static str] = &[];
     /// Builds the protocol state; `peers` are the participants in ring order (this node included).
     fn new(setup: &Setup, peers: &[NodeId]) -> Self;
     /// Checks its own options; the error is one line.
@@ -203,7 +201,7 @@ impl<P: Protocol> Mutex<P> {
 
     /// Checks the options of `setup` for protocol `P` (`algo` names it in errors).
     pub fn check(setup: &Setup, algo: &str) -> Result<(), String> {
-        super::options::check_keys(setup, algo, P::KEYS)?;
+        Workload::parse(setup)?;
         let peers = setup.members.iter().filter(|&&m| m != RESOURCE_ID).count();
         if peers < 2 {
             return Err(format!("{algo} needs at least 2 participants, not {peers}"));

@@ -1,0 +1,362 @@
+//! The list: every family with its wrapper's keys, then every algorithm, one entry each, in the
+//! order `coordlab algos` and the bench show them (by where they run).
+
+use super::keys::{Key, Kind, SetBy};
+use super::{Entry, Family, Fit, Runner};
+use crate::algo::election::anon_ring::AnonRing;
+use crate::algo::election::bully::Bully;
+use crate::algo::election::ring_list::RingList;
+use crate::algo::election::{self, chang_roberts::ChangRoberts, echo, echo::Echo, franklin::Franklin, yoyo::YoYo};
+use crate::algo::election::{neighbours::Neighbours, Leadership};
+use crate::algo::mutex::{
+    self, central::Central, lamport::Lamport, maekawa::Maekawa, quorum::Quorum, ricart_agrawala::RicartAgrawala,
+    token_ring::TokenRing, Mutex,
+};
+use crate::algo::probe::RingProbe;
+use crate::algo::Setup;
+use crate::bench::cases;
+
+/// The engine (the host around every algorithm): its keys are taken by every algorithm, and
+/// its check runs on every setup. None yet: a key the engine reads (a clock option, say) is
+/// declared here, with the check that reads it.
+pub const ENGINE: Family = Family {
+    name: "engine",
+    summary: "the host around every algorithm",
+    keys: &[],
+    check: None,
+};
+
+/// Leader election, inside the [`Leadership`] wrapper (terms, heartbeats, ring repair, majority).
+pub const ELECTION: Family = Family {
+    name: "election",
+    summary: "leader election, inside the Leadership wrapper (terms, heartbeats, re-election)",
+    keys: &[
+        Key {
+            name: "majority",
+            kind: Kind::Bool,
+            default: "false",
+            help: "split-brain contained: votes of a weighted majority, check-quorum, pre-vote",
+            set_by: SetBy::User,
+        },
+        Key {
+            name: "weights",
+            kind: Kind::IdWeights { max: 1_000_000 },
+            default: "1 each",
+            help: "node weights: votes under majority=true; echo's capabilities (unlisted: seeded 1..100)",
+            set_by: SetBy::User,
+        },
+        Key {
+            name: "mesh",
+            kind: Kind::Bool,
+            default: "false",
+            help: "leader heartbeats flood over the neighbours (coordlab mesh sets it)",
+            set_by: SetBy::Launcher,
+        },
+    ],
+    check: Some(election::validate),
+};
+
+/// Mutual exclusion, inside the [`Mutex`] wrapper (the workload, the shared resource).
+pub const MUTEX: Family = Family {
+    name: "mutex",
+    summary: "mutual exclusion, inside the Mutex wrapper (think, request, hold the shared resource, release)",
+    keys: &[
+        Key {
+            name: "think_ms",
+            kind: Kind::Int { min: 0, max: 3_600_000 },
+            default: "50",
+            help: "mean think time between requests, ms (exponential; 0: none); also --think-ms",
+            set_by: SetBy::User,
+        },
+        Key {
+            name: "hold_ms",
+            kind: Kind::Int { min: 0, max: 3_600_000 },
+            default: "10",
+            help: "how long a node holds the resource, ms; also --hold-ms",
+            set_by: SetBy::User,
+        },
+        Key {
+            name: "requests",
+            kind: Kind::Int { min: 0, max: u64::MAX },
+            default: "0",
+            help: "requests per node, 0: no end (--until done ends the run when all are served); also --requests",
+            set_by: SetBy::User,
+        },
+        Key {
+            name: "fencing",
+            kind: Kind::Bool,
+            default: "false",
+            help: "the resource rejects a begin whose token is below the highest accepted; also --fencing",
+            set_by: SetBy::User,
+        },
+        Key {
+            name: "mesh",
+            kind: Kind::Bool,
+            default: "false",
+            help: "set by coordlab mesh (mutual exclusion sends directly either way)",
+            set_by: SetBy::Launcher,
+        },
+    ],
+    check: Some(mutex_workload),
+};
+
+/// The workload parses, and there are at least two participants.
+fn mutex_workload(setup: &Setup) -> Result<(), String> {
+    mutex::options::Workload::parse(setup)?;
+    let peers = setup.members.iter().filter(|&&m| m != mutex::RESOURCE_ID).count();
+    if peers < 2 {
+        return Err(format!("mutual exclusion needs at least 2 participants, not {peers}"));
+    }
+    Ok(())
+}
+
+fn central_check(s: &Setup) -> Result<(), String> {
+    <Central as mutex::Protocol>::check(s)
+}
+
+fn quorum_check(s: &Setup) -> Result<(), String> {
+    <Quorum as mutex::Protocol>::check(s)
+}
+
+/// `durable`: coordinators persist their grants.
+const DURABLE: Key = Key {
+    name: "durable",
+    kind: Kind::Bool,
+    default: "false",
+    help: "coordinators persist their grant, fsynced before they answer; also --durable",
+    set_by: SetBy::User,
+};
+
+/// Measurement tools that are not coordination algorithms.
+pub const PROBE: Family = Family {
+    name: "probe",
+    summary: "measurement tools of the benchmark, not coordination algorithms",
+    keys: &[],
+    check: None,
+};
+
+/// Franklin talks to its two ring neighbours only.
+fn at_most_two_neighbours(setup: &Setup) -> Result<(), String> {
+    let n = Neighbours::new(setup).all().len();
+    if n > 2 {
+        return Err(format!(
+            "franklin runs on a bidirectional ring, but node {} has {n} neighbours",
+            setup.me
+        ));
+    }
+    Ok(())
+}
+
+/// Echo's capabilities, in its own words.
+fn echo_capabilities(setup: &Setup) -> Result<(), String> {
+    echo::weights(setup).map(|_| ())
+}
+
+/// Declares every entry once and derives from them the list and the dispatch.
+macro_rules! registry {
+    ($($(#[$doc:meta])* $id:ident = $entry:expr => $build:expr;)+) => {
+        $($(#[$doc])* pub const $id: Entry = $entry;)+
+
+        /// Every algorithm, in the order `coordlab algos` and the bench show them.
+        pub const ENTRIES: &[Entry] = &[$($id),+];
+
+        /// Builds algorithm `name` for `setup` and hands it to `runner`; None when the name is
+        /// unknown. Call [`check_setup`](super::check_setup) first: an algorithm cannot refuse
+        /// its setup once built.
+        pub fn dispatch<R: Runner>(name: &str, setup: &Setup, runner: R) -> Option<R::Output> {
+            $(if name == $id.name {
+                return Some(runner.run(setup, $build(setup)));
+            })+
+            None
+        }
+    };
+}
+
+registry! {
+    /// Chang-Roberts.
+    CHANG_ROBERTS = Entry {
+        name: "chang-roberts",
+        family: &ELECTION,
+        summary: "Chang-Roberts election on a unidirectional ring",
+        runs_on: Fit::RingOrder,
+        keys: &[],
+        check: None,
+        bench: Some(cases::chang_roberts),
+    } => Leadership::<ChangRoberts>::new;
+
+    /// Ring election collecting ids.
+    RING_LIST = Entry {
+        name: "ring-list",
+        family: &ELECTION,
+        summary: "ring election collecting ids in the message, then a COORDINATOR round",
+        runs_on: Fit::RingOrder,
+        keys: &[Key {
+            name: "pick",
+            kind: Kind::Choice(&["max", "min"]),
+            default: "max",
+            help: "the winner is the largest or the smallest id of the collected list",
+            set_by: SetBy::User,
+        }],
+        check: None,
+        bench: Some(cases::ring_list),
+    } => Leadership::<RingList>::new;
+
+    /// Election on an anonymous ring.
+    ANON_RING = Entry {
+        name: "anon-ring",
+        family: &ELECTION,
+        summary: "the course's Ring 1: election on an anonymous ring (two simultaneous candidates both lead)",
+        runs_on: Fit::RingOrder,
+        keys: &[],
+        check: None,
+        bench: Some(cases::anon_ring),
+    } => Leadership::<AnonRing>::new;
+
+    /// Franklin.
+    FRANKLIN = Entry {
+        name: "franklin",
+        family: &ELECTION,
+        summary: "Franklin election on a bidirectional ring: rounds against both nearest active nodes",
+        runs_on: Fit::TwoWayRing,
+        keys: &[],
+        check: Some(at_most_two_neighbours),
+        bench: Some(cases::franklin),
+    } => Leadership::<Franklin>::new;
+
+    /// Bully.
+    BULLY = Entry {
+        name: "bully",
+        family: &ELECTION,
+        summary: "Garcia-Molina's bully election, direct messages",
+        runs_on: Fit::Complete,
+        keys: &[Key {
+            name: "stable",
+            kind: Kind::Bool,
+            default: "false",
+            help: "uptime-weighted: a recovered node follows a live leader instead of deposing it",
+            set_by: SetBy::User,
+        }],
+        check: None,
+        bench: Some(cases::bully),
+    } => Leadership::<Bully>::new;
+
+    /// Yo-Yo.
+    YOYO = Entry {
+        name: "yoyo",
+        family: &ELECTION,
+        summary: "Yo-Yo election on any connected graph: orientation, YO-/-YO with pruning; smallest id wins",
+        runs_on: Fit::AnyGraph,
+        keys: &[],
+        check: None,
+        bench: Some(cases::yoyo),
+    } => Leadership::<YoYo>::new;
+
+    /// Echo election.
+    ECHO = Entry {
+        name: "echo",
+        family: &ELECTION,
+        summary: "Echo election (Vasudevan et al.): a spanning-tree wave; best (capability, id) wins",
+        runs_on: Fit::AnyGraph,
+        keys: &[],
+        check: Some(echo_capabilities),
+        bench: Some(cases::echo),
+    } => Leadership::<Echo>::new;
+
+    /// The central coordinator.
+    CENTRAL = Entry {
+        name: "central",
+        family: &MUTEX,
+        summary: "mutual exclusion: a central coordinator (the highest id) with a FIFO queue; 3 messages per entry",
+        runs_on: Fit::Complete,
+        keys: &[Key {
+            name: "regrant_ms",
+            kind: Kind::Int { min: 0, max: 3_600_000 },
+            default: "0",
+            help: "the course's timeout fix: a holder silent this long is taken for dead and the next is granted (0: never)",
+            set_by: SetBy::User,
+        }],
+        check: Some(central_check),
+        bench: None,
+    } => Mutex::<Central>::new;
+
+    /// The token ring.
+    TOKEN_RING = Entry {
+        name: "token-ring",
+        family: &MUTEX,
+        summary: "mutual exclusion: a token round the ring, regenerated with a higher generation when lost",
+        runs_on: Fit::RingOrder,
+        keys: &[],
+        check: None,
+        bench: None,
+    } => Mutex::<TokenRing>::new;
+
+    /// Ricart-Agrawala.
+    RICART_AGRAWALA = Entry {
+        name: "ricart-agrawala",
+        family: &MUTEX,
+        summary: "mutual exclusion: Lamport timestamps, replies deferred; 2(n-1) messages per entry",
+        runs_on: Fit::Complete,
+        keys: &[],
+        check: None,
+        bench: None,
+    } => Mutex::<RicartAgrawala>::new;
+
+    /// Lamport's mutual exclusion.
+    LAMPORT = Entry {
+        name: "lamport",
+        family: &MUTEX,
+        summary: "mutual exclusion: Lamport's request queues, acknowledgements, releases; 3(n-1) per entry",
+        runs_on: Fit::Complete,
+        keys: &[],
+        check: None,
+        bench: None,
+    } => Mutex::<Lamport>::new;
+
+    /// The majority quorum.
+    QUORUM = Entry {
+        name: "quorum",
+        family: &MUTEX,
+        summary: "mutual exclusion: grants from a majority m of n coordinators, request ids, releases to all",
+        runs_on: Fit::Complete,
+        keys: &[
+            Key {
+                name: "quorum",
+                kind: Kind::Int { min: 0, max: u64::MAX },
+                default: "0",
+                help: "m, the grants needed: a majority of the n coordinators (0: the smallest, n/2+1)",
+                set_by: SetBy::User,
+            },
+            DURABLE,
+        ],
+        check: Some(quorum_check),
+        bench: None,
+    } => Mutex::<Quorum>::new;
+
+    /// Maekawa.
+    MAEKAWA = Entry {
+        name: "maekawa",
+        family: &MUTEX,
+        summary: "mutual exclusion: Maekawa's grid quorums with INQUIRE/RELINQUISH/FAILED",
+        runs_on: Fit::Complete,
+        keys: &[DURABLE],
+        check: None,
+        bench: None,
+    } => Mutex::<Maekawa>::new;
+
+    /// The benchmark's ring probe.
+    RING_PROBE = Entry {
+        name: "ring-probe",
+        family: &PROBE,
+        summary: "a token round the ring for a number of laps: the benchmark's steady-state hop",
+        runs_on: Fit::RingOrder,
+        keys: &[Key {
+            name: "laps",
+            kind: Kind::Int { min: 1, max: u64::MAX },
+            default: "100",
+            help: "laps of the token before the initiator announces the end",
+            set_by: SetBy::User,
+        }],
+        check: None,
+        bench: None,
+    } => RingProbe::new;
+}
