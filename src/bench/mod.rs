@@ -6,6 +6,7 @@ mod bully_best;
 pub mod cases;
 mod claims;
 mod elections;
+mod flood;
 mod floor;
 mod formulas;
 mod mutex;
@@ -39,6 +40,8 @@ pub struct Sections {
     pub elections: bool,
     /// Every mutual-exclusion algorithm under full contention at n = 5, 20, 64.
     pub mutex: bool,
+    /// A junk flood at a ring's leader and what it cost.
+    pub flood: bool,
 }
 
 impl Sections {
@@ -48,16 +51,19 @@ impl Sections {
         rings: true,
         elections: true,
         mutex: true,
+        flood: true,
     };
 
     /// Parses `floor,rings,elections` (any of them, or `all`).
     pub fn parse(s: &str) -> Result<Self, CliError> {
-        let mut out = Sections {
+        let none = Sections {
             floor: false,
             rings: false,
             elections: false,
             mutex: false,
+            flood: false,
         };
+        let mut out = none;
         for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             match part {
                 "all" => out = Sections::ALL,
@@ -65,23 +71,17 @@ impl Sections {
                 "rings" => out.rings = true,
                 "elections" => out.elections = true,
                 "mutex" => out.mutex = true,
+                "flood" => out.flood = true,
                 other => {
                     return Err(usage(format!(
-                        "--only: '{other}' is not a section (floor, rings, elections, mutex, all)"
+                        "--only: '{other}' is not a section (floor, rings, elections, mutex, flood, all)"
                     )))
                 }
             }
         }
-        if out
-            == (Sections {
-                floor: false,
-                rings: false,
-                elections: false,
-                mutex: false,
-            })
-        {
+        if out == none {
             return Err(usage(
-                "--only: name at least one section (floor, rings, elections, mutex, all)",
+                "--only: name at least one section (floor, rings, elections, mutex, flood, all)",
             ));
         }
         Ok(out)
@@ -126,6 +126,9 @@ pub fn run(sizes: &[usize], rounds: usize, sections: Sections, seed: u64) -> Res
         println!("n killed, so n-1 alone detects it; counts are the sends after the kill; elect ms: from the kill");
         println!("to n-1's claim, detection (one --timeout-ms) included; the others read COORDINATOR when resumed.");
         println!("yoyo/echo: m edges of the seeded graph; yoyo's YO count depends on the graph (one vote per YO).");
+    }
+    if sections.flood {
+        flood::print_flood(BUILD)?;
     }
     Ok(())
 }

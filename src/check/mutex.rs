@@ -365,3 +365,103 @@ fn faults(o: &Overlap) -> String {
         o.faults.join(", ")
     }
 }
+
+/// The mutex section of a mutual-exclusion run, for the checker's family table.
+pub fn section(
+    run: &RunDir,
+    _timeline: &super::timeline::Timeline,
+) -> Option<std::sync::Arc<dyn super::section::Section>> {
+    analyse(run).map(|f| {
+        std::sync::Arc::new(Section {
+            facts: f,
+            start_us: run.info.start_us,
+        }) as _
+    })
+}
+
+/// [`MutexFacts`] as a checker section.
+#[derive(Debug, Clone)]
+pub struct Section {
+    /// The facts.
+    pub facts: MutexFacts,
+    /// The run's start, the zero of every `+ms`.
+    pub start_us: u64,
+}
+
+impl super::section::Section for Section {
+    fn family(&self) -> &'static str {
+        "mutex"
+    }
+
+    fn findings(&self) -> Vec<super::section::Finding> {
+        use super::section::Finding;
+        let f = &self.facts;
+        let ms = |t: u64| format!("{:+} ms", (t as i64 - self.start_us as i64) / 1000);
+        let mut out: Vec<Finding> = f
+            .resource_violations
+            .iter()
+            .map(|o| {
+                Finding::violation(format!(
+                    "mutex: nodes {:?} held the resource at once at {}",
+                    o.nodes,
+                    ms(o.t)
+                ))
+            })
+            .collect();
+        out.extend(f.node_overlaps.iter().map(|o| Finding {
+            what: format!(
+                "mutex: nodes {:?} were in the section at once at {} (their own traces)",
+                o.nodes,
+                ms(o.t)
+            ),
+            violation: !f.fencing,
+            explanation: None,
+        }));
+        out.extend(
+            f.starved.iter().map(|(n, r)| {
+                Finding::violation(format!("mutex: node {n}'s request {r} waited over 10 s, fault-free"))
+            }),
+        );
+        if let Some(Err(e)) = &f.fifo {
+            out.push(Finding::violation(format!("mutex: FIFO: {e}")));
+        }
+        out
+    }
+
+    fn properties(&self, _a: &super::Analysis) -> Vec<String> {
+        let f = &self.facts;
+        let mut v = vec![format!(
+            "mutual exclusion: {} ({} entries; the resource: {} accesses, {} violations{})",
+            if f.violated() { "VIOLATED" } else { "held" },
+            f.entries.len(),
+            f.accesses,
+            f.resource_violations.len(),
+            if f.fencing {
+                format!(", {} stale rejected", f.rejected)
+            } else {
+                String::new()
+            }
+        )];
+        if f.fault_free {
+            v.push(format!(
+                "every request served (fault-free): {}",
+                if f.starved.is_empty() { "yes" } else { "NO" }
+            ));
+        }
+        if let Some(fifo) = &f.fifo {
+            v.push(format!(
+                "FIFO (central): {}",
+                if fifo.is_ok() { "held" } else { "VIOLATED" }
+            ));
+        }
+        v
+    }
+
+    fn details(&self, _a: &super::Analysis, out: &mut String) {
+        out.push_str(&summary(&self.facts, self.start_us));
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}

@@ -89,7 +89,7 @@ pub struct Plan {
     pub topology: String,
     /// The `--set` options every node gets (the user's, plus `mesh=true` on a mesh).
     pub set: BTreeMap<String, String>,
-    /// `--until elected`.
+    /// `--until done` (or its election spelling `--until elected`): end when the family's goal holds.
     pub until_elected: bool,
     /// `--duration`.
     pub duration: Option<Duration>,
@@ -99,6 +99,8 @@ pub struct Plan {
     pub until_done: bool,
     /// A mutual-exclusion `--demo`.
     pub mutex_demo: Option<MutexDemo>,
+    /// `coordlab chaos`: the seed of its faults.
+    pub chaos: Option<u64>,
 }
 
 impl Plan {
@@ -121,6 +123,10 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
     let noun = opts.topology.noun();
     if n < 2 {
         return Err(usage(format!("a {noun} needs at least 2 nodes (got {n})")));
+    }
+    crate::node::config::check_timing(opts.heartbeat_ms, opts.timeout_ms)?;
+    if let Some(path) = &opts.key {
+        crate::node::keyfile::load(path).map_err(usage)?;
     }
     let ids = launch_ids(n, opts.ids.as_deref(), noun)?;
     let entry = registry::lookup(&opts.algo).map_err(usage)?;
@@ -153,20 +159,22 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
                 opts.algo
             )))
         }
-        Some("elected") => (true, false),
-        Some("done") if !mutex => {
+        Some("elected") if crate::check::section::family(&opts.algo) == "election" => (true, false),
+        Some("elected") => {
             return Err(usage(format!(
-                "--until done is for mutual exclusion; {} is an election (use --until elected)",
+                "--until elected: {} is not an election; use --until done",
                 opts.algo
             )))
         }
+        // Every other family's goal: the launcher follows its progress (see check::section).
+        Some("done") if !mutex => (true, false),
         Some("done") if set.get("requests").is_none_or(|k| k.trim() == "0") => {
             return Err(usage("--until done needs --requests K (else the requests never end)"))
         }
         Some("done") => (false, true),
         Some(other) => {
             return Err(usage(format!(
-                "--until: unknown condition '{other}' (known: elected, done)"
+                "--until: unknown condition '{other}' (known: done, and elected for elections)"
             )))
         }
     };
@@ -211,6 +219,11 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
         Some(s) if s.is_finite() && s > 0.0 && s < 1e9 => Some(Duration::from_secs_f64(s)),
         Some(s) => return Err(usage(format!("--duration: {s} is not a positive number of seconds"))),
     };
+    if opts.chaos && (demo.is_some() || mutex_demo.is_some() || until_elected || until_done || duration.is_none()) {
+        return Err(usage(
+            "chaos runs for --duration SECS; it cannot be combined with --demo or --until",
+        ));
+    }
     if (demo.is_some() || mutex_demo.is_some()) && (until_elected || until_done || duration.is_some()) {
         return Err(usage(
             "--demo runs its own story; it cannot be combined with --until or --duration",
@@ -248,6 +261,7 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
         demo,
         until_done,
         mutex_demo,
+        chaos: opts.chaos.then_some(opts.seed),
     };
     if mutex {
         // The shared resource is a member like any node, spawned first.
@@ -352,6 +366,7 @@ mod tests {
 
     fn opts(n: usize) -> LaunchOptions {
         LaunchOptions {
+            chaos: false,
             n,
             topology: Layout::Ring,
             algo: "chang-roberts".into(),
@@ -364,6 +379,7 @@ mod tests {
             until: None,
             seed: 1,
             logs: PathBuf::from("logs"),
+            key: None,
             demo: None,
             set: BTreeMap::new(),
         }
@@ -414,8 +430,12 @@ mod tests {
         o.initiators = "4".into();
         assert!(err(o).contains("node 4 is not in the ring"));
         let mut o = opts(3);
-        o.until = Some("done".into());
+        o.until = Some("forever".into());
         assert!(err(o).contains("--until"));
+        let mut o = opts(3);
+        o.algo = "ring-probe".into();
+        o.until = Some("elected".into());
+        assert!(err(o).contains("ring-probe is not an election; use --until done"));
         let mut o = opts(3);
         o.demo = Some("party".into());
         assert!(err(o).contains("known: false-suspicion, split-brain, regrant"));
