@@ -11,6 +11,7 @@
 pub mod beliefs;
 pub mod election;
 pub mod explain;
+pub mod mutex;
 pub mod probe;
 pub mod section;
 pub mod storms;

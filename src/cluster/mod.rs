@@ -31,6 +31,7 @@ mod demo;
 mod goal;
 mod launcher;
 mod model;
+mod mutex_goal;
 mod nodes;
 pub mod plan;
 mod rundir;
@@ -39,6 +40,9 @@ mod spawn;
 mod watch;
 
 use crate::error::CliError;
+
+/// The node id of the shared resource in a mutual-exclusion launch.
+const RESOURCE_NODE: u64 = crate::algo::mutex::RESOURCE_ID;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
