@@ -131,7 +131,7 @@ impl Bully {
                 ecx.set_timer(BullyTimer::Tick, ecx.setup().timeout / 2);
             }
             Some(_) if now.saturating_sub(self.last_seen) > ecx.setup().timeout => {
-                log::info!("bully node {}: stopped for a while; uptime counts from now", ecx.me());
+                ecx.state_change("stopped for a while; uptime counts from now");
                 self.up_since = Some(now);
                 self.woken = true;
             }
@@ -268,11 +268,11 @@ impl Election for Bully {
         self.fresh = false;
         self.phase = Phase::Idle;
         if !self.stable && leader < ecx.me() {
-            log::info!(
-                "bully node {}: node {leader} leads term {} but has a lower id: deposing it",
-                ecx.me(),
+            let text = format!(
+                "node {leader} leads term {} but has a lower id: deposing it",
                 ecx.term()
             );
+            ecx.state_change(text);
             ecx.start_election();
         }
     }

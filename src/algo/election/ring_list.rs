@@ -122,11 +122,7 @@ impl RingList {
                 return false;
             }
         }
-        log::info!(
-            "ring-list node {}: term {} leader {leader}, new ring {ring:?}",
-            ecx.me(),
-            ecx.term()
-        );
+        ecx.state_change(format!("term {} leader {leader}, new ring {ring:?}", ecx.term()));
         self.ring = ring;
         ecx.elected(leader);
         true
