@@ -89,6 +89,47 @@ enum Cmd {
         #[arg(default_value = "logs/latest")]
         dir: PathBuf,
     },
+    /// Draw a run's space-time diagram: timeline.svg and timeline.html (or timeline.mmd).
+    Timeline {
+        #[command(flatten)]
+        window: WindowArgs,
+        /// Write a Mermaid sequenceDiagram (timeline.mmd) instead.
+        #[arg(long)]
+        mermaid: bool,
+    },
+    /// Draw a run's graph with the election's result on it (graph.svg).
+    Graph {
+        /// The run directory.
+        #[arg(default_value = "logs/latest")]
+        dir: PathBuf,
+    },
+    /// Write a run's events with vector clocks as a ShiViz log (shiviz.log).
+    Shiviz {
+        #[command(flatten)]
+        window: WindowArgs,
+    },
+}
+
+#[derive(Args)]
+struct WindowArgs {
+    /// The run directory.
+    #[arg(default_value = "logs/latest")]
+    dir: PathBuf,
+    /// Draw from this many milliseconds after the run's start.
+    #[arg(long)]
+    from: Option<u64>,
+    /// Draw up to this many milliseconds after the run's start.
+    #[arg(long)]
+    to: Option<u64>,
+    /// Also draw what is hidden by default: heartbeats.
+    #[arg(long)]
+    show: Vec<String>,
+}
+
+impl WindowArgs {
+    fn window(&self) -> Result<coordlab::render::Window, CliError> {
+        coordlab::render::Window::new(self.from, self.to, &self.show)
+    }
 }
 
 #[derive(Args)]
@@ -331,6 +372,24 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         }
         Cmd::BenchRelay { listen, next } => {
             coordlab::bench::relay(&listen, &next)?;
+            Ok(0)
+        }
+        Cmd::Timeline { window, mermaid } => {
+            for f in coordlab::render::timeline(&window.dir, &window.window()?, mermaid)? {
+                println!("wrote {}", f.display());
+            }
+            Ok(0)
+        }
+        Cmd::Graph { dir } => {
+            println!("wrote {}", coordlab::render::graph(&dir)?.display());
+            Ok(0)
+        }
+        Cmd::Shiviz { window } => {
+            let f = coordlab::render::shiviz(&window.dir, &window.window()?)?;
+            println!(
+                "wrote {} (open it at https://distributedclocks.github.io/shiviz/)",
+                f.display()
+            );
             Ok(0)
         }
         Cmd::Check { dir } => {
