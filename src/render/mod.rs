@@ -9,6 +9,9 @@ pub mod shiviz;
 pub mod story;
 pub mod svg;
 
+#[cfg(test)]
+mod tests;
+
 pub use story::{Story, Window};
 
 use crate::error::{failed, usage, CliError};
