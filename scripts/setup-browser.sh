@@ -25,8 +25,8 @@ chromium=$(find_chromium)
 if [ -z "$chromium" ] && [ -z "${COORDLAB_NO_INSTALL:-}" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "installing chromium with apt-get (log: $log)" >&2
     export DEBIAN_FRONTEND=noninteractive
-    timeout 600 apt-get update -qq >>"$log" 2>&1
-    timeout 900 apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core >>"$log" 2>&1
+    timeout 300 apt-get update -qq >>"$log" 2>&1
+    timeout 300 apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core >>"$log" 2>&1
     chromium=$(find_chromium)
 fi
 
@@ -34,7 +34,7 @@ mmdc=target/tools/node_modules/.bin/mmdc
 if [ ! -x "$mmdc" ] && [ -n "$chromium" ] && [ -z "${COORDLAB_NO_INSTALL:-}" ] && command -v npm >/dev/null; then
     echo "installing @mermaid-js/mermaid-cli with npm (log: $log)" >&2
     # Puppeteer would download a browser of its own; it uses the Chromium above instead.
-    PUPPETEER_SKIP_DOWNLOAD=1 timeout 600 npm install --prefix target/tools --no-audit --no-fund \
+    PUPPETEER_SKIP_DOWNLOAD=1 timeout 300 npm install --prefix target/tools --no-audit --no-fund \
         @mermaid-js/mermaid-cli >>"$log" 2>&1
 fi
 if [ -x "$mmdc" ] && [ -n "$chromium" ]; then
