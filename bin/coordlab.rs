@@ -51,6 +51,18 @@ enum Cmd {
     Restart(Target),
     /// Who is alive, paused or dead, and whom each node believes leads.
     Status(RunArg),
+    /// The last lines of node ID's human log, from the running launch.
+    Logs {
+        /// The node id.
+        id: u64,
+        /// How many lines.
+        #[arg(default_value_t = 10)]
+        lines: usize,
+        #[command(flatten)]
+        run: RunArg,
+    },
+    /// Stop the running launch cleanly, as `quit` at its console does.
+    Quit(RunArg),
     /// Measure: loopback floor, cost per hop, election times and counts, memory per node.
     Bench {
         /// Ring sizes to measure.
@@ -197,6 +209,9 @@ struct LaunchArgs {
     /// Node weights or capabilities (echo, majority): ID:W,ID:W,...; same as --set weights=...
     #[arg(long)]
     weights: Option<String>,
+    /// The console prints only agreement and faults, not the running story.
+    #[arg(long)]
+    quiet: bool,
 }
 
 #[derive(Args)]
@@ -299,6 +314,7 @@ fn launch_options(n: usize, topology: Layout, a: LaunchArgs) -> Result<LaunchOpt
         logs: a.logs,
         demo: a.demo,
         set: launch_set(&a.set, a.stable, a.majority, a.pick, a.weights)?,
+        quiet: a.quiet,
     })
 }
 
@@ -350,6 +366,8 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         Cmd::Kill(t) => control(&t.run.run, format!("kill {}", t.id)),
         Cmd::Restart(t) => control(&t.run.run, format!("restart {}", t.id)),
         Cmd::Status(r) => control(&r.run, "status".into()),
+        Cmd::Logs { id, lines, run } => control(&run.run, format!("logs {id} {lines}")),
+        Cmd::Quit(r) => control(&r.run, "quit".into()),
         Cmd::Bench {
             sizes,
             rounds,

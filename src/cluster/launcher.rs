@@ -4,6 +4,7 @@
 use super::console::{self, Command, HELP};
 use super::control::{Incoming, Server, ERROR_PREFIX, SOCKET_NAME};
 use super::goal::{Ending, Goal};
+use super::narrate::Narrator;
 use super::nodes::Fleet;
 use super::plan::Plan;
 use super::rundir;
@@ -74,7 +75,9 @@ pub fn run(opts: LaunchOptions, plan: Plan) -> Result<i32, CliError> {
     }
     let goal = Goal::new(&plan, Duration::from_millis(opts.timeout_ms), t0);
     banner(&opts, &plan, &dir, &goal);
-    Launcher::new(fleet, signals, server, goal)?.run_loop()
+    // A demo tells its own story; --quiet keeps the terse view.
+    let narrator = (!opts.quiet && !matches!(goal, Goal::Demo(_))).then(Narrator::default);
+    Launcher::new(fleet, signals, server, goal, narrator)?.run_loop()
 }
 
 fn options_json(o: &LaunchOptions) -> serde_json::Value {
@@ -132,10 +135,17 @@ struct Launcher {
     stdin_open: bool,
     stdin_buf: Vec<u8>,
     next_conn: usize,
+    narrator: Option<Narrator>,
 }
 
 impl Launcher {
-    fn new(mut fleet: Fleet, signals: LauncherSignals, server: Server, goal: Goal) -> Result<Self, CliError> {
+    fn new(
+        mut fleet: Fleet,
+        signals: LauncherSignals,
+        server: Server,
+        goal: Goal,
+        narrator: Option<Narrator>,
+    ) -> Result<Self, CliError> {
         let setup = || -> io::Result<Poll> {
             let poll = Poll::new()?;
             poll.registry()
@@ -172,6 +182,7 @@ impl Launcher {
             stdin_open,
             stdin_buf: Vec::new(),
             next_conn: FIRST_CONN,
+            narrator,
         })
     }
 
@@ -213,6 +224,11 @@ impl Launcher {
     fn tick(&mut self) -> Option<Ending> {
         self.fleet.refresh();
         self.report_exits();
+        if let Some(n) = self.narrator.as_mut() {
+            for line in n.news(&self.fleet) {
+                say!("{line}");
+            }
+        }
         self.goal.step(&mut self.fleet, Instant::now())
     }
 

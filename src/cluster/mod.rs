@@ -31,6 +31,7 @@ pub mod fit;
 mod goal;
 mod launcher;
 mod model;
+mod narrate;
 mod nodes;
 pub mod plan;
 mod rundir;
@@ -102,6 +103,8 @@ pub struct LaunchOptions {
     pub demo: Option<String>,
     /// Algorithm options passed to every node (`--set key=value`).
     pub set: BTreeMap<String, String>,
+    /// `--quiet`: the console prints agreement and faults only, not the running story.
+    pub quiet: bool,
 }
 
 /// Runs a launch; returns the process exit status.

@@ -254,6 +254,7 @@ mod tests {
 
     fn opts(n: usize) -> LaunchOptions {
         LaunchOptions {
+            quiet: false,
             n,
             topology: Layout::Ring,
             algo: "chang-roberts".into(),

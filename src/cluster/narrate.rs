@@ -1,0 +1,112 @@
+//! The console's running story, in the demos' words: who suspected whom after how much
+//! silence and whether that was true (the launcher knows: it paused or killed the target, or
+//! not), election starts, self-declared leaders with how long their election took,
+//! step-downs, and two leaders of one term the moment they are seen.
+//!
+//! It reads only the launcher's model of each node ([`Node`]), after each tick's refresh, and
+//! remembers how much of each node's history it has told already.
+
+use super::model::{Node, State};
+use super::nodes::Fleet;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What has been told so far.
+#[derive(Debug, Default)]
+pub struct Narrator {
+    /// Per node: suspicions, step-downs and election starts told.
+    told: BTreeMap<u64, (usize, usize, usize)>,
+    /// Per term: its first election start (trace time, node).
+    started: BTreeMap<u64, (u64, u64)>,
+    /// Terms whose start was told.
+    start_told: BTreeSet<u64>,
+    /// Per term: the nodes that declared themselves its leader.
+    claimed: BTreeMap<u64, BTreeSet<u64>>,
+}
+
+/// `node 8 was paused, not dead: a false suspicion`, from the target's process now.
+fn truth(target: Option<&Node>) -> String {
+    match target.map(|n| &n.state) {
+        Some(State::Paused) => "it is paused, not dead: a false suspicion".into(),
+        Some(State::Running) => "it is running: a false suspicion".into(),
+        Some(State::Killed) | Some(State::Exited(_)) => "it is dead: a true suspicion".into(),
+        None => "it is not a member".into(),
+    }
+}
+
+impl Narrator {
+    /// What happened since the last call, in time order, each line starting `+N ms`.
+    pub fn news(&mut self, fleet: &Fleet) -> Vec<String> {
+        let mut out: Vec<(u64, String)> = Vec::new();
+        let by_id: BTreeMap<u64, &Node> = fleet.nodes.iter().map(|n| (n.plan.id, n)).collect();
+        for n in &fleet.nodes {
+            let id = n.plan.id;
+            let told = self.told.entry(id).or_default();
+            // A restarted node's model starts afresh: so does what was told of it.
+            if n.suspicions.len() < told.0 || n.step_downs.len() < told.1 || n.elections.len() < told.2 {
+                *told = (0, 0, 0);
+            }
+            for s in &n.suspicions[told.0..] {
+                let line = format!(
+                    "node {id} suspected node {} after {} ms of silence; {}",
+                    s.target,
+                    s.silence_ms,
+                    truth(by_id.get(&s.target).copied())
+                );
+                out.push((s.t, line));
+            }
+            for d in &n.step_downs[told.1..] {
+                out.push((
+                    d.t,
+                    format!("node {id} stepped down as leader of term {}: {}", d.term, d.reason),
+                ));
+            }
+            for &(t, term) in &n.elections[told.2..] {
+                let first = self.started.entry(term).or_insert((t, id));
+                if t < first.0 {
+                    *first = (t, id);
+                }
+            }
+            *told = (n.suspicions.len(), n.step_downs.len(), n.elections.len());
+        }
+        // Election starts, once per term, after every node's news is in (the earliest wins).
+        for (&term, &(t, by)) in &self.started {
+            if self.start_told.insert(term) {
+                out.push((t, format!("node {by} starts an election: term {term}")));
+            }
+        }
+        for n in &fleet.nodes {
+            let id = n.plan.id;
+            let b = &n.belief;
+            if b.leader != Some(id) {
+                continue;
+            }
+            let claims = self.claimed.entry(b.term).or_default();
+            if !claims.insert(id) {
+                continue;
+            }
+            let took = match self.started.get(&b.term) {
+                Some(&(t, _)) => format!("; the election took {} ms", b.since_us.saturating_sub(t) / 1000),
+                None => String::new(),
+            };
+            out.push((
+                b.since_us,
+                format!("node {id} declared itself leader of term {}{took}", b.term),
+            ));
+            if claims.len() > 1 {
+                let who: Vec<String> = claims.iter().map(|c| format!("node {c}")).collect();
+                out.push((
+                    b.since_us,
+                    format!(
+                        "VIOLATION: {} each declared themselves leader of term {}",
+                        who.join(" and "),
+                        b.term
+                    ),
+                ));
+            }
+        }
+        out.sort_by_key(|(t, _)| *t);
+        out.into_iter()
+            .map(|(t, line)| format!("{} {line}", fleet.rel(t)))
+            .collect()
+    }
+}
