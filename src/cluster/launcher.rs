@@ -7,6 +7,7 @@ use super::goal::{Ending, Goal};
 use super::narrate::Narrator;
 use super::nodes::Fleet;
 use super::plan::Plan;
+use super::prompt::Prompt;
 use super::rundir;
 use super::signals::LauncherSignals;
 use super::spawn::NodeArgs;
@@ -24,6 +25,7 @@ use std::time::{Duration, Instant};
 const STDIN: Token = Token(0);
 const SIGNALS: Token = Token(1);
 const CONTROL: Token = Token(2);
+const PROMPT: Token = Token(3);
 /// Control connections get tokens from here up.
 const FIRST_CONN: usize = 16;
 /// What to do without a console.
@@ -136,6 +138,7 @@ struct Launcher {
     stdin_buf: Vec<u8>,
     next_conn: usize,
     narrator: Option<Narrator>,
+    prompt: Option<Prompt>,
 }
 
 impl Launcher {
@@ -164,13 +167,21 @@ impl Launcher {
                 return Err(failed(format!("cannot set up the launcher's poll: {e}")));
             }
         };
+        // On a terminal, a prompt with line editing reads the console in its own thread.
+        let prompt = match goal.is_console() {
+            true => mio::Waker::new(poll.registry(), PROMPT)
+                .ok()
+                .and_then(|w| Prompt::start(std::sync::Arc::new(w))),
+            false => None,
+        };
         // A terminal or a pipe can be polled; /dev/null or a file cannot (EPERM): then there is
         // no console, and the run goes on (CI runs with no stdin).
-        let stdin_open = poll
-            .registry()
-            .register(&mut SourceFd(&io::stdin().as_raw_fd()), STDIN, Interest::READABLE)
-            .is_ok();
-        if !stdin_open && goal.is_console() {
+        let stdin_open = prompt.is_none()
+            && poll
+                .registry()
+                .register(&mut SourceFd(&io::stdin().as_raw_fd()), STDIN, Interest::READABLE)
+                .is_ok();
+        if !stdin_open && prompt.is_none() && goal.is_console() {
             say!("(stdin cannot be polled) {NO_CONSOLE}");
         }
         Ok(Launcher {
@@ -183,6 +194,7 @@ impl Launcher {
             stdin_buf: Vec::new(),
             next_conn: FIRST_CONN,
             narrator,
+            prompt,
         })
     }
 
@@ -204,6 +216,7 @@ impl Launcher {
             for ev in events.iter() {
                 let found = match ev.token() {
                     STDIN => self.read_stdin(),
+                    PROMPT => self.read_prompt(),
                     SIGNALS => self.on_signals(),
                     CONTROL => self.accept(),
                     Token(k) => self.on_connection(k),
@@ -238,8 +251,23 @@ impl Launcher {
         }
     }
 
+    /// The lines typed at the prompt since the last wakeup.
+    fn read_prompt(&mut self) -> Option<Ending> {
+        let lines: Vec<String> = self
+            .prompt
+            .as_ref()
+            .map(|p| p.lines.try_iter().collect())
+            .unwrap_or_default();
+        lines
+            .iter()
+            .fold(None, |ending, line| ending.or(self.console_line(line)))
+    }
+
     /// The clean stop, then what the run concluded.
     fn finish(&mut self, ending: Ending) -> i32 {
+        if let Some(p) = self.prompt.as_mut() {
+            p.close();
+        }
         say!("{}", ending.message);
         self.fleet.stop_all();
         let n = self.fleet.nodes.len();
