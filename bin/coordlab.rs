@@ -1,7 +1,7 @@
 //! The coordlab command line: parse, then call the library.
 
 use clap::{Args, Parser, Subcommand};
-use coordlab::algo::Setup;
+use coordlab::algo::{registry, Setup};
 use coordlab::cluster::{self, LaunchOptions, Layout};
 use coordlab::error::{usage, CliError};
 use coordlab::node::config::{parse_ids, parse_kv, parse_members, NodeOptions};
@@ -13,7 +13,8 @@ use std::time::Duration;
 #[command(
     name = "coordlab",
     version,
-    about = "Classic distributed-coordination algorithms, run as real processes"
+    about = "Classic distributed-coordination algorithms, run as real processes",
+    after_help = "`coordlab algos` lists every algorithm (--algo), where it runs, and its --set keys."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -95,6 +96,8 @@ enum Cmd {
         #[arg(long)]
         next: String,
     },
+    /// List every algorithm: family, where it runs, summary, and its --set keys.
+    Algos,
     /// Check a run's traces: termination, uniqueness, agreement, false suspicions.
     Check {
         /// The run directory.
@@ -161,8 +164,7 @@ struct RunArg {
 
 #[derive(Args)]
 struct LaunchArgs {
-    /// The algorithm (e.g. chang-roberts).
-    #[arg(long, default_value = "chang-roberts")]
+    #[arg(long, default_value = registry::DEFAULT_ALGO, help = algo_help())]
     algo: String,
     /// The ids around the ring, in ring order (default 1..N).
     #[arg(long)]
@@ -194,19 +196,20 @@ struct LaunchArgs {
     /// Run a scripted story without a human: false-suspicion or split-brain.
     #[arg(long)]
     demo: Option<String>,
-    /// An algorithm option passed to every node (KEY=VALUE; repeatable).
+    /// An option of the algorithm passed to every node (KEY=VALUE; repeatable; `coordlab algos`
+    /// lists each algorithm's keys).
     #[arg(long = "set")]
     set: Vec<String>,
-    /// Bully: a recovered node follows a live leader (uptime-weighted); same as --set stable=true.
+    /// Same as --set stable=true (bully: a recovered node follows a live leader).
     #[arg(long)]
     stable: bool,
-    /// Split-brain contained: votes of a weighted majority, check-quorum, pre-vote; same as --set majority=true.
+    /// Same as --set majority=true (elections: votes of a weighted majority, check-quorum, pre-vote).
     #[arg(long)]
     majority: bool,
-    /// Ring-list: the winner is the max or min id of the list; same as --set pick=...
-    #[arg(long, value_parser = ["max", "min"])]
+    /// Same as --set pick=... (ring-list: the winner is the max or min id of the list).
+    #[arg(long)]
     pick: Option<String>,
-    /// Node weights or capabilities (echo, majority): ID:W,ID:W,...; same as --set weights=...
+    /// Same as --set weights=ID:W,... (node weights under majority; echo's capabilities).
     #[arg(long)]
     weights: Option<String>,
     /// The console prints only agreement and faults, not the running story.
@@ -231,8 +234,7 @@ struct NodeArgs {
     /// Start the first election at once.
     #[arg(long)]
     initiator: bool,
-    /// The algorithm.
-    #[arg(long, default_value = "chang-roberts")]
+    #[arg(long, default_value = registry::DEFAULT_ALGO, help = algo_help())]
     algo: String,
     /// Heartbeat period in milliseconds.
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
@@ -246,7 +248,7 @@ struct NodeArgs {
     /// Directory for node-<id>.jsonl (no machine trace without it).
     #[arg(long)]
     log_dir: Option<PathBuf>,
-    /// An algorithm option (KEY=VALUE; repeatable).
+    /// An option of the algorithm (KEY=VALUE; repeatable; `coordlab algos` lists the keys).
     #[arg(long = "set")]
     set: Vec<String>,
     /// Start the algorithm at this wall-clock time (microseconds since the epoch).
@@ -254,8 +256,21 @@ struct NodeArgs {
     start_at_us: Option<u64>,
 }
 
+/// The help of `--algo`, from the registry.
+fn algo_help() -> String {
+    format!("The algorithm: {} (`coordlab algos` describes each)", registry::names())
+}
+
+/// `--set` pairs; a key given twice is refused rather than one value silently winning.
 fn parse_set(set: &[String]) -> Result<BTreeMap<String, String>, CliError> {
-    set.iter().map(|s| parse_kv(s)).collect()
+    let mut out = BTreeMap::new();
+    for s in set {
+        let (k, v) = parse_kv(s)?;
+        if let Some(old) = out.insert(k.clone(), v) {
+            return Err(usage(format!("--set {k} is given twice ({k}={old} first)")));
+        }
+    }
+    Ok(out)
 }
 
 fn node_options(a: NodeArgs) -> Result<NodeOptions, CliError> {
@@ -408,6 +423,10 @@ fn run(cli: Cli) -> Result<i32, CliError> {
                 "wrote {} (open it at https://distributedclocks.github.io/shiviz/)",
                 f.display()
             );
+            Ok(0)
+        }
+        Cmd::Algos => {
+            print!("{}", registry::listing());
             Ok(0)
         }
         Cmd::Check { dir } => {

@@ -2,11 +2,18 @@
 //! per hop, election times and message counts beside the formulas, and memory per node.
 //! Benchmarks report; nothing here is a pass/fail test.
 
+mod bully_best;
+pub mod cases;
+mod claims;
 mod elections;
 mod floor;
+mod formulas;
 mod rings;
+mod table;
 
-pub use elections::{run_elections, Claim, Count, ElectionRow};
+pub use cases::Case;
+pub use claims::{Claim, Count};
+pub use elections::{run_elections, ElectionRow};
 pub use floor::{echo_server, floor, relay, ring_floor};
 pub use rings::{run_rings, RingFigures};
 

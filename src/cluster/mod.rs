@@ -1,8 +1,8 @@
 //! The launcher: spawns a ring or a mesh of node processes, injects faults with signals, keeps
 //! a console, and writes the run directory of `docs/trace.md`.
 //!
-//! `launch` checks every option before anything starts ([`plan`], with the algorithm/topology
-//! rules of [`fit`]), writes `run.json` and points
+//! `launch` checks every option before anything starts ([`plan`], with the algorithm's registry
+//! entry: its keys and where it runs), writes `run.json` and points
 //! `logs/latest` at the new run ([`rundir`]), spawns the nodes ([`spawn`]), then runs one mio
 //! loop ([`launcher`]): console lines from stdin ([`console`]), one command per connection on a
 //! Unix control socket ([`control`]), SIGINT/SIGTERM/SIGHUP/SIGCHLD through a signalfd
@@ -25,7 +25,6 @@ macro_rules! say {
 mod console;
 pub mod control;
 mod demo;
-pub mod fit;
 mod goal;
 mod launcher;
 mod model;

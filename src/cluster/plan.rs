@@ -5,10 +5,10 @@
 //! [`Setup`] the node will build: a bad option is refused up front (exit 2), not found later
 //! in a node's log.
 
-use super::fit;
 use super::{LaunchOptions, Layout};
-use crate::algo::{registry, Setup};
-use crate::error::{failed, usage, CliError};
+use crate::algo::registry::{self, SetBy};
+use crate::algo::Setup;
+use crate::error::{usage, CliError};
 use crate::node::config::parse_ids;
 use crate::topology;
 use std::collections::BTreeMap;
@@ -16,8 +16,9 @@ use std::io;
 use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
 use std::time::Duration;
 
-/// The option that tells a node it runs on a mesh (the wrapper then floods leader heartbeats
-/// over its neighbours): set by the launcher, never by the user.
+/// The option that tells a node it runs on a mesh (the election wrapper then floods leader
+/// heartbeats over its neighbours): set by the launcher, never by the user, for the
+/// algorithms whose registry entry takes it.
 pub const MESH_KEY: &str = "mesh";
 
 /// One node as it will be launched.
@@ -87,24 +88,24 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
         return Err(usage(format!("a {noun} needs at least 2 nodes (got {n})")));
     }
     let ids = launch_ids(n, opts.ids.as_deref(), noun)?;
-    if !registry::is_known(&opts.algo) {
+    let entry = registry::lookup(&opts.algo).map_err(usage)?;
+    if let Some(k) = opts
+        .set
+        .keys()
+        .find_map(|k| entry.key(k).filter(|k| k.set_by == SetBy::Launcher))
+    {
         return Err(usage(format!(
-            "unknown algorithm '{}' (known: {})",
-            opts.algo,
-            registry::names()
-        )));
-    }
-    if opts.set.contains_key(MESH_KEY) {
-        return Err(usage(format!(
-            "--set {MESH_KEY}: the launcher sets this itself (coordlab mesh sets it, coordlab ring does not)"
+            "--set {}: the launcher sets this itself (coordlab mesh sets it, coordlab ring does not)",
+            k.name
         )));
     }
     let graph = match &opts.topology {
         Layout::Ring => None,
         Layout::Mesh(spec) => Some((spec.as_str(), topology::build(spec, &ids, opts.seed).map_err(usage)?)),
     };
-    let rule = fit::fit(&opts.algo).ok_or_else(|| failed(format!("no topology rule for algorithm '{}'", opts.algo)))?;
-    rule.check(&opts.algo, graph.as_ref().map(|(s, g)| (*s, g)))
+    entry
+        .runs_on
+        .check(&opts.algo, graph.as_ref().map(|(s, g)| (*s, g)))
         .map_err(usage)?;
     let initiators = initiators(&opts.initiators, &ids, noun)?;
     let until_elected = match opts.until.as_deref() {
@@ -144,7 +145,7 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
         }
     };
     let mut set = opts.set.clone();
-    if graph.is_some() {
+    if graph.is_some() && entry.key(MESH_KEY).is_some() {
         set.insert(MESH_KEY.into(), "true".into());
     }
     // Addresses are filled in once every other check passed: finding ports binds sockets.
@@ -357,6 +358,27 @@ mod tests {
         o.set.clear();
         o.set.insert(MESH_KEY.into(), "false".into());
         assert!(err(o).contains("the launcher sets this itself"));
+    }
+
+    #[test]
+    fn keys_come_from_the_algorithms_registry_entry() {
+        let mut o = opts(4);
+        o.topology = Layout::Mesh("bidirectional-ring".into());
+        o.algo = "ring-probe".into();
+        assert!(
+            plan(&o).unwrap().set.is_empty(),
+            "mesh=true only for an entry that takes it"
+        );
+        o.set.insert("laps".into(), "3".into());
+        assert_eq!(plan(&o).unwrap().set.get("laps").map(String::as_str), Some("3"));
+        o.set.insert("majority".into(), "true".into());
+        assert!(err(o.clone()).contains("--set majority does not apply to ring-probe"));
+        let mut o = opts(3);
+        o.set.insert("loss".into(), "0.2".into());
+        assert_eq!(
+            err(o),
+            "unknown key loss for chang-roberts; it takes: majority, weights"
+        );
     }
 
     #[test]
