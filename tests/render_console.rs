@@ -1,7 +1,7 @@
 //! The console tells the story: a ring of 4 elects, its leader is paused, and the console says
 //! who suspected it (falsely: it was paused), that an election started, who won and how long it
-//! took; `coordlab logs` and `coordlab quit` work from another terminal. With `--quiet`, only
-//! the terse lines.
+//! took; a violation the shared resource reports is told at once; `coordlab logs` and
+//! `coordlab quit` work from another terminal. With `--quiet`, only the terse lines.
 
 mod common;
 
@@ -44,6 +44,11 @@ fn the_console_narrates_and_obeys_another_terminal() {
         "{out}"
     );
     assert!(out.contains(&format!("starts an election: term {t2}")), "{out}");
+
+    // A shared resource that saw two holders at once is told the moment it says so.
+    let line = r#"{"t":1,"ev":"violation","nodes":[1,2]}"#;
+    fs::write(l.run_dir().join("resource.jsonl"), format!("{line}\n")).unwrap();
+    wait_output(&l, "VIOLATION: node 1 and node 2 in the critical section at once");
 
     // From another terminal: the tail of a node's log, then quit.
     let logs_out = coordlab(&["logs", "1", "3"], &l.run_dir());

@@ -3,16 +3,21 @@
 //! not), election starts, self-declared leaders with how long their election took,
 //! step-downs, and two leaders of one term the moment they are seen.
 //!
-//! It reads only the launcher's model of each node ([`Node`]), after each tick's refresh, and
-//! remembers how much of each node's history it has told already.
+//! It reads the launcher's model of each node ([`Node`]), after each tick's refresh, and
+//! remembers how much of each node's history it has told already; and it follows
+//! `resource.jsonl`, where a shared resource reports two holders at once.
 
 use super::model::{Node, State};
 use super::nodes::Fleet;
+use super::watch::Tail;
+use crate::trace::Event;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// What has been told so far.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub struct Narrator {
+    /// `resource.jsonl`, followed once the run directory is known.
+    resource: Option<Tail>,
     /// Per node: suspicions, step-downs and election starts told.
     told: BTreeMap<u64, (usize, usize, usize)>,
     /// Per term: its first election start (trace time, node).
@@ -103,6 +108,23 @@ impl Narrator {
                     ),
                 ));
             }
+        }
+        let tail = self
+            .resource
+            .get_or_insert_with(|| Tail::new(fleet.dir.join("resource.jsonl")));
+        for r in tail.read_new().unwrap_or_default() {
+            let line = match &r.event {
+                Event::Violation { nodes } => {
+                    let who: Vec<String> = nodes.iter().map(|n| format!("node {n}")).collect();
+                    format!("VIOLATION: {} in the critical section at once", who.join(" and "))
+                }
+                Event::RejectStale { token, highest } => format!(
+                    "the resource refused node {}'s stale token {token} (it has seen {highest})",
+                    r.node.map_or("?".into(), |n| n.to_string())
+                ),
+                _ => continue,
+            };
+            out.push((r.t, line));
         }
         out.sort_by_key(|(t, _)| *t);
         out.into_iter()
