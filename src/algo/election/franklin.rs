@@ -232,9 +232,11 @@ impl Franklin {
             match a.max(b) {
                 None => return self.win(ecx),
                 Some(q) if me > q => {
+                    let seen = |x: Option<NodeId>| x.map_or("none".to_string(), |v| v.to_string());
+                    let (a, b) = (seen(a), seen(b));
+                    let next = r + 1;
                     ecx.note(format!(
-                        "round {r}: my id {me} beats both neighbours' ({a:?}, {b:?}): round {}",
-                        r + 1
+                        "round {r}: my id {me} beats both neighbours' ({a}, {b}): round {next}"
                     ));
                     self.enter_round(ecx, r + 1)
                 }
