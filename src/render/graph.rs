@@ -59,7 +59,7 @@ impl Drawing {
     /// Reads what to draw from `run`.
     pub fn build(run: &RunDir) -> Drawing {
         let nodes: Vec<NodeId> = run.info.nodes.iter().map(|n| n.id).collect();
-        let ring = run.info.topology == "ring";
+        let ring = matches!(run.info.topology.as_str(), "ring" | "mesh:ring");
         let mut edges = BTreeSet::new();
         for n in &run.info.nodes {
             for &p in &n.peers {
