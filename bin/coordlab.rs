@@ -4,7 +4,7 @@ use clap::{Args, Parser, Subcommand};
 use coordlab::algo::{registry, Setup};
 use coordlab::cluster::{self, LaunchOptions, Layout};
 use coordlab::error::{usage, CliError};
-use coordlab::node::config::{parse_ids, parse_kv, parse_members, NodeOptions};
+use coordlab::node::config::{check_timing, parse_ids, parse_kv, parse_members, NodeOptions};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -42,6 +42,17 @@ enum Cmd {
         #[command(flatten)]
         launch: LaunchArgs,
     },
+    /// Chaos soak: a ring (or --mesh SPEC) under a random fault every 0.3-1.5 s for --duration
+    /// (default 20) seconds, then the checker and the soak's criteria; exit 1 when one fails.
+    Chaos {
+        /// How many nodes (at least 2).
+        n: usize,
+        /// Run on a mesh of this topology instead of a ring (complete, grid, random:K, ...).
+        #[arg(long)]
+        mesh: Option<String>,
+        #[command(flatten)]
+        launch: LaunchArgs,
+    },
     /// SIGSTOP node ID of the running launch.
     Pause(Target),
     /// SIGCONT node ID of the running launch.
@@ -72,7 +83,7 @@ enum Cmd {
         /// Ping-pong rounds for the loopback floor.
         #[arg(long, default_value_t = 20_000)]
         rounds: usize,
-        /// Sections to run: floor, rings (with the floor), elections, or all.
+        /// Sections to run: floor, rings (with the floor), elections, flood, or all.
         #[arg(long, default_value = "all")]
         only: String,
         /// Seed of the shuffled id arrangements and random graphs.
@@ -98,11 +109,14 @@ enum Cmd {
     },
     /// List every algorithm: family, where it runs, summary, and its --set keys.
     Algos,
-    /// Check a run's traces: termination, uniqueness, agreement, false suspicions.
+    /// Check a run's traces: termination, uniqueness, agreement, storms, false suspicions.
     Check {
         /// The run directory.
         #[arg(default_value = "logs/latest")]
         dir: PathBuf,
+        /// Every detail (every term, leadership interval, suspicion, drop reason, bad line).
+        #[arg(long)]
+        verbose: bool,
     },
     /// Draw a run's space-time diagram: timeline.svg and timeline.html (or timeline.mmd).
     Timeline {
@@ -184,7 +198,7 @@ struct LaunchArgs {
     /// Run this many seconds, then stop cleanly.
     #[arg(long)]
     duration: Option<f64>,
-    /// Stop cleanly as soon as the condition holds: elected.
+    /// Stop cleanly as soon as the condition holds: done (the family's goal; elected for elections).
     #[arg(long)]
     until: Option<String>,
     /// Seed of every random choice.
@@ -193,6 +207,10 @@ struct LaunchArgs {
     /// Where run directories are written.
     #[arg(long, default_value = "logs")]
     logs: PathBuf,
+    /// The run's key file (32 bytes, mode 0600), for a cluster spread over hosts; default: a
+    /// fresh random key written to the run directory.
+    #[arg(long)]
+    key: Option<PathBuf>,
     /// Run a scripted story without a human: false-suspicion or split-brain.
     #[arg(long)]
     demo: Option<String>,
@@ -254,6 +272,9 @@ struct NodeArgs {
     /// Start the algorithm at this wall-clock time (microseconds since the epoch).
     #[arg(long)]
     start_at_us: Option<u64>,
+    /// The run's key file (32 bytes, mode 0600; the launcher writes logs/<run>/key).
+    #[arg(long)]
+    key: Option<PathBuf>,
 }
 
 /// The help of `--algo`, from the registry.
@@ -275,6 +296,8 @@ fn parse_set(set: &[String]) -> Result<BTreeMap<String, String>, CliError> {
 
 fn node_options(a: NodeArgs) -> Result<NodeOptions, CliError> {
     let members = parse_members(&a.members)?;
+    check_timing(a.heartbeat_ms, a.timeout_ms)?;
+
     let ids: Vec<u64> = members.iter().map(|m| m.0).collect();
     let i = ids
         .iter()
@@ -309,6 +332,7 @@ fn node_options(a: NodeArgs) -> Result<NodeOptions, CliError> {
         addrs: members.into_iter().collect(),
         log_dir: a.log_dir,
         start_at_us: a.start_at_us,
+        key_file: a.key,
     })
 }
 
@@ -328,8 +352,10 @@ fn launch_options(n: usize, topology: Layout, a: LaunchArgs) -> Result<LaunchOpt
         seed: a.seed,
         logs: a.logs,
         demo: a.demo,
+        key: a.key,
         set: launch_set(&a.set, a.stable, a.majority, a.pick, a.weights)?,
         quiet: a.quiet,
+        chaos: false,
     })
 }
 
@@ -376,6 +402,13 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         }
         Cmd::Ring { n, launch } => cluster::launch(launch_options(n, Layout::Ring, launch)?),
         Cmd::Mesh { n, topology, launch } => cluster::launch(launch_options(n, Layout::Mesh(topology), launch)?),
+        Cmd::Chaos { n, mesh, mut launch } => {
+            launch.duration = launch.duration.or(Some(20.0));
+            let layout = mesh.map_or(Layout::Ring, Layout::Mesh);
+            let mut opts = launch_options(n, layout, launch)?;
+            opts.chaos = true;
+            cluster::launch(opts)
+        }
         Cmd::Pause(t) => control(&t.run.run, format!("pause {}", t.id)),
         Cmd::Resume(t) => control(&t.run.run, format!("resume {}", t.id)),
         Cmd::Kill(t) => control(&t.run.run, format!("kill {}", t.id)),
@@ -429,9 +462,11 @@ fn run(cli: Cli) -> Result<i32, CliError> {
             print!("{}", registry::listing());
             Ok(0)
         }
-        Cmd::Check { dir } => {
+        Cmd::Check { dir, verbose } => {
             let report = coordlab::check::check(&dir)?;
-            print!("{}", report.text);
+            let text = if verbose { &report.full } else { &report.text };
+            // A reader that went away (`coordlab check | head -1`) is not an error of the check.
+            let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes());
             Ok(if report.violated { 1 } else { 0 })
         }
     }

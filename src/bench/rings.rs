@@ -255,7 +255,7 @@ pub fn run_rings(sizes: &[usize]) -> Result<Vec<RingFigures>, CliError> {
                 "--algo",
                 crate::algo::registry::RING_PROBE.name,
                 "--until",
-                "elected",
+                "done",
                 "--initiators",
                 &top,
                 "--set",

@@ -7,8 +7,8 @@
 //! loop ([`launcher`]): console lines from stdin ([`console`]), one command per connection on a
 //! Unix control socket ([`control`]), SIGINT/SIGTERM/SIGHUP/SIGCHLD through a signalfd
 //! ([`signals`]), and a 50 ms tick that tails every `node-<id>.jsonl` ([`watch`]) into a model
-//! of each node ([`model`], kept by [`nodes`]). What the run is for -- a console, `--until elected`, a `--duration`
-//! or the `--demo` story -- is a [`goal`] stepped on every tick.
+//! of each node ([`model`], kept by [`nodes`]). What the run is for -- a console, `--until done`, a `--duration`,
+//! the `--demo` story or the [`chaos`] soak -- is a [`goal`] stepped on every tick.
 //!
 //! Every fault the launcher causes is written to `faults.jsonl` before the signal is sent. The
 //! clean stop writes `shutdown` first; the SIGTERM that follows is the stop itself, not a fault,
@@ -22,6 +22,7 @@ macro_rules! say {
     }};
 }
 
+mod chaos;
 mod console;
 pub mod control;
 mod demo;
@@ -99,15 +100,20 @@ pub struct LaunchOptions {
     pub logs: PathBuf,
     /// A scripted story to run instead of the console (`false-suspicion`, `split-brain`).
     pub demo: Option<String>,
+    /// `--key FILE`: the run's key (None: a fresh random key in the run directory).
+    pub key: Option<PathBuf>,
     /// Algorithm options passed to every node (`--set key=value`).
     pub set: BTreeMap<String, String>,
     /// `--quiet`: the console prints agreement and faults only, not the running story.
     pub quiet: bool,
+    /// `coordlab chaos`: inject random faults for `duration`, then judge the soak.
+    pub chaos: bool,
 }
 
 /// Runs a launch; returns the process exit status.
 pub fn launch(opts: LaunchOptions) -> Result<i32, CliError> {
     let plan = plan::plan(&opts)?;
+    rundir::check_writable(&opts.logs)?;
     launcher::run(opts, plan)
 }
 

@@ -3,7 +3,8 @@
 //! not), election starts, self-declared leaders with how long their election took,
 //! step-downs, and two leaders of one term the moment they are seen.
 //!
-//! It reads the launcher's model of each node ([`Node`]), after each tick's refresh, and
+//! It reads the launcher's model of each node ([`Node`]) and its replay of beliefs, after each
+//! tick's refresh, and
 //! remembers how much of each node's history it has told already; and it follows
 //! `resource.jsonl`, where a shared resource reports two holders at once.
 
@@ -26,6 +27,8 @@ pub struct Narrator {
     start_told: BTreeSet<u64>,
     /// Per term: the nodes that declared themselves its leader.
     claimed: BTreeMap<u64, BTreeSet<u64>>,
+    /// Leadership spans of the replay told so far.
+    spans_told: usize,
 }
 
 /// `node 8 was paused, not dead: a false suspicion`, from the target's process now.
@@ -79,36 +82,32 @@ impl Narrator {
                 out.push((t, format!("node {by} starts an election: term {term}")));
             }
         }
-        for n in &fleet.nodes {
-            let id = n.plan.id;
-            let b = &n.belief;
-            if b.leader != Some(id) {
+        // Self-declared leaders, from the checker's replay of beliefs the fleet keeps.
+        let spans = &fleet.beliefs.spans;
+        for span in spans.get(self.spans_told..).unwrap_or_default() {
+            let claims = self.claimed.entry(span.term).or_default();
+            if !claims.insert(span.node) {
                 continue;
             }
-            let claims = self.claimed.entry(b.term).or_default();
-            if !claims.insert(id) {
-                continue;
-            }
-            let took = match self.started.get(&b.term) {
-                Some(&(t, _)) => format!("; the election took {} ms", b.since_us.saturating_sub(t) / 1000),
+            let took = match self.started.get(&span.term) {
+                Some(&(t, _)) => format!("; the election took {} ms", span.from.saturating_sub(t) / 1000),
                 None => String::new(),
             };
-            out.push((
-                b.since_us,
-                format!("node {id} declared itself leader of term {}{took}", b.term),
-            ));
+            let line = format!("node {} declared itself leader of term {}{took}", span.node, span.term);
+            out.push((span.from, line));
             if claims.len() > 1 {
                 let who: Vec<String> = claims.iter().map(|c| format!("node {c}")).collect();
                 out.push((
-                    b.since_us,
+                    span.from,
                     format!(
                         "VIOLATION: {} each declared themselves leader of term {}",
                         who.join(" and "),
-                        b.term
+                        span.term
                     ),
                 ));
             }
         }
+        self.spans_told = spans.len();
         let tail = self
             .resource
             .get_or_insert_with(|| Tail::new(fleet.dir.join("resource.jsonl")));

@@ -58,12 +58,14 @@ pub struct Plan {
     pub topology: String,
     /// The `--set` options every node gets (the user's, plus `mesh=true` on a mesh).
     pub set: BTreeMap<String, String>,
-    /// `--until elected`.
+    /// `--until done` (or its election spelling `--until elected`): end when the family's goal holds.
     pub until_elected: bool,
     /// `--duration`.
     pub duration: Option<Duration>,
     /// `--demo`.
     pub demo: Option<DemoKind>,
+    /// `coordlab chaos`: the seed of its faults.
+    pub chaos: Option<u64>,
 }
 
 impl Plan {
@@ -86,6 +88,10 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
     let noun = opts.topology.noun();
     if n < 2 {
         return Err(usage(format!("a {noun} needs at least 2 nodes (got {n})")));
+    }
+    crate::node::config::check_timing(opts.heartbeat_ms, opts.timeout_ms)?;
+    if let Some(path) = &opts.key {
+        crate::node::keyfile::load(path).map_err(usage)?;
     }
     let ids = launch_ids(n, opts.ids.as_deref(), noun)?;
     let entry = registry::lookup(&opts.algo).map_err(usage)?;
@@ -110,8 +116,19 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
     let initiators = initiators(&opts.initiators, &ids, noun)?;
     let until_elected = match opts.until.as_deref() {
         None => false,
-        Some("elected") => true,
-        Some(other) => return Err(usage(format!("--until: unknown condition '{other}' (known: elected)"))),
+        Some("done") => true,
+        Some("elected") if crate::check::section::family(&opts.algo) == "election" => true,
+        Some("elected") => {
+            return Err(usage(format!(
+                "--until elected: {} is not an election; use --until done",
+                opts.algo
+            )))
+        }
+        Some(other) => {
+            return Err(usage(format!(
+                "--until: unknown condition '{other}' (known: done, and elected for elections)"
+            )))
+        }
     };
     let demo = match opts.demo.as_deref() {
         None => None,
@@ -131,6 +148,11 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
         Some(s) if s.is_finite() && s > 0.0 && s < 1e9 => Some(Duration::from_secs_f64(s)),
         Some(s) => return Err(usage(format!("--duration: {s} is not a positive number of seconds"))),
     };
+    if opts.chaos && (demo.is_some() || until_elected || duration.is_none()) {
+        return Err(usage(
+            "chaos runs for --duration SECS; it cannot be combined with --demo or --until",
+        ));
+    }
     if demo.is_some() && (until_elected || duration.is_some()) {
         return Err(usage(
             "--demo runs its own story; it cannot be combined with --until or --duration",
@@ -164,6 +186,7 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
         until_elected,
         duration,
         demo,
+        chaos: opts.chaos.then_some(opts.seed),
     };
     for node in &plan.nodes {
         registry::check_setup(&opts.algo, &plan.setup(opts, node)).map_err(usage)?;
@@ -256,6 +279,7 @@ mod tests {
     fn opts(n: usize) -> LaunchOptions {
         LaunchOptions {
             quiet: false,
+            chaos: false,
             n,
             topology: Layout::Ring,
             algo: "chang-roberts".into(),
@@ -268,6 +292,7 @@ mod tests {
             until: None,
             seed: 1,
             logs: PathBuf::from("logs"),
+            key: None,
             demo: None,
             set: BTreeMap::new(),
         }
@@ -318,8 +343,12 @@ mod tests {
         o.initiators = "4".into();
         assert!(err(o).contains("node 4 is not in the ring"));
         let mut o = opts(3);
-        o.until = Some("done".into());
+        o.until = Some("forever".into());
         assert!(err(o).contains("--until"));
+        let mut o = opts(3);
+        o.algo = "ring-probe".into();
+        o.until = Some("elected".into());
+        assert!(err(o).contains("ring-probe is not an election; use --until done"));
         let mut o = opts(3);
         o.demo = Some("party".into());
         assert!(err(o).contains("known: false-suspicion, split-brain"));

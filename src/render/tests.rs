@@ -7,46 +7,15 @@ use super::{mermaid, shiviz, svg};
 use crate::algo::election::{chang_roberts::ChangRoberts, echo::Echo, yoyo::YoYo, Leadership};
 use crate::algo::{Algorithm, Setup};
 use crate::sim::{ring, NetConfig, Sim};
-use crate::trace::{Event, NodeId, Record, RunDir, RunInfo, RunNode};
+use crate::trace::{Event, NodeId, RunDir};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 type Cr = Leadership<ChangRoberts>;
 
-/// A run directory in memory from a simulation, with the launcher's faults given.
-fn run_dir<A: Algorithm>(s: &Sim<A>, algo: &str, topology: &str, setups: &[Setup], faults: Vec<Record>) -> RunDir {
-    RunDir {
-        path: "sim".into(),
-        info: RunInfo {
-            algo: algo.into(),
-            topology: topology.into(),
-            nodes: setups
-                .iter()
-                .map(|s| RunNode {
-                    id: s.me,
-                    addr: String::new(),
-                    peers: s.neighbours.clone(),
-                })
-                .collect(),
-            start_us: 0,
-            options: serde_json::Value::Null,
-            control: None,
-        },
-        node_events: s.trace.clone(),
-        faults,
-        resource: Vec::new(),
-        bad_lines: 0,
-    }
-}
-
-fn fault(t: Duration, node: NodeId, event: Event) -> Record {
-    Record {
-        t: t.as_micros() as u64,
-        node: Some(node),
-        lamport: None,
-        pt: None,
-        event,
-    }
+/// A run directory in memory from a simulation, faults and all (the checker's own reading).
+fn run_dir<A: Algorithm>(s: &Sim<A>, algo: &str, topology: &str) -> RunDir {
+    crate::check::sim_run(s, algo, topology)
 }
 
 fn agree<A: Algorithm>(s: &mut Sim<A>, belief: impl Fn(&Sim<A>, NodeId) -> (u64, Option<NodeId>), want: (u64, NodeId)) {
@@ -62,20 +31,14 @@ fn agree<A: Algorithm>(s: &mut Sim<A>, belief: impl Fn(&Sim<A>, NodeId) -> (u64,
 fn false_suspicion() -> RunDir {
     let ids: Vec<NodeId> = (1..=8).collect();
     let setups = ring(&ids, &ids);
-    let mut s = Sim::new(NetConfig::default(), setups.clone(), Cr::new);
+    let mut s = Sim::new(NetConfig::default(), setups, Cr::new);
     agree(&mut s, |s, i| s.node(i).belief(), (1, 8));
-    let paused = s.now();
     s.pause(8);
     s.run_for(Duration::from_millis(1500));
-    let resumed = s.now();
     s.resume(8);
     agree(&mut s, |s, i| s.node(i).belief(), (2, 7));
     s.run_for(Duration::from_millis(300));
-    let faults = vec![
-        fault(paused, 8, Event::Pause { pid: 8 }),
-        fault(resumed, 8, Event::Resume { pid: 8 }),
-    ];
-    run_dir(&s, "chang-roberts", "ring", &setups, faults)
+    run_dir(&s, "chang-roberts", "ring")
 }
 
 fn sends(run: &RunDir, heartbeats: bool) -> usize {
@@ -162,9 +125,9 @@ fn a_window_draws_only_what_happened_in_it() {
 fn busy_run() -> RunDir {
     let ids: Vec<NodeId> = (1..=8).collect();
     let setups = ring(&ids, &ids);
-    let mut s = Sim::new(NetConfig::default(), setups.clone(), Cr::new);
+    let mut s = Sim::new(NetConfig::default(), setups, Cr::new);
     s.run_for(Duration::from_secs(40));
-    run_dir(&s, "chang-roberts", "ring", &setups, vec![])
+    run_dir(&s, "chang-roberts", "ring")
 }
 
 #[test]
@@ -311,9 +274,9 @@ const GRID: [(NodeId, NodeId); 7] = [(1, 2), (2, 3), (4, 5), (5, 6), (1, 4), (2,
 fn the_echo_tree_spans_the_graph() {
     let ids: Vec<NodeId> = (1..=6).collect();
     let setups = mesh(&ids, &GRID, &[1]);
-    let mut s = Sim::new(NetConfig::default(), setups.clone(), Leadership::<Echo>::new);
+    let mut s = Sim::new(NetConfig::default(), setups, Leadership::<Echo>::new);
     s.run_for(Duration::from_secs(2));
-    let d = Drawing::build(&run_dir(&s, "echo", "mesh:grid", &setups, vec![]));
+    let d = Drawing::build(&run_dir(&s, "echo", "mesh:grid"));
     assert_eq!(d.edges.len(), GRID.len());
     assert_eq!(d.tree.len(), 5, "n-1 tree edges: {:?}", d.tree);
     assert_eq!(d.root(), Some(1), "the initiator is the root");
@@ -332,9 +295,9 @@ fn the_echo_tree_spans_the_graph() {
 fn yoyo_shows_its_orientation_and_pruning() {
     let ids: Vec<NodeId> = (1..=6).collect();
     let setups = mesh(&ids, &GRID, &ids);
-    let mut s = Sim::new(NetConfig::default(), setups.clone(), Leadership::<YoYo>::new);
+    let mut s = Sim::new(NetConfig::default(), setups, Leadership::<YoYo>::new);
     s.run_for(Duration::from_secs(2));
-    let d = Drawing::build(&run_dir(&s, "yoyo", "mesh:grid", &setups, vec![]));
+    let d = Drawing::build(&run_dir(&s, "yoyo", "mesh:grid"));
     assert_eq!(d.leader, Some((1, 1)));
     assert!(!d.pruned.is_empty());
     assert!(d.pruned.keys().all(|e| d.edges.contains(e)));
@@ -348,20 +311,11 @@ fn yoyo_shows_its_orientation_and_pruning() {
 fn the_ring_shows_its_repair_around_a_dead_node() {
     let ids: Vec<NodeId> = (1..=5).collect();
     let setups = ring(&ids, &ids);
-    let mut s = Sim::new(NetConfig::default(), setups.clone(), Cr::new);
+    let mut s = Sim::new(NetConfig::default(), setups, Cr::new);
     agree(&mut s, |s, i| s.node(i).belief(), (1, 5));
-    let killed = s.now();
     s.crash(5);
     agree(&mut s, |s, i| s.node(i).belief(), (2, 4));
-    let faults = vec![fault(
-        killed,
-        5,
-        Event::Kill {
-            pid: 5,
-            signal: "SIGKILL".into(),
-        },
-    )];
-    let d = Drawing::build(&run_dir(&s, "chang-roberts", "ring", &setups, faults));
+    let d = Drawing::build(&run_dir(&s, "chang-roberts", "ring"));
     assert!(d.repairs.contains(&(4, 1)), "{:?}", d.repairs);
     assert!(d.dead.contains(&5));
     assert_eq!(d.leader, Some((4, 2)));
