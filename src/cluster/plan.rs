@@ -372,6 +372,7 @@ mod tests {
 
     fn opts(n: usize) -> LaunchOptions {
         LaunchOptions {
+            quiet: false,
             chaos: false,
             n,
             topology: Layout::Ring,
