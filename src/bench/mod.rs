@@ -10,8 +10,8 @@ mod flood;
 mod floor;
 mod formulas;
 mod launch;
-mod readings;
 mod mutex;
+mod readings;
 mod rings;
 mod table;
 
