@@ -195,9 +195,14 @@ struct NodeArgs {
     /// An option of the algorithm (KEY=VALUE; repeatable; `coordlab algos` lists the keys).
     #[arg(long = "set")]
     set: Vec<String>,
-    /// Start the algorithm at this wall-clock time (microseconds since the epoch).
+    /// Use this inherited descriptor, a UDP socket bound to --listen, instead of binding
+    /// (the launcher binds every node's socket itself and passes it down).
     #[arg(long)]
-    start_at_us: Option<u64>,
+    fd: Option<i32>,
+    /// Die with this process (the launcher): the node sets its parent-death signal and checks
+    /// that its parent is still this pid.
+    #[arg(long)]
+    parent_pid: Option<i32>,
 }
 
 /// The help of `--algo`, from the registry.
@@ -252,7 +257,8 @@ fn node_options(a: NodeArgs) -> Result<NodeOptions, CliError> {
         listen: a.listen,
         addrs: members.into_iter().collect(),
         log_dir: a.log_dir,
-        start_at_us: a.start_at_us,
+        fd: a.fd,
+        parent_pid: a.parent_pid,
     })
 }
 

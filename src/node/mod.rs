@@ -6,3 +6,4 @@ pub mod logging;
 pub mod runtime;
 pub mod signals;
 pub mod socket;
+pub mod warmup;

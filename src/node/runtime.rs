@@ -8,7 +8,7 @@
 use super::config::NodeOptions;
 use super::logging::HumanLog;
 use super::signals::{SignalSource, STOP};
-use super::socket::bind_udp;
+use super::socket::{adopt_udp, bind_udp};
 use crate::algo::registry::{self, Runner};
 use crate::algo::{Algorithm, NodeId, Setup};
 use crate::engine::host::{Host, Now};
@@ -27,6 +27,9 @@ const SIGNALS: Token = Token(1);
 
 /// Runs the node described by `opts` until SIGTERM/SIGINT/SIGHUP.
 pub fn run_node(opts: NodeOptions) -> Result<(), CliError> {
+    if let Some(pid) = opts.parent_pid {
+        die_with(pid)?;
+    }
     if !opts.addrs.contains_key(&opts.setup.me) {
         return Err(usage(format!("node {} is not in --members", opts.setup.me)));
     }
@@ -39,6 +42,19 @@ pub fn run_node(opts: NodeOptions) -> Result<(), CliError> {
             registry::names()
         )))
     })
+}
+
+/// Makes the kernel SIGKILL this node when its parent, the launcher `pid`, dies; fails if it
+/// is already gone (then nobody would send the signal).
+fn die_with(pid: i32) -> Result<(), CliError> {
+    nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
+        .map_err(|e| failed(format!("cannot set the parent-death signal: {e}")))?;
+    if nix::unistd::getppid().as_raw() != pid {
+        return Err(failed(format!(
+            "the launcher (pid {pid}) ended before this node started"
+        )));
+    }
+    Ok(())
 }
 
 struct ProcessRunner {
@@ -68,7 +84,10 @@ struct Process<A: Algorithm> {
 impl<A: Algorithm> Process<A> {
     fn new(opts: NodeOptions, host: Host<A>) -> Result<Self, CliError> {
         let signals = SignalSource::new(&STOP)?;
-        let mut socket = bind_udp(opts.listen)?;
+        let mut socket = match opts.fd {
+            Some(fd) => adopt_udp(fd, opts.listen)?,
+            None => bind_udp(opts.listen)?,
+        };
         let poll = Poll::new().map_err(|e| failed(format!("cannot create a poll: {e}")))?;
         poll.registry()
             .register(&mut socket, SOCKET, Interest::READABLE)
@@ -107,21 +126,20 @@ impl<A: Algorithm> Process<A> {
     }
 
     fn run(mut self) -> Result<(), CliError> {
-        if let Some(at) = self.opts.start_at_us {
-            let wait = at.saturating_sub(wall_us()).min(10_000_000);
-            std::thread::sleep(std::time::Duration::from_micros(wait));
-        }
         let start = Event::Start {
             addr: self.opts.listen.to_string(),
             algo: self.opts.algo.clone(),
             pid: std::process::id(),
             peers: self.opts.setup.neighbours.clone(),
         };
+        let mut buf = vec![0u8; 65_536];
+        // Whatever the first message would cost beyond a steady-state one is paid here, before
+        // the algorithm starts (see `warmup`): datagrams arriving meanwhile wait in the socket.
+        super::warmup::rehearse(&self.opts.algo, &self.opts.setup, &mut buf);
         let now = self.now();
         self.host.start(now, start);
         self.pump();
         let mut events = Events::with_capacity(64);
-        let mut buf = vec![0u8; 65_536];
         loop {
             let timeout = self.host.next_deadline().map(|d| d.saturating_sub(self.t0.elapsed()));
             if let Err(e) = self.poll.poll(&mut events, timeout) {
