@@ -54,9 +54,9 @@ enum Cmd {
     Status(RunArg),
     /// Measure: loopback floor, cost per hop, election times and counts, memory per node.
     Bench {
-        /// Ring sizes to measure.
-        #[arg(long, default_value = "8,64,256")]
-        sizes: String,
+        /// Ring sizes to measure (default 8,64,256; startup: 8,64,256,1024,4096).
+        #[arg(long)]
+        sizes: Option<String>,
         /// Ping-pong rounds for the loopback floor.
         #[arg(long, default_value_t = 20_000)]
         rounds: usize,
@@ -199,6 +199,10 @@ struct NodeArgs {
     /// (the launcher binds every node's socket itself and passes it down).
     #[arg(long)]
     fd: Option<i32>,
+    /// The read end of the launcher's go pipe: messages are handled at once, but the node's
+    /// clock (its timers) starts when it reads end-of-file, once every node of the launch runs.
+    #[arg(long)]
+    go_fd: Option<i32>,
     /// Die with this process (the launcher): the node sets its parent-death signal and checks
     /// that its parent is still this pid.
     #[arg(long)]
@@ -259,6 +263,7 @@ fn node_options(a: NodeArgs) -> Result<NodeOptions, CliError> {
         log_dir: a.log_dir,
         fd: a.fd,
         parent_pid: a.parent_pid,
+        go_fd: a.go_fd,
     })
 }
 
@@ -336,14 +341,24 @@ fn run(cli: Cli) -> Result<i32, CliError> {
             only,
             seed,
         } => {
-            let sizes = parse_ids("--sizes", &sizes)?
+            let given = sizes.is_some();
+            let sizes = parse_ids("--sizes", sizes.as_deref().unwrap_or("8,64,256"))?
                 .into_iter()
                 .map(|n| n as usize)
                 .collect::<Vec<_>>();
             if let Some(n) = sizes.iter().find(|&&n| n < 2) {
                 return Err(usage(format!("--sizes: a ring needs at least 2 nodes, not {n}")));
             }
-            coordlab::bench::run(&sizes, rounds, coordlab::bench::Sections::parse(&only)?, seed)?;
+            let sections = coordlab::bench::Sections::parse(&only)?;
+            coordlab::bench::run(&sizes, rounds, sections, seed)?;
+            if sections.startup {
+                let startup_sizes = if given {
+                    &sizes[..]
+                } else {
+                    coordlab::bench::STARTUP_SIZES
+                };
+                coordlab::bench::run_startup(startup_sizes)?;
+            }
             Ok(0)
         }
         Cmd::BenchEcho { listen } => {

@@ -8,7 +8,9 @@ mod claims;
 mod elections;
 mod floor;
 mod formulas;
+mod plot;
 mod rings;
+mod startup;
 mod table;
 
 pub use cases::Case;
@@ -16,6 +18,7 @@ pub use claims::{Claim, Count};
 pub use elections::{run_elections, ElectionRow};
 pub use floor::{echo_server, floor, relay, ring_floor};
 pub use rings::{run_rings, RingFigures};
+pub use startup::{run_startup, DEFAULT_SIZES as STARTUP_SIZES};
 
 use crate::error::{usage, CliError};
 
@@ -35,6 +38,8 @@ pub struct Sections {
     pub rings: bool,
     /// Every election algorithm's time and message counts beside the formulas.
     pub elections: bool,
+    /// Start-up: launch to exit, first hops, start-up and election time per n, with a plot.
+    pub startup: bool,
 }
 
 impl Sections {
@@ -43,6 +48,7 @@ impl Sections {
         floor: true,
         rings: true,
         elections: true,
+        startup: true,
     };
 
     /// Parses `floor,rings,elections` (any of them, or `all`).
@@ -51,6 +57,7 @@ impl Sections {
             floor: false,
             rings: false,
             elections: false,
+            startup: false,
         };
         for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             match part {
@@ -58,9 +65,10 @@ impl Sections {
                 "floor" => out.floor = true,
                 "rings" => out.rings = true,
                 "elections" => out.elections = true,
+                "startup" => out.startup = true,
                 other => {
                     return Err(usage(format!(
-                        "--only: '{other}' is not a section (floor, rings, elections, all)"
+                        "--only: '{other}' is not a section (floor, rings, elections, startup, all)"
                     )))
                 }
             }
@@ -70,10 +78,11 @@ impl Sections {
                 floor: false,
                 rings: false,
                 elections: false,
+                startup: false,
             })
         {
             return Err(usage(
-                "--only: name at least one section (floor, rings, elections, all)",
+                "--only: name at least one section (floor, rings, elections, startup, all)",
             ));
         }
         Ok(out)
@@ -81,7 +90,7 @@ impl Sections {
 }
 
 /// Runs the chosen benchmarks and prints their tables. The rings table is read against the
-/// floor, so `rings` measures the floor too.
+/// floor, so `rings` measures the floor too. (`startup` runs apart: [`run_startup`].)
 pub fn run(sizes: &[usize], rounds: usize, sections: Sections, seed: u64) -> Result<(), CliError> {
     if sizes.is_empty() {
         return Err(usage("--sizes: name at least one size, e.g. 8,64,256"));

@@ -8,6 +8,7 @@ use super::spawn::NodeArgs;
 use crate::node::socket::bind_std;
 use crate::trace::{wall_us, Event, JsonlWriter, Record};
 use nix::errno::Errno;
+use nix::fcntl::{fcntl, FcntlArg, FdFlag, OFlag};
 use nix::sys::signal::{kill, Signal};
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
@@ -15,6 +16,7 @@ use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::net::UdpSocket;
+use std::os::fd::{AsRawFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -95,10 +97,21 @@ impl Fleet {
 
     /// Starts every node on its socket (bound by the launcher, in plan order); each begins its
     /// algorithm as soon as it runs. Each socket is closed here once its node has it.
+    ///
+    /// Every node runs its algorithm at once (a message to a node not yet running waits in its
+    /// socket), but its clock starts only when all are spawned: the go pipe's write end, never
+    /// inherited, is closed on return, and every node reads end-of-file. So no timeout (an
+    /// unanswered message, a missing heartbeat) runs while later nodes are still being spawned,
+    /// which on two cores takes seconds for thousands of nodes.
     pub fn spawn_all(&mut self, sockets: Vec<UdpSocket>) -> Result<(), String> {
+        let (go_read, _go_write) =
+            nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(|e| format!("cannot make the go pipe: {e}"))?;
+        // Inherited by every child spawned below, and by no later one (closed on return).
+        fcntl(&go_read, FcntlArg::F_SETFD(FdFlag::empty())).map_err(|e| format!("go pipe: {e}"))?;
+        let go = Some(go_read.as_raw_fd());
         for (i, socket) in sockets.into_iter().enumerate() {
             let plan = self.nodes[i].plan.clone();
-            let pid = self.spawn_one(&plan, plan.initiator, socket)?;
+            let pid = self.spawn_one(&plan, plan.initiator, socket, go)?;
             self.fault(
                 Some(plan.id),
                 Event::Spawn {
@@ -111,11 +124,17 @@ impl Fleet {
     }
 
     /// Spawns `plan`'s node on `socket`, which is dropped (closed in the launcher) on return.
-    fn spawn_one(&mut self, plan: &NodePlan, initiator: bool, socket: UdpSocket) -> Result<Pid, String> {
-        let spawned = match self.args.spawn(plan, initiator, &socket, self.group) {
+    fn spawn_one(
+        &mut self,
+        plan: &NodePlan,
+        initiator: bool,
+        socket: UdpSocket,
+        go: Option<RawFd>,
+    ) -> Result<Pid, String> {
+        let spawned = match self.args.spawn(plan, initiator, &socket, go, self.group) {
             // Every earlier member of the group is gone: the group went with them.
             Err(e) if self.group.is_some() && e.raw_os_error() == Some(Errno::EPERM as i32) => {
-                self.args.spawn(plan, initiator, &socket, None)
+                self.args.spawn(plan, initiator, &socket, go, None)
             }
             other => other,
         };
@@ -227,7 +246,7 @@ impl Fleet {
         self.refresh_node(i);
         let plan = self.nodes[i].plan.clone();
         let socket = bind_std(plan.addr).map_err(|e| format!("cannot restart node {id}: {e}"))?;
-        let pid = self.spawn_one(&plan, true, socket)?;
+        let pid = self.spawn_one(&plan, true, socket, None)?;
         self.fault(
             Some(id),
             Event::Restart {

@@ -9,7 +9,7 @@ use nix::unistd::Pid;
 use std::fs::OpenOptions;
 use std::io;
 use std::net::UdpSocket;
-use std::os::fd::{AsFd, AsRawFd};
+use std::os::fd::{AsFd, AsRawFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -65,7 +65,17 @@ impl NodeArgs {
     ///
     /// Must be called from the launcher's main thread: the parent-death signal fires when the
     /// spawning *thread* ends, and the main thread lives as long as the launcher.
-    pub fn spawn(&self, node: &NodePlan, initiator: bool, socket: &UdpSocket, group: Option<Pid>) -> io::Result<Pid> {
+    ///
+    /// `go`: the read end of the launch's go pipe (close-on-exec already cleared), passed as
+    /// `--go-fd`: the node's clock starts when the launcher closes the write end.
+    pub fn spawn(
+        &self,
+        node: &NodePlan,
+        initiator: bool,
+        socket: &UdpSocket,
+        go: Option<RawFd>,
+        group: Option<Pid>,
+    ) -> io::Result<Pid> {
         let fd = socket.as_raw_fd();
         let mut cmd = Command::new(&self.exe);
         cmd.arg("node")
@@ -84,6 +94,9 @@ impl NodeArgs {
             cmd.arg("--initiator");
         }
         cmd.args(["--fd", &fd.to_string()]);
+        if let Some(g) = go {
+            cmd.args(["--go-fd", &g.to_string()]);
+        }
         for kv in &self.set {
             cmd.args(["--set", kv]);
         }

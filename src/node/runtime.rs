@@ -20,10 +20,12 @@ use mio::{Events, Interest, Poll, Token};
 use std::collections::HashMap;
 use std::io;
 use std::net::SocketAddr;
-use std::time::Instant;
+use std::os::fd::{AsRawFd, FromRawFd};
+use std::time::{Duration, Instant};
 
 const SOCKET: Token = Token(0);
 const SIGNALS: Token = Token(1);
+const GO: Token = Token(2);
 
 /// Runs the node described by `opts` until SIGTERM/SIGINT/SIGHUP.
 pub fn run_node(opts: NodeOptions) -> Result<(), CliError> {
@@ -42,6 +44,32 @@ pub fn run_node(opts: NodeOptions) -> Result<(), CliError> {
             registry::names()
         )))
     })
+}
+
+/// Takes over the launcher's go pipe (read end, inherited as `fd`), non-blocking, in `poll`.
+fn adopt_go(fd: i32, poll: &Poll) -> Result<std::fs::File, CliError> {
+    // SAFETY: checked open by the fcntl below before it is owned; inherited for this use only.
+    let open = fd >= 3
+        && nix::fcntl::fcntl(
+            unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) },
+            nix::fcntl::FcntlArg::F_GETFD,
+        )
+        .is_ok();
+    if !open {
+        return Err(usage(format!(
+            "--go-fd {fd}: no such open descriptor (the launcher passes it)"
+        )));
+    }
+    // SAFETY: open (checked above), and nothing else in this process owns it.
+    let f = unsafe { std::fs::File::from_raw_fd(fd) };
+    let flags =
+        nix::fcntl::fcntl(&f, nix::fcntl::FcntlArg::F_GETFL).map_err(|e| failed(format!("--go-fd {fd}: {e}")))?;
+    let flags = nix::fcntl::OFlag::from_bits_truncate(flags) | nix::fcntl::OFlag::O_NONBLOCK;
+    nix::fcntl::fcntl(&f, nix::fcntl::FcntlArg::F_SETFL(flags)).map_err(|e| failed(format!("--go-fd {fd}: {e}")))?;
+    poll.registry()
+        .register(&mut SourceFd(&f.as_raw_fd()), GO, Interest::READABLE)
+        .map_err(|e| failed(format!("--go-fd {fd}: cannot poll it: {e}")))?;
+    Ok(f)
 }
 
 /// Makes the kernel SIGKILL this node when its parent, the launcher `pid`, dies; fails if it
@@ -78,7 +106,11 @@ struct Process<A: Algorithm> {
     by_addr: HashMap<SocketAddr, NodeId>,
     trace: Option<JsonlWriter>,
     human: HumanLog,
-    t0: Instant,
+    /// When the algorithm's clock started: at once, or when the launcher said every node runs
+    /// (`--go-fd`). Until then its time stands at zero, so no timer fires.
+    t0: Option<Instant>,
+    /// The read end of the launcher's go pipe, until it reads end-of-file.
+    go: Option<std::fs::File>,
 }
 
 impl<A: Algorithm> Process<A> {
@@ -103,6 +135,10 @@ impl<A: Algorithm> Process<A> {
             }
             None => None,
         };
+        let go = match opts.go_fd {
+            Some(fd) => Some(adopt_go(fd, &poll)?),
+            None => None,
+        };
         let by_addr = opts.addrs.iter().map(|(&id, &a)| (a, id)).collect();
         let human = HumanLog::new(opts.setup.me);
         Ok(Process {
@@ -114,13 +150,14 @@ impl<A: Algorithm> Process<A> {
             by_addr,
             trace,
             human,
-            t0: Instant::now(),
+            t0: go.is_none().then(Instant::now),
+            go,
         })
     }
 
     fn now(&self) -> Now {
         Now {
-            mono: self.t0.elapsed(),
+            mono: self.t0.map_or(Duration::ZERO, |t| t.elapsed()),
             wall_us: wall_us(),
         }
     }
@@ -141,7 +178,10 @@ impl<A: Algorithm> Process<A> {
         self.pump();
         let mut events = Events::with_capacity(64);
         loop {
-            let timeout = self.host.next_deadline().map(|d| d.saturating_sub(self.t0.elapsed()));
+            let timeout = match self.t0 {
+                Some(t0) => self.host.next_deadline().map(|d| d.saturating_sub(t0.elapsed())),
+                None => None,
+            };
             if let Err(e) = self.poll.poll(&mut events, timeout) {
                 if e.kind() == io::ErrorKind::Interrupted {
                     continue;
@@ -153,6 +193,7 @@ impl<A: Algorithm> Process<A> {
                 match ev.token() {
                     SOCKET => self.drain_socket(&mut buf),
                     SIGNALS => stopping |= !self.signals.drain().is_empty(),
+                    GO => self.check_go(),
                     _ => {}
                 }
             }
@@ -170,6 +211,23 @@ impl<A: Algorithm> Process<A> {
                 return Ok(());
             }
         }
+    }
+
+    /// The go pipe reads end-of-file once the launcher has spawned every node and closed its
+    /// end: the algorithm's clock starts then.
+    fn check_go(&mut self) {
+        let Some(f) = &mut self.go else { return };
+        let mut b = [0u8; 16];
+        match io::Read::read(f, &mut b) {
+            Ok(0) => {}
+            Ok(_) => return, // nothing is ever written; ignore
+            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted) => return,
+            Err(e) => log::warn!("the go pipe failed ({e}): starting the clock now"),
+        }
+        if let Some(f) = self.go.take() {
+            let _ = self.poll.registry().deregister(&mut SourceFd(&f.as_raw_fd()));
+        }
+        self.t0 = Some(Instant::now());
     }
 
     fn drain_socket(&mut self, buf: &mut [u8]) {
