@@ -35,6 +35,10 @@ pub fn rehearse(name: &str, setup: &Setup, buf: &mut [u8]) {
     std::hint::black_box(&buf);
     let mut s = setup.clone();
     s.initiator = true;
+    // Only itself and its neighbours: the same code paths at a cost that does not grow with the
+    // cluster (with every member, a rehearsal that wins announces itself to all n, and n nodes
+    // rehearsing cost n^2: minutes for 4,096 nodes).
+    s.members.retain(|m| *m == setup.me || setup.neighbours.contains(m));
     let _ = registry::dispatch(name, &s, Rehearsal);
     scratch_datagram();
 }
@@ -68,7 +72,7 @@ impl Runner for Rehearsal {
         let _ = host.take_outbox().count();
         let mut sink = JsonlWriter::append(Path::new("/dev/null")).ok();
         let mut text = String::new();
-        for rec in host.take_records() {
+        for rec in host.take_records().take(64) {
             if let Some(w) = &mut sink {
                 let _ = w.write(&rec);
             }
