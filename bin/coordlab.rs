@@ -4,7 +4,7 @@ use clap::{Args, Parser, Subcommand};
 use coordlab::algo::{registry, Setup};
 use coordlab::cluster::{self, LaunchOptions, Layout};
 use coordlab::error::{usage, CliError};
-use coordlab::node::config::{parse_ids, parse_kv, parse_members, NodeOptions};
+use coordlab::node::config::{check_timing, parse_ids, parse_kv, parse_members, NodeOptions};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -25,6 +25,8 @@ struct Cli {
 enum Cmd {
     /// Run one node process (the launcher spawns these; you can too).
     Node(NodeArgs),
+    /// Run the shared resource of a mutual-exclusion run (the launcher spawns it as node 0).
+    Resource(ResourceArgs),
     /// Spawn N nodes in a ring and keep a console.
     Ring {
         /// How many nodes (at least 2).
@@ -42,6 +44,17 @@ enum Cmd {
         #[command(flatten)]
         launch: LaunchArgs,
     },
+    /// Chaos soak: a ring (or --mesh SPEC) under a random fault every 0.3-1.5 s for --duration
+    /// (default 20) seconds, then the checker and the soak's criteria; exit 1 when one fails.
+    Chaos {
+        /// How many nodes (at least 2).
+        n: usize,
+        /// Run on a mesh of this topology instead of a ring (complete, grid, random:K, ...).
+        #[arg(long)]
+        mesh: Option<String>,
+        #[command(flatten)]
+        launch: LaunchArgs,
+    },
     /// SIGSTOP node ID of the running launch.
     Pause(Target),
     /// SIGCONT node ID of the running launch.
@@ -52,6 +65,18 @@ enum Cmd {
     Restart(Target),
     /// Who is alive, paused or dead, and whom each node believes leads.
     Status(RunArg),
+    /// The last lines of node ID's human log, from the running launch.
+    Logs {
+        /// The node id.
+        id: u64,
+        /// How many lines.
+        #[arg(default_value_t = 10)]
+        lines: usize,
+        #[command(flatten)]
+        run: RunArg,
+    },
+    /// Stop the running launch cleanly, as `quit` at its console does.
+    Quit(RunArg),
     /// Measure: loopback floor, cost per hop, election times and counts, memory per node.
     Bench {
         /// Ring sizes to measure (default 8,64,256; startup: 8,64,256,1024,4096).
@@ -60,7 +85,7 @@ enum Cmd {
         /// Ping-pong rounds for the loopback floor.
         #[arg(long, default_value_t = 20_000)]
         rounds: usize,
-        /// Sections to run: floor, rings (with the floor), elections, or all.
+        /// Sections to run: floor, rings (with the floor), elections, mutex, flood, or all.
         #[arg(long, default_value = "all")]
         only: String,
         /// Seed of the shuffled id arrangements and random graphs.
@@ -84,14 +109,76 @@ enum Cmd {
         #[arg(long)]
         next: String,
     },
+    /// The probability P_v that a majority quorum lets two in when coordinators forget grants.
+    QuorumRisk {
+        /// Coordinators.
+        #[arg(long)]
+        n: u64,
+        /// Quorum size (a majority of n).
+        #[arg(long)]
+        m: u64,
+        /// Probability that a coordinator restarts and forgets its grant.
+        #[arg(long)]
+        p: f64,
+        /// Also estimate it by drawing that many random runs of the same model.
+        #[arg(long)]
+        simulate: Option<u64>,
+        /// Seed of the draws.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
     /// List every algorithm: family, where it runs, summary, and its --set keys.
     Algos,
-    /// Check a run's traces: termination, uniqueness, agreement, false suspicions.
+    /// Check a run's traces: termination, uniqueness, agreement, storms, false suspicions.
     Check {
         /// The run directory.
         #[arg(default_value = "logs/latest")]
         dir: PathBuf,
+        /// Every detail (every term, leadership interval, suspicion, drop reason, bad line).
+        #[arg(long)]
+        verbose: bool,
     },
+    /// Draw a run's space-time diagram: timeline.svg and timeline.html (or timeline.mmd).
+    Timeline {
+        #[command(flatten)]
+        window: WindowArgs,
+        /// Write a Mermaid sequenceDiagram (timeline.mmd) instead.
+        #[arg(long)]
+        mermaid: bool,
+    },
+    /// Draw a run's graph with the election's result on it (graph.svg).
+    Graph {
+        /// The run directory.
+        #[arg(default_value = "logs/latest")]
+        dir: PathBuf,
+    },
+    /// Write a run's events with vector clocks as a ShiViz log (shiviz.log).
+    Shiviz {
+        #[command(flatten)]
+        window: WindowArgs,
+    },
+}
+
+#[derive(Args)]
+struct WindowArgs {
+    /// The run directory.
+    #[arg(default_value = "logs/latest")]
+    dir: PathBuf,
+    /// Draw from this many milliseconds after the run's start.
+    #[arg(long)]
+    from: Option<u64>,
+    /// Draw up to this many milliseconds after the run's start.
+    #[arg(long)]
+    to: Option<u64>,
+    /// Also draw what is hidden by default: heartbeats.
+    #[arg(long)]
+    show: Vec<String>,
+}
+
+impl WindowArgs {
+    fn window(&self) -> Result<coordlab::render::Window, CliError> {
+        coordlab::render::Window::new(self.from, self.to, &self.show)
+    }
 }
 
 #[derive(Args)]
@@ -131,7 +218,7 @@ struct LaunchArgs {
     /// Run this many seconds, then stop cleanly.
     #[arg(long)]
     duration: Option<f64>,
-    /// Stop cleanly as soon as the condition holds: elected.
+    /// Stop cleanly as soon as the condition holds: done (the family's goal; elected for elections).
     #[arg(long)]
     until: Option<String>,
     /// Seed of every random choice.
@@ -140,6 +227,10 @@ struct LaunchArgs {
     /// Where run directories are written.
     #[arg(long, default_value = "logs")]
     logs: PathBuf,
+    /// The run's key file (32 bytes, mode 0600), for a cluster spread over hosts; default: a
+    /// fresh random key written to the run directory.
+    #[arg(long)]
+    key: Option<PathBuf>,
     /// Run a scripted story without a human: false-suspicion or split-brain.
     #[arg(long)]
     demo: Option<String>,
@@ -159,6 +250,48 @@ struct LaunchArgs {
     /// Same as --set weights=ID:W,... (node weights under majority; echo's capabilities).
     #[arg(long)]
     weights: Option<String>,
+    /// Mutual exclusion: mean think time between requests, ms; same as --set think_ms=...
+    #[arg(long)]
+    think_ms: Option<u64>,
+    /// Mutual exclusion: how long a node holds the resource, ms; same as --set hold_ms=...
+    #[arg(long)]
+    hold_ms: Option<u64>,
+    /// Mutual exclusion: requests per node; same as --set requests=...
+    #[arg(long)]
+    requests: Option<u64>,
+    /// Mutual exclusion: the resource rejects stale fencing tokens; same as --set fencing=true.
+    #[arg(long)]
+    fencing: bool,
+    /// Quorum, Maekawa: coordinators persist their grants (fsync before answering); same as --set durable=true.
+    #[arg(long)]
+    durable: bool,
+    /// The console prints only agreement and faults, not the running story.
+    #[arg(long)]
+    quiet: bool,
+}
+
+#[derive(Args)]
+struct ResourceArgs {
+    /// The resource's node id.
+    #[arg(long, default_value_t = 0)]
+    id: u64,
+    /// The UDP address to bind.
+    #[arg(long)]
+    listen: std::net::SocketAddr,
+    /// Every member as ID=ADDR, comma-separated (the resource included).
+    #[arg(long)]
+    members: String,
+    /// Directory for resource.jsonl (no machine trace without it).
+    #[arg(long)]
+    log_dir: Option<PathBuf>,
+    /// Options of the run (KEY=VALUE; repeatable): the resource reads fencing=true|false.
+    #[arg(long = "set")]
+    set: Vec<String>,
+    /// The run's key file (32 bytes, mode 0600; the launcher writes logs/<run>/key).
+    #[arg(long)]
+    key: Option<PathBuf>,
+    #[command(flatten)]
+    inherited: Inherited,
 }
 
 #[derive(Args)]
@@ -195,6 +328,16 @@ struct NodeArgs {
     /// An option of the algorithm (KEY=VALUE; repeatable; `coordlab algos` lists the keys).
     #[arg(long = "set")]
     set: Vec<String>,
+    /// The run's key file (32 bytes, mode 0600; the launcher writes logs/<run>/key).
+    #[arg(long)]
+    key: Option<PathBuf>,
+    #[command(flatten)]
+    inherited: Inherited,
+}
+
+/// What a node or the resource inherits from the launcher that spawned it.
+#[derive(Args)]
+struct Inherited {
     /// Use this inherited descriptor, a UDP socket bound to --listen, instead of binding
     /// (the launcher binds every node's socket itself and passes it down).
     #[arg(long)]
@@ -228,6 +371,8 @@ fn parse_set(set: &[String]) -> Result<BTreeMap<String, String>, CliError> {
 
 fn node_options(a: NodeArgs) -> Result<NodeOptions, CliError> {
     let members = parse_members(&a.members)?;
+    check_timing(a.heartbeat_ms, a.timeout_ms)?;
+
     let ids: Vec<u64> = members.iter().map(|m| m.0).collect();
     let i = ids
         .iter()
@@ -261,14 +406,38 @@ fn node_options(a: NodeArgs) -> Result<NodeOptions, CliError> {
         listen: a.listen,
         addrs: members.into_iter().collect(),
         log_dir: a.log_dir,
-        fd: a.fd,
-        parent_pid: a.parent_pid,
-        go_fd: a.go_fd,
+        fd: a.inherited.fd,
+        parent_pid: a.inherited.parent_pid,
+        go_fd: a.inherited.go_fd,
+        key_file: a.key,
+    })
+}
+
+fn resource_options(a: ResourceArgs) -> Result<NodeOptions, CliError> {
+    let members = parse_members(&a.members)?;
+    let ids: Vec<u64> = members.iter().map(|m| m.0).collect();
+    if !ids.contains(&a.id) {
+        return Err(usage(format!("--id {} is not in --members", a.id)));
+    }
+    let others = ids.iter().copied().filter(|&x| x != a.id).collect();
+    let mut setup = Setup::new(a.id, ids, others);
+    setup.opts = parse_set(&a.set)?;
+    Ok(NodeOptions {
+        setup,
+        algo: coordlab::node::runtime::RESOURCE_ALGO.into(),
+        listen: a.listen,
+        addrs: members.into_iter().collect(),
+        log_dir: a.log_dir,
+        fd: a.inherited.fd,
+        parent_pid: a.inherited.parent_pid,
+        go_fd: a.inherited.go_fd,
+        key_file: a.key,
     })
 }
 
 fn launch_options(n: usize, topology: Layout, a: LaunchArgs) -> Result<LaunchOptions, CliError> {
     let ids = a.ids.as_deref().map(|s| parse_ids("--ids", s)).transpose()?;
+    let set = launch_set(&a.set, &a)?;
     Ok(LaunchOptions {
         n,
         topology,
@@ -283,24 +452,27 @@ fn launch_options(n: usize, topology: Layout, a: LaunchArgs) -> Result<LaunchOpt
         seed: a.seed,
         logs: a.logs,
         demo: a.demo,
-        set: launch_set(&a.set, a.stable, a.majority, a.pick, a.weights)?,
+        key: a.key,
+        set,
+        quiet: a.quiet,
+        chaos: false,
     })
 }
 
 /// `--set` values plus the named option flags, refusing a flag that contradicts a `--set`.
-fn launch_set(
-    set: &[String],
-    stable: bool,
-    majority: bool,
-    pick: Option<String>,
-    weights: Option<String>,
-) -> Result<BTreeMap<String, String>, CliError> {
+fn launch_set(set: &[String], a: &LaunchArgs) -> Result<BTreeMap<String, String>, CliError> {
     let mut out = parse_set(set)?;
+    let num = |v: Option<u64>| v.map(|x| x.to_string());
     let flags = [
-        ("stable", stable.then(|| "true".to_string())),
-        ("majority", majority.then(|| "true".to_string())),
-        ("pick", pick),
-        ("weights", weights),
+        ("stable", a.stable.then(|| "true".to_string())),
+        ("majority", a.majority.then(|| "true".to_string())),
+        ("pick", a.pick.clone()),
+        ("weights", a.weights.clone()),
+        ("think_ms", num(a.think_ms)),
+        ("hold_ms", num(a.hold_ms)),
+        ("requests", num(a.requests)),
+        ("fencing", a.fencing.then(|| "true".to_string())),
+        ("durable", a.durable.then(|| "true".to_string())),
     ];
     for (key, value) in flags {
         let Some(value) = value else { continue };
@@ -328,13 +500,27 @@ fn run(cli: Cli) -> Result<i32, CliError> {
             coordlab::node::runtime::run_node(node_options(a)?)?;
             Ok(0)
         }
+        Cmd::Resource(a) => {
+            coordlab::node::logging::init();
+            coordlab::node::runtime::run_resource(resource_options(a)?)?;
+            Ok(0)
+        }
         Cmd::Ring { n, launch } => cluster::launch(launch_options(n, Layout::Ring, launch)?),
         Cmd::Mesh { n, topology, launch } => cluster::launch(launch_options(n, Layout::Mesh(topology), launch)?),
+        Cmd::Chaos { n, mesh, mut launch } => {
+            launch.duration = launch.duration.or(Some(20.0));
+            let layout = mesh.map_or(Layout::Ring, Layout::Mesh);
+            let mut opts = launch_options(n, layout, launch)?;
+            opts.chaos = true;
+            cluster::launch(opts)
+        }
         Cmd::Pause(t) => control(&t.run.run, format!("pause {}", t.id)),
         Cmd::Resume(t) => control(&t.run.run, format!("resume {}", t.id)),
         Cmd::Kill(t) => control(&t.run.run, format!("kill {}", t.id)),
         Cmd::Restart(t) => control(&t.run.run, format!("restart {}", t.id)),
         Cmd::Status(r) => control(&r.run, "status".into()),
+        Cmd::Logs { id, lines, run } => control(&run.run, format!("logs {id} {lines}")),
+        Cmd::Quit(r) => control(&r.run, "quit".into()),
         Cmd::Bench {
             sizes,
             rounds,
@@ -369,13 +555,60 @@ fn run(cli: Cli) -> Result<i32, CliError> {
             coordlab::bench::relay(&listen, &next)?;
             Ok(0)
         }
+        Cmd::QuorumRisk {
+            n,
+            m,
+            p,
+            simulate,
+            seed,
+        } => {
+            use coordlab::algo::mutex::risk;
+            risk::check(n, m, p).map_err(usage)?;
+            let l = risk::log10_violation(n, m, p);
+            println!(
+                "P_v = {} (n = {n} coordinators, quorum m = {m}, P = {p}; log10 P_v = {l:.3})",
+                risk::format_log10(l)
+            );
+            if let Some(runs) = simulate {
+                if runs == 0 {
+                    return Err(usage("--simulate: at least 1 run"));
+                }
+                let hits = risk::simulate(n, m, p, runs, seed);
+                println!(
+                    "drawn: {hits} violations in {runs} runs = {:.6} (formula {})",
+                    hits as f64 / runs as f64,
+                    risk::format_log10(l)
+                );
+            }
+            Ok(0)
+        }
+        Cmd::Timeline { window, mermaid } => {
+            for f in coordlab::render::timeline(&window.dir, &window.window()?, mermaid)? {
+                println!("wrote {}", f.display());
+            }
+            Ok(0)
+        }
+        Cmd::Graph { dir } => {
+            println!("wrote {}", coordlab::render::graph(&dir)?.display());
+            Ok(0)
+        }
+        Cmd::Shiviz { window } => {
+            let f = coordlab::render::shiviz(&window.dir, &window.window()?)?;
+            println!(
+                "wrote {} (open it at https://distributedclocks.github.io/shiviz/)",
+                f.display()
+            );
+            Ok(0)
+        }
         Cmd::Algos => {
             print!("{}", registry::listing());
             Ok(0)
         }
-        Cmd::Check { dir } => {
+        Cmd::Check { dir, verbose } => {
             let report = coordlab::check::check(&dir)?;
-            print!("{}", report.text);
+            let text = if verbose { &report.full } else { &report.text };
+            // A reader that went away (`coordlab check | head -1`) is not an error of the check.
+            let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes());
             Ok(if report.violated { 1 } else { 0 })
         }
     }

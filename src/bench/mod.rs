@@ -6,9 +6,13 @@ mod bully_best;
 pub mod cases;
 mod claims;
 mod elections;
+mod flood;
 mod floor;
 mod formulas;
+mod launch;
+mod mutex;
 mod plot;
+mod readings;
 mod rings;
 mod startup;
 mod table;
@@ -17,6 +21,7 @@ pub use cases::Case;
 pub use claims::{Claim, Count};
 pub use elections::{run_elections, ElectionRow};
 pub use floor::{echo_server, floor, relay, ring_floor};
+pub use mutex::{run_mutex, MutexRow};
 pub use rings::{run_rings, RingFigures};
 pub use startup::{run_startup, DEFAULT_SIZES as STARTUP_SIZES};
 
@@ -38,6 +43,10 @@ pub struct Sections {
     pub rings: bool,
     /// Every election algorithm's time and message counts beside the formulas.
     pub elections: bool,
+    /// Every mutual-exclusion algorithm under full contention at n = 5, 20, 64.
+    pub mutex: bool,
+    /// A junk flood at a ring's leader and what it cost.
+    pub flood: bool,
     /// Start-up: launch to exit, first hops, start-up and election time per n, with a plot.
     pub startup: bool,
 }
@@ -48,41 +57,41 @@ impl Sections {
         floor: true,
         rings: true,
         elections: true,
+        mutex: true,
+        flood: true,
         startup: true,
     };
 
     /// Parses `floor,rings,elections` (any of them, or `all`).
     pub fn parse(s: &str) -> Result<Self, CliError> {
-        let mut out = Sections {
+        let none = Sections {
             floor: false,
             rings: false,
             elections: false,
+            mutex: false,
+            flood: false,
             startup: false,
         };
+        let mut out = none;
         for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             match part {
                 "all" => out = Sections::ALL,
                 "floor" => out.floor = true,
                 "rings" => out.rings = true,
                 "elections" => out.elections = true,
+                "mutex" => out.mutex = true,
+                "flood" => out.flood = true,
                 "startup" => out.startup = true,
                 other => {
                     return Err(usage(format!(
-                        "--only: '{other}' is not a section (floor, rings, elections, startup, all)"
+                        "--only: '{other}' is not a section (floor, rings, elections, mutex, flood, startup, all)"
                     )))
                 }
             }
         }
-        if out
-            == (Sections {
-                floor: false,
-                rings: false,
-                elections: false,
-                startup: false,
-            })
-        {
+        if out == none {
             return Err(usage(
-                "--only: name at least one section (floor, rings, elections, startup, all)",
+                "--only: name at least one section (floor, rings, elections, mutex, flood, startup, all)",
             ));
         }
         Ok(out)
@@ -98,6 +107,21 @@ pub fn run(sizes: &[usize], rounds: usize, sections: Sections, seed: u64) -> Res
     if sections.floor || sections.rings {
         rings_and_floor(sizes, rounds, sections.rings)?;
     }
+    if sections.mutex {
+        let f = floor(rounds.min(5000))?;
+        let hop = f.median_us / 2.0;
+        println!("== mutual exclusion ({BUILD}, one process per node plus the resource, loopback; full contention:");
+        println!("   --think-ms 0 --hold-ms 0 --requests 20 (10 at n = 64) --until done)");
+        run_mutex(hop)?;
+        println!();
+        println!("entries/s: entries / (first cs_request to last cs_exit). sync us: median from an exit to the next");
+        println!("entry; sync/hop: against the one-hop floor ({hop:.1} us, half a plain UDP ping-pong). msgs/entry:");
+        println!("protocol messages from the stop counters (BEGIN/END to the resource left out) / entries. central:");
+        println!("the coordinator's own entries cost nothing. quorum/maekawa: FAILED/INQUIRE/RELINQUISH and retries");
+        println!("come on top of 3 per voter under contention. viol: violations the resource saw (must be 0).");
+        println!("DistAlgo (ramutex, lamutex) side by side: skipped -- no DistAlgo setup script in this tree.");
+        println!();
+    }
     if sections.elections {
         println!("== elections ({BUILD}, one process per node, loopback; --timeout-ms 2000 --heartbeat-ms 500,");
         println!("   --until elected; counts from the nodes' stop counters, protocol messages only)");
@@ -112,6 +136,9 @@ pub fn run(sizes: &[usize], rounds: usize, sections: Sections, seed: u64) -> Res
         println!("n killed, so n-1 alone detects it; counts are the sends after the kill; elect ms: from the kill");
         println!("to n-1's claim, detection (one --timeout-ms) included; the others read COORDINATOR when resumed.");
         println!("yoyo/echo: m edges of the seeded graph; yoyo's YO count depends on the graph (one vote per YO).");
+    }
+    if sections.flood {
+        flood::print_flood(BUILD)?;
     }
     Ok(())
 }

@@ -113,7 +113,7 @@ fn measure(logs: &Path, n: usize, args: &[&str]) -> Result<(Measured, RunDir), C
     let m = Measured {
         n,
         startup_ms: last_start.saturating_sub(launched_us) as f64 / 1000.0,
-        election_ms: super::rings::election_ms(&run).unwrap_or(f64::NAN),
+        election_ms: super::readings::election_ms(&run).unwrap_or(f64::NAN),
         exit_ms,
         terms: terms.len(),
         max_rss_kib: rss,

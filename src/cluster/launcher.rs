@@ -4,14 +4,17 @@
 use super::console::{self, Command, HELP};
 use super::control::{Incoming, Server, ERROR_PREFIX, SOCKET_NAME};
 use super::goal::{Ending, Goal};
+use super::narrate::Narrator;
 use super::nodes::Fleet;
 use super::plan::Plan;
+use super::prompt::Prompt;
 use super::rundir;
 use super::signals::LauncherSignals;
 use super::sockets;
 use super::spawn::NodeArgs;
 use super::{LaunchOptions, Layout};
 use crate::error::{failed, CliError};
+use crate::node::keyfile;
 use crate::trace::{wall_us, RunInfo, RunNode};
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
@@ -24,6 +27,7 @@ use std::time::{Duration, Instant};
 const STDIN: Token = Token(0);
 const SIGNALS: Token = Token(1);
 const CONTROL: Token = Token(2);
+const PROMPT: Token = Token(3);
 /// Control connections get tokens from here up.
 const FIRST_CONN: usize = 16;
 /// What to do without a console.
@@ -72,18 +76,31 @@ pub fn run(opts: LaunchOptions, plan: Plan) -> Result<i32, CliError> {
     rundir::write_info(&dir, &info)?;
     rundir::point_latest(&opts.logs, &dir)?;
 
-    let args = NodeArgs::new(&opts, &plan, &dir).map_err(|e| failed(format!("cannot find my own binary: {e}")))?;
+    let key_path = match &opts.key {
+        Some(path) => path.clone(),
+        None => {
+            let path = dir.join(keyfile::KEY_FILE);
+            keyfile::write(&path, &keyfile::generate().map_err(failed)?).map_err(failed)?;
+            path
+        }
+    };
+    let args =
+        NodeArgs::new(&opts, &plan, &dir, &key_path).map_err(|e| failed(format!("cannot find my own binary: {e}")))?;
     let mut fleet = Fleet::new(&plan.nodes, args, &dir, start_us)
         .map_err(|e| failed(format!("cannot write {}: {e}", dir.join("faults.jsonl").display())))?;
+    fleet.progress = crate::check::section::progress(crate::check::section::family(&opts.algo));
     if let Err(e) = fleet.spawn_all(bound) {
         fleet.stop_all();
+        let _ = crate::check::check(&dir);
         return Err(failed(e));
     }
     // The goal's clock (its patience, `--duration`) starts with the nodes' clocks: once all are
     // spawned (see `Fleet::spawn_all`), which takes seconds for thousands of nodes.
     let goal = Goal::new(&plan, Duration::from_millis(opts.timeout_ms), Instant::now());
     banner(&opts, &plan, &dir, &goal);
-    Launcher::new(fleet, signals, server, goal)?.run_loop()
+    // A demo tells its own story; --quiet keeps the terse view.
+    let narrator = (!opts.quiet && !matches!(goal, Goal::Demo(_))).then(Narrator::default);
+    Launcher::new(fleet, signals, server, goal, narrator)?.run_loop()
 }
 
 fn options_json(o: &LaunchOptions) -> serde_json::Value {
@@ -141,10 +158,18 @@ struct Launcher {
     stdin_open: bool,
     stdin_buf: Vec<u8>,
     next_conn: usize,
+    narrator: Option<Narrator>,
+    prompt: Option<Prompt>,
 }
 
 impl Launcher {
-    fn new(mut fleet: Fleet, signals: LauncherSignals, server: Server, goal: Goal) -> Result<Self, CliError> {
+    fn new(
+        mut fleet: Fleet,
+        signals: LauncherSignals,
+        server: Server,
+        goal: Goal,
+        narrator: Option<Narrator>,
+    ) -> Result<Self, CliError> {
         let setup = || -> io::Result<Poll> {
             let poll = Poll::new()?;
             poll.registry()
@@ -160,16 +185,25 @@ impl Launcher {
             Ok(p) => p,
             Err(e) => {
                 fleet.stop_all();
+                let _ = crate::check::check(&fleet.dir);
                 return Err(failed(format!("cannot set up the launcher's poll: {e}")));
             }
         };
+        // On a terminal, a prompt with line editing reads the console in its own thread.
+        let prompt = match goal.is_console() {
+            true => mio::Waker::new(poll.registry(), PROMPT)
+                .ok()
+                .and_then(|w| Prompt::start(std::sync::Arc::new(w))),
+            false => None,
+        };
         // A terminal or a pipe can be polled; /dev/null or a file cannot (EPERM): then there is
         // no console, and the run goes on (CI runs with no stdin).
-        let stdin_open = poll
-            .registry()
-            .register(&mut SourceFd(&io::stdin().as_raw_fd()), STDIN, Interest::READABLE)
-            .is_ok();
-        if !stdin_open && goal.is_console() {
+        let stdin_open = prompt.is_none()
+            && poll
+                .registry()
+                .register(&mut SourceFd(&io::stdin().as_raw_fd()), STDIN, Interest::READABLE)
+                .is_ok();
+        if !stdin_open && prompt.is_none() && goal.is_console() {
             say!("(stdin cannot be polled) {NO_CONSOLE}");
         }
         Ok(Launcher {
@@ -181,6 +215,8 @@ impl Launcher {
             stdin_open,
             stdin_buf: Vec::new(),
             next_conn: FIRST_CONN,
+            narrator,
+            prompt,
         })
     }
 
@@ -202,6 +238,7 @@ impl Launcher {
             for ev in events.iter() {
                 let found = match ev.token() {
                     STDIN => self.read_stdin(),
+                    PROMPT => self.read_prompt(),
                     SIGNALS => self.on_signals(),
                     CONTROL => self.accept(),
                     Token(k) => self.on_connection(k),
@@ -220,9 +257,15 @@ impl Launcher {
     }
 
     fn tick(&mut self) -> Option<Ending> {
+        self.server.expire(Instant::now());
         self.fleet.refresh();
-        self.report_exits()
-            .or_else(|| self.goal.step(&mut self.fleet, Instant::now()))
+        let failed = self.report_exits();
+        if let Some(n) = self.narrator.as_mut() {
+            for line in n.news(&self.fleet) {
+                say!("{line}");
+            }
+        }
+        failed.or_else(|| self.goal.step(&mut self.fleet, Instant::now()))
     }
 
     /// Reports the nodes that ended on their own; a node of the first launch that ended
@@ -237,21 +280,48 @@ impl Launcher {
             .map(|why| Ending::failed(format!("the launch failed: {why}")))
     }
 
+    /// The lines typed at the prompt since the last wakeup.
+    fn read_prompt(&mut self) -> Option<Ending> {
+        let lines: Vec<String> = self
+            .prompt
+            .as_ref()
+            .map(|p| p.lines.try_iter().collect())
+            .unwrap_or_default();
+        lines
+            .iter()
+            .fold(None, |ending, line| ending.or(self.console_line(line)))
+    }
+
     /// The clean stop, then what the run concluded.
     fn finish(&mut self, ending: Ending) -> i32 {
+        if let Some(p) = self.prompt.as_mut() {
+            p.close();
+        }
         say!("{}", ending.message);
         self.fleet.stop_all();
         let n = self.fleet.nodes.len();
         say!("stopped all {n} nodes; every process reaped");
         let mut code = ending.code;
-        if ending.check {
-            match crate::check::check(&self.fleet.dir) {
+        // Every run writes summary.txt, whatever ended it; a goal that asked for it is also judged.
+        let checked = crate::check::check(&self.fleet.dir);
+        if !ending.check {
+            match &checked {
+                Ok(r) => say!(
+                    "checked: {} (details: {})",
+                    crate::check::summary::verdict(&r.analysis),
+                    self.fleet.dir.join("summary.txt").display()
+                ),
+                Err(e) => say!("coordlab check: {e}"),
+            }
+        } else {
+            match checked {
                 Ok(report) => {
                     say!("{}", report.text.trim_end());
-                    for line in self.goal.conclude(&report.analysis) {
+                    let (lines, failed) = self.goal.conclude(&report.analysis);
+                    for line in lines {
                         say!("{}", line);
                     }
-                    if report.violated {
+                    if report.violated || failed {
                         code = 1;
                     }
                 }

@@ -7,31 +7,33 @@
 //! loop ([`launcher`]): console lines from stdin ([`console`]), one command per connection on a
 //! Unix control socket ([`control`]), SIGINT/SIGTERM/SIGHUP/SIGCHLD through a signalfd
 //! ([`signals`]), and a 10-50 ms tick that tails every `node-<id>.jsonl` ([`watch`]) into a model
-//! of each node ([`model`], kept by [`nodes`]). What the run is for -- a console, `--until elected`, a `--duration`
-//! or the `--demo` story -- is a [`goal`] stepped on every tick.
+//! of each node ([`model`], kept by [`nodes`]). What the run is for -- a console, `--until done`, a `--duration`,
+//! the `--demo` story or the [`chaos`] soak -- is a [`goal`] stepped on every tick.
 //!
 //! Every fault the launcher causes is written to `faults.jsonl` before the signal is sent. The
 //! clean stop writes `shutdown` first; the SIGTERM that follows is the stop itself, not a fault,
 //! so it is not recorded as `kill` (a straggler's SIGKILL is).
 
-/// Prints a line for the user; a closed stdout must not kill the launcher mid-run.
+/// Prints a line for the user (above the console's prompt while one is shown); a closed
+/// stdout must not kill the launcher mid-run.
 macro_rules! say {
     ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, $($arg)*);
-        let _ = out.flush();
+        $crate::cluster::prompt::say(format!($($arg)*));
     }};
 }
 
+mod chaos;
 mod console;
 pub mod control;
 mod demo;
 mod goal;
 mod launcher;
 mod model;
+mod mutex_goal;
+mod narrate;
 mod nodes;
 pub mod plan;
+mod prompt;
 mod rundir;
 mod signals;
 mod sockets;
@@ -39,6 +41,9 @@ mod spawn;
 mod watch;
 
 use crate::error::CliError;
+
+/// The node id of the shared resource in a mutual-exclusion launch.
+const RESOURCE_NODE: u64 = crate::algo::mutex::RESOURCE_ID;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -100,13 +105,20 @@ pub struct LaunchOptions {
     pub logs: PathBuf,
     /// A scripted story to run instead of the console (`false-suspicion`, `split-brain`).
     pub demo: Option<String>,
+    /// `--key FILE`: the run's key (None: a fresh random key in the run directory).
+    pub key: Option<PathBuf>,
     /// Algorithm options passed to every node (`--set key=value`).
     pub set: BTreeMap<String, String>,
+    /// `--quiet`: the console prints agreement and faults only, not the running story.
+    pub quiet: bool,
+    /// `coordlab chaos`: inject random faults for `duration`, then judge the soak.
+    pub chaos: bool,
 }
 
 /// Runs a launch; returns the process exit status.
 pub fn launch(opts: LaunchOptions) -> Result<i32, CliError> {
     let plan = plan::plan(&opts)?;
+    rundir::check_writable(&opts.logs)?;
     launcher::run(opts, plan)
 }
 

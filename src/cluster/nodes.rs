@@ -2,9 +2,12 @@
 //! into each node's [`Node`] view, their agreement, and the faults the launcher caused them,
 //! written to `faults.jsonl` before each signal is sent.
 
-use super::model::{describe_belief, describe_state, Belief, Node, State, Suspicion};
+use super::model::{describe_belief, describe_state, Node, State, Suspicion};
 use super::plan::NodePlan;
 use super::spawn::NodeArgs;
+use crate::check::beliefs::Beliefs;
+use crate::check::section::Progress;
+use crate::check::timeline::Proc;
 use crate::node::socket::bind_std;
 use crate::trace::{wall_us, Event, JsonlWriter, Record};
 use nix::errno::Errno;
@@ -47,6 +50,10 @@ pub struct Fleet {
     pub start_failure: Option<String>,
     /// Every node of the first launch has written its `start` event.
     pub all_started: bool,
+    /// Whom each node believes leads: the checker's replay, fed as the traces grow.
+    pub beliefs: Beliefs,
+    /// The family's own progress toward its goal (None for elections: see `beliefs`).
+    pub progress: Option<Box<dyn Progress>>,
     args: NodeArgs,
     faults: JsonlWriter,
     group: Option<Pid>,
@@ -69,6 +76,8 @@ impl Fleet {
             start_us,
             start_failure: None,
             all_started: false,
+            beliefs: Beliefs::default(),
+            progress: None,
             args,
             faults,
             group: None,
@@ -147,7 +156,6 @@ impl Fleet {
         node.pid = Some(pid);
         node.state = State::Running;
         node.started = false;
-        node.belief = Belief::default();
         Ok(pid)
     }
 
@@ -224,6 +232,9 @@ impl Fleet {
         };
         self.fault(Some(id), record(pid.as_raw() as u32));
         kill(pid, sig).map_err(|e| format!("cannot send {} to node {id} (pid {pid}): {e}", sig.as_str()))?;
+        if after == State::Killed {
+            self.beliefs.process_ended(id, wall_us(), Proc::Killed);
+        }
         self.nodes[i].state = after;
         Ok(pid)
     }
@@ -246,7 +257,9 @@ impl Fleet {
         self.refresh_node(i);
         let plan = self.nodes[i].plan.clone();
         let socket = bind_std(plan.addr).map_err(|e| format!("cannot restart node {id}: {e}"))?;
-        let pid = self.spawn_one(&plan, true, socket, None)?;
+        // A recovered election node announces itself; a mutual-exclusion node keeps its role.
+        let initiator = !self.args.is_resource(super::RESOURCE_NODE) || plan.initiator;
+        let pid = self.spawn_one(&plan, initiator, socket, None)?;
         self.fault(
             Some(id),
             Event::Restart {
@@ -286,6 +299,9 @@ impl Fleet {
             },
         );
         let expected = self.nodes[i].state == State::Killed;
+        if !expected {
+            self.beliefs.process_ended(id, wall_us(), Proc::Exited);
+        }
         self.nodes[i].state = State::Exited(status.clone());
         // Its last trace lines are read now: a node that started and then failed is not one
         // that never started.
@@ -333,7 +349,15 @@ impl Fleet {
     fn refresh_node(&mut self, i: usize) {
         let node = &mut self.nodes[i];
         match node.tail.read_new() {
-            Ok(recs) => recs.iter().for_each(|r| node.apply(r)),
+            Ok(recs) => {
+                for r in &recs {
+                    node.apply(r);
+                    self.beliefs.feed(node.plan.id, r.t, &r.event);
+                    if let Some(p) = self.progress.as_mut() {
+                        p.feed(node.plan.id, r);
+                    }
+                }
+            }
             Err(e) => eprintln!("coordlab: cannot read the trace of node {}: {e}", node.plan.id),
         }
     }
@@ -344,26 +368,37 @@ impl Fleet {
         if self.nodes.iter().any(|n| n.state == State::Running && !n.started) {
             return None;
         }
-        let live: Vec<&Node> = self.nodes.iter().filter(|n| n.live()).collect();
-        let first = live.first()?;
-        let (term, leader) = (first.belief.term, first.belief.leader?);
-        if !live.iter().any(|n| n.plan.id == leader)
-            || live
-                .iter()
-                .any(|n| n.belief.term != term || n.belief.leader != Some(leader))
-        {
-            return None;
-        }
+        let live: Vec<u64> = self.live_ids();
+        let a = self.beliefs.agreement(&live)?;
         Some(Agreement {
-            leader,
-            term,
-            nodes: live.iter().map(|n| n.plan.id).collect(),
-            at_us: live.iter().map(|n| n.belief.since_us).max().unwrap_or(0),
-            leader_since_us: live
-                .iter()
-                .find(|n| n.plan.id == leader)
-                .map_or(0, |n| n.belief.since_us),
+            leader: a.belief.leader,
+            term: a.belief.term,
+            nodes: live,
+            at_us: a.at_us,
+            leader_since_us: a.leader_since_us,
         })
+    }
+
+    /// When the run's goal holds, in words: the family's progress, or for elections the
+    /// agreement of every live node on a live leader.
+    pub fn done(&self) -> Option<String> {
+        match &self.progress {
+            Some(p) => p.done(&self.live_ids()),
+            None => self.agreement().map(|a| {
+                format!(
+                    "elected: node {} leads term {}; all {} live nodes agree ({} ms after start)",
+                    a.leader,
+                    a.term,
+                    a.nodes.len(),
+                    a.at_us.saturating_sub(self.start_us) / 1000
+                )
+            }),
+        }
+    }
+
+    /// The ids of the nodes running and started.
+    pub fn live_ids(&self) -> Vec<u64> {
+        self.nodes.iter().filter(|n| n.live()).map(|n| n.plan.id).collect()
     }
 
     /// Every suspicion of `target` recorded at or after `since`, earliest first.
@@ -406,7 +441,7 @@ impl Fleet {
             let (state, believes) = match &n.state {
                 State::Running | State::Paused => (
                     if n.state == State::Running { "running" } else { "paused" },
-                    describe_belief(n),
+                    describe_belief(n, &self.beliefs),
                 ),
                 State::Killed => ("dead", "-".into()),
                 State::Exited(s) => ("dead", format!("- ({s})")),
@@ -415,9 +450,17 @@ impl Fleet {
                 Some((kind, t)) => format!("{kind}, {} ago", ago(now.saturating_sub(t))),
                 None => "-".into(),
             };
+            let believes = match self.args.is_resource(n.plan.id) {
+                true => "(the shared resource)".to_string(),
+                false => believes,
+            };
             let _ = writeln!(out, "{:>5}  {pid:>8}  {state:<8}  {believes:<34}  {last}", n.plan.id);
         }
         let live = self.nodes.iter().filter(|n| n.live()).count();
+        if self.args.is_resource(super::RESOURCE_NODE) {
+            out.push_str(&super::mutex_goal::status_line(self));
+            return out;
+        }
         match self.agreement() {
             Some(a) => {
                 let _ = write!(
@@ -556,6 +599,9 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let opts = LaunchOptions {
+            quiet: true,
+            chaos: false,
+            key: None,
             n: 2,
             topology: Layout::Ring,
             algo: "chang-roberts".into(),
@@ -575,7 +621,9 @@ mod tests {
         let socks = sockets::bind_all(&mut plan, 0).unwrap();
         // The "coordlab" spawned here is this test binary (current_exe), which refuses the
         // node's options and exits with an error line: a node that cannot start.
-        let args = NodeArgs::new(&opts, &plan, &dir).unwrap();
+        let key = dir.join("key");
+        crate::node::keyfile::write(&key, &crate::node::keyfile::generate().unwrap()).unwrap();
+        let args = NodeArgs::new(&opts, &plan, &dir, &key).unwrap();
         let mut fleet = Fleet::new(&plan.nodes, args, &dir, 0).unwrap();
         fleet.spawn_all(socks).unwrap();
         let deadline = Instant::now() + Duration::from_secs(30);

@@ -100,6 +100,9 @@ mod tests {
             until_elected: false,
             duration: None,
             demo: None,
+            until_done: false,
+            mutex_demo: None,
+            chaos: None,
         }
     }
 

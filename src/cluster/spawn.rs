@@ -4,6 +4,7 @@
 
 use super::plan::{NodePlan, Plan};
 use super::LaunchOptions;
+use crate::algo::mutex::{self, RESOURCE_ID};
 use nix::fcntl::{fcntl, FcntlArg, FdFlag};
 use nix::unistd::Pid;
 use std::fs::OpenOptions;
@@ -25,11 +26,12 @@ pub struct NodeArgs {
     seed: u64,
     log_dir: PathBuf,
     set: Vec<String>,
+    key: PathBuf,
 }
 
 impl NodeArgs {
-    /// The shared arguments of a launch of `plan`, logging to `log_dir`.
-    pub fn new(opts: &LaunchOptions, plan: &Plan, log_dir: &Path) -> io::Result<Self> {
+    /// The shared arguments of a launch of `plan`, logging to `log_dir`, with the key file `key`.
+    pub fn new(opts: &LaunchOptions, plan: &Plan, log_dir: &Path, key: &Path) -> io::Result<Self> {
         let members = plan
             .nodes
             .iter()
@@ -45,17 +47,29 @@ impl NodeArgs {
             seed: opts.seed,
             log_dir: log_dir.to_path_buf(),
             set: plan.set.iter().map(|(k, v)| format!("{k}={v}")).collect(),
+            key: std::path::absolute(key)?,
         })
+    }
+
+    /// Whether node `id` is the shared resource of a mutual-exclusion run.
+    pub fn is_resource(&self, id: u64) -> bool {
+        id == RESOURCE_ID && mutex::is_mutex(&self.algo)
     }
 
     /// Where node `id`'s human log goes.
     pub fn log_path(&self, id: u64) -> PathBuf {
-        self.log_dir.join(format!("node-{id}.log"))
+        match self.is_resource(id) {
+            true => self.log_dir.join("resource.log"),
+            false => self.log_dir.join(format!("node-{id}.log")),
+        }
     }
 
     /// Where node `id`'s machine trace goes.
     pub fn trace_path(&self, id: u64) -> PathBuf {
-        self.log_dir.join(format!("node-{id}.jsonl"))
+        match self.is_resource(id) {
+            true => self.log_dir.join("resource.jsonl"),
+            false => self.log_dir.join(format!("node-{id}.jsonl")),
+        }
     }
 
     /// Starts `node` in process group `group` (None: a new group led by this node), its
@@ -78,6 +92,21 @@ impl NodeArgs {
     ) -> io::Result<Pid> {
         let fd = socket.as_raw_fd();
         let mut cmd = Command::new(&self.exe);
+        if self.is_resource(node.id) {
+            cmd.arg("resource")
+                .args(["--id", &node.id.to_string()])
+                .args(["--listen", &node.addr.to_string()])
+                .args(["--members", &self.members])
+                .arg("--log-dir")
+                .arg(&self.log_dir)
+                .arg("--key")
+                .arg(&self.key);
+            for kv in &self.set {
+                cmd.args(["--set", kv]);
+            }
+            inherit(&mut cmd, fd, go);
+            return self.start(cmd, node, socket, group);
+        }
         cmd.arg("node")
             .args(["--id", &node.id.to_string()])
             .args(["--listen", &node.addr.to_string()])
@@ -87,19 +116,23 @@ impl NodeArgs {
             .args(["--timeout-ms", &self.timeout_ms.to_string()])
             .args(["--seed", &self.seed.to_string()])
             .arg("--log-dir")
-            .arg(&self.log_dir);
+            .arg(&self.log_dir)
+            .arg("--key")
+            .arg(&self.key);
         let neighbours: Vec<String> = node.neighbours.iter().map(u64::to_string).collect();
         cmd.args(["--neighbours", &neighbours.join(",")]);
         if initiator {
             cmd.arg("--initiator");
         }
-        cmd.args(["--fd", &fd.to_string()]);
-        if let Some(g) = go {
-            cmd.args(["--go-fd", &g.to_string()]);
-        }
+        inherit(&mut cmd, fd, go);
         for kv in &self.set {
             cmd.args(["--set", kv]);
         }
+        self.start(cmd, node, socket, group)
+    }
+
+    /// Starts `cmd` for `node`: its output to its log, its group, its parent-death signal.
+    fn start(&self, mut cmd: Command, node: &NodePlan, socket: &UdpSocket, group: Option<Pid>) -> io::Result<Pid> {
         let log = OpenOptions::new()
             .create(true)
             .append(true)
@@ -126,5 +159,13 @@ impl NodeArgs {
         // The Child handle is dropped: the launcher reaps by pid from SIGCHLD (dropping does
         // not wait or kill).
         Ok(Pid::from_raw(child.id() as i32))
+    }
+}
+
+/// The descriptors a child inherits: its socket (`--fd`) and the go pipe (`--go-fd`).
+fn inherit(cmd: &mut Command, fd: RawFd, go: Option<RawFd>) {
+    cmd.args(["--fd", &fd.to_string()]);
+    if let Some(g) = go {
+        cmd.args(["--go-fd", &g.to_string()]);
     }
 }

@@ -1,18 +1,22 @@
 //! The real process: one UDP socket, one mio `Poll`, the keyed timers' earliest deadline as
 //! the poll timeout, and a signalfd for a clean stop.
 //!
-//! Loop: poll -> drain `recv_from` until `WouldBlock` (each datagram is checked, decoded and
+//! Loop: poll -> read at most [`BUDGET`] datagrams (each is checked, cheapest check first, and
 //! handed to the algorithm; its answers leave at once) -> fire expired timers -> write the
-//! trace -> repeat. `EINTR` means poll again. A failed `send_to` is a lost datagram.
+//! trace -> repeat. A socket with datagrams left over is read again after the timers, without
+//! waiting (mio readiness is edge-triggered, so "more left" is remembered here): under a flood
+//! the timers and heartbeats are served between batches instead of never. `EINTR` means poll
+//! again. A failed `send_to` is a lost datagram.
 
 use super::config::NodeOptions;
+use super::keyfile;
 use super::logging::HumanLog;
 use super::signals::{SignalSource, STOP};
 use super::socket::{adopt_udp, bind_udp};
 use crate::algo::registry::{self, Runner};
 use crate::algo::{Algorithm, NodeId, Setup};
 use crate::engine::host::{Host, Now};
-use crate::engine::wire::MAX_DATAGRAM;
+use crate::engine::key::Key;
 use crate::error::{failed, usage, CliError};
 use crate::trace::{wall_us, Event, JsonlWriter};
 use mio::unix::SourceFd;
@@ -26,6 +30,8 @@ use std::time::{Duration, Instant};
 const SOCKET: Token = Token(0);
 const SIGNALS: Token = Token(1);
 const GO: Token = Token(2);
+/// Datagrams read per wakeup before the timers get their turn.
+const BUDGET: usize = 256;
 
 /// Runs the node described by `opts` until SIGTERM/SIGINT/SIGHUP.
 pub fn run_node(opts: NodeOptions) -> Result<(), CliError> {
@@ -35,10 +41,21 @@ pub fn run_node(opts: NodeOptions) -> Result<(), CliError> {
     if !opts.addrs.contains_key(&opts.setup.me) {
         return Err(usage(format!("node {} is not in --members", opts.setup.me)));
     }
-    let setup = opts.setup.clone();
+    let mut setup = opts.setup.clone();
     let name = opts.algo.clone();
     registry::check_setup(&name, &setup).map_err(usage)?;
-    registry::dispatch(&name, &setup, ProcessRunner { opts }).unwrap_or_else(|| {
+    if let Some(path) = state_path(&opts) {
+        setup.durable = match std::fs::read(&path) {
+            Ok(bytes) => Some(bytes),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+            Err(e) => return Err(failed(format!("cannot read {}: {e}", path.display()))),
+        };
+    }
+    let key_file = opts.key_file.as_deref().ok_or_else(|| {
+        usage("--key FILE is required: every datagram is authenticated with the run's key (the launcher writes one per run: logs/<run>/key)")
+    })?;
+    let key = keyfile::load(key_file).map_err(usage)?;
+    registry::dispatch(&name, &setup, ProcessRunner { opts, key }).unwrap_or_else(|| {
         Err(usage(format!(
             "unknown algorithm '{name}' (known: {})",
             registry::names()
@@ -85,14 +102,63 @@ fn die_with(pid: i32) -> Result<(), CliError> {
     Ok(())
 }
 
+/// Runs the shared resource of a mutual-exclusion run (`coordlab resource`) until
+/// SIGTERM/SIGINT/SIGHUP: the same engine and runtime as a node, its trace in `resource.jsonl`.
+pub fn run_resource(mut opts: NodeOptions) -> Result<(), CliError> {
+    if let Some(pid) = opts.parent_pid {
+        die_with(pid)?;
+    }
+    if !opts.addrs.contains_key(&opts.setup.me) {
+        return Err(usage(format!("node {} is not in --members", opts.setup.me)));
+    }
+    opts.algo = RESOURCE_ALGO.into();
+    let key_file = opts.key_file.as_deref().ok_or_else(|| {
+        usage("--key FILE is required: every datagram is authenticated with the run's key (the launcher writes one per run: logs/<run>/key)")
+    })?;
+    let key = keyfile::load(key_file).map_err(usage)?;
+    let resource = crate::algo::mutex::ResourceNode::new(&opts.setup).map_err(usage)?;
+    let setup = opts.setup.clone();
+    ProcessRunner { opts, key }.run(&setup, resource)
+}
+
+/// The name the resource runs under in its `start` event; its trace is `resource.jsonl`.
+pub const RESOURCE_ALGO: &str = "resource";
+
+/// Where a node keeps the state its algorithm persists: `state-<id>.bin` in its log directory
+/// (None: no log directory, nothing survives a restart).
+fn state_path(opts: &NodeOptions) -> Option<std::path::PathBuf> {
+    opts.log_dir
+        .as_ref()
+        .map(|d| d.join(format!("state-{}.bin", opts.setup.me)))
+}
+
+/// Writes `bytes` to `path` and fsyncs it, via a temporary file renamed over the old one, so
+/// that a kill at any moment leaves the old state or the new, never half of one.
+fn store(path: &std::path::Path, bytes: &[u8]) -> io::Result<()> {
+    use std::io::Write;
+    let tmp = path.with_extension("tmp");
+    let mut f = std::fs::File::create(&tmp)?;
+    f.write_all(bytes)?;
+    f.sync_all()?;
+    std::fs::rename(&tmp, path)?;
+    if let Some(dir) = path.parent() {
+        std::fs::File::open(dir)?.sync_all()?;
+    }
+    Ok(())
+}
+
 struct ProcessRunner {
     opts: NodeOptions,
+    key: Key,
 }
 
 impl Runner for ProcessRunner {
     type Output = Result<(), CliError>;
     fn run<A: Algorithm>(self, setup: &Setup, a: A) -> Self::Output {
-        Process::new(self.opts, Host::new(setup, a))?.run()
+        // The boot id: the start time, so a restarted node's boot is later and peers open a
+        // new replay window for it instead of refusing its datagrams as replays.
+        let host = Host::with_key(setup, a, &self.key, wall_us());
+        Process::new(self.opts, host)?.run()
     }
 }
 
@@ -130,7 +196,11 @@ impl<A: Algorithm> Process<A> {
             .map_err(|e| failed(format!("cannot register with the poll: {e}")))?;
         let trace = match &opts.log_dir {
             Some(dir) => {
-                let path = dir.join(format!("node-{}.jsonl", opts.setup.me));
+                let path = if opts.algo == RESOURCE_ALGO {
+                    dir.join("resource.jsonl")
+                } else {
+                    dir.join(format!("node-{}.jsonl", opts.setup.me))
+                };
                 Some(JsonlWriter::append(&path).map_err(|e| failed(format!("cannot open {}: {e}", path.display())))?)
             }
             None => None,
@@ -177,9 +247,12 @@ impl<A: Algorithm> Process<A> {
         self.host.start(now, start);
         self.pump();
         let mut events = Events::with_capacity(64);
+        let mut more = false;
         loop {
             let timeout = match self.t0 {
+                _ if more => Some(Duration::ZERO),
                 Some(t0) => self.host.next_deadline().map(|d| d.saturating_sub(t0.elapsed())),
+                // Before the go: no timer can be due, since the clock stands at zero.
                 None => None,
             };
             if let Err(e) = self.poll.poll(&mut events, timeout) {
@@ -189,13 +262,17 @@ impl<A: Algorithm> Process<A> {
                 return Err(failed(format!("poll failed: {e}")));
             }
             let mut stopping = false;
+            let mut readable = std::mem::take(&mut more);
             for ev in events.iter() {
                 match ev.token() {
-                    SOCKET => self.drain_socket(&mut buf),
+                    SOCKET => readable = true,
                     SIGNALS => stopping |= !self.signals.drain().is_empty(),
                     GO => self.check_go(),
                     _ => {}
                 }
+            }
+            if readable {
+                more = self.read_socket(&mut buf);
             }
             // Timers are checked against the clock after every wakeup, never inferred from
             // an empty poll: a wakeup can be early, late or spurious.
@@ -230,33 +307,42 @@ impl<A: Algorithm> Process<A> {
         self.t0 = Some(Instant::now());
     }
 
-    fn drain_socket(&mut self, buf: &mut [u8]) {
-        loop {
+    /// Reads and handles at most [`BUDGET`] datagrams; true if the socket may hold more.
+    fn read_socket(&mut self, buf: &mut [u8]) -> bool {
+        // One clock reading per batch: a batch takes well under a millisecond.
+        let now = self.now();
+        for _ in 0..BUDGET {
             match self.socket.recv_from(buf) {
                 Ok((len, src)) => {
-                    let now = self.now();
-                    let addr = src.to_string();
-                    if len > MAX_DATAGRAM {
-                        self.host
-                            .drop_datagram(now, format!("too large: {len} bytes (limit {MAX_DATAGRAM})"), &addr);
-                    } else {
-                        let from = self.by_addr.get(&src).copied();
-                        self.host.deliver(now, from, &buf[..len], &addr);
-                    }
+                    let from = self.by_addr.get(&src).copied();
+                    // A longer datagram than the buffer arrives truncated and is still refused
+                    // as too large (or as short), never misread.
+                    self.host.deliver(now, from, &buf[..len], src);
                     self.pump();
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return false,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => {
                     log::warn!("recv_from failed: {e}");
-                    return;
+                    return false;
                 }
             }
         }
+        true
     }
 
     /// Sends what the host wants sent and logs what it recorded.
     fn pump(&mut self) {
+        if let Some(bytes) = self.host.take_persisted() {
+            match state_path(&self.opts) {
+                Some(path) => {
+                    if let Err(e) = store(&path, &bytes) {
+                        log::error!("cannot persist to {}: {e}", path.display());
+                    }
+                }
+                None => log::warn!("state to persist but no log directory: it will not survive a restart"),
+            }
+        }
         for out in self.host.take_outbox().collect::<Vec<_>>() {
             let Some(addr) = self.opts.addrs.get(&out.to) else {
                 log::error!("no address for node {}: message not sent", out.to);
