@@ -79,9 +79,9 @@ enum Cmd {
     Quit(RunArg),
     /// Measure: loopback floor, cost per hop, election times and counts, memory per node.
     Bench {
-        /// Ring sizes to measure.
-        #[arg(long, default_value = "8,64,256")]
-        sizes: String,
+        /// Ring sizes to measure (default 8,64,256; startup: 8,64,256,1024,4096).
+        #[arg(long)]
+        sizes: Option<String>,
         /// Ping-pong rounds for the loopback floor.
         #[arg(long, default_value_t = 20_000)]
         rounds: usize,
@@ -290,6 +290,8 @@ struct ResourceArgs {
     /// The run's key file (32 bytes, mode 0600; the launcher writes logs/<run>/key).
     #[arg(long)]
     key: Option<PathBuf>,
+    #[command(flatten)]
+    inherited: Inherited,
 }
 
 #[derive(Args)]
@@ -326,12 +328,28 @@ struct NodeArgs {
     /// An option of the algorithm (KEY=VALUE; repeatable; `coordlab algos` lists the keys).
     #[arg(long = "set")]
     set: Vec<String>,
-    /// Start the algorithm at this wall-clock time (microseconds since the epoch).
-    #[arg(long)]
-    start_at_us: Option<u64>,
     /// The run's key file (32 bytes, mode 0600; the launcher writes logs/<run>/key).
     #[arg(long)]
     key: Option<PathBuf>,
+    #[command(flatten)]
+    inherited: Inherited,
+}
+
+/// What a node or the resource inherits from the launcher that spawned it.
+#[derive(Args)]
+struct Inherited {
+    /// Use this inherited descriptor, a UDP socket bound to --listen, instead of binding
+    /// (the launcher binds every node's socket itself and passes it down).
+    #[arg(long)]
+    fd: Option<i32>,
+    /// The read end of the launcher's go pipe: messages are handled at once, but the node's
+    /// clock (its timers) starts when it reads end-of-file, once every node of the launch runs.
+    #[arg(long)]
+    go_fd: Option<i32>,
+    /// Die with this process (the launcher): the node sets its parent-death signal and checks
+    /// that its parent is still this pid.
+    #[arg(long)]
+    parent_pid: Option<i32>,
 }
 
 /// The help of `--algo`, from the registry.
@@ -388,7 +406,9 @@ fn node_options(a: NodeArgs) -> Result<NodeOptions, CliError> {
         listen: a.listen,
         addrs: members.into_iter().collect(),
         log_dir: a.log_dir,
-        start_at_us: a.start_at_us,
+        fd: a.inherited.fd,
+        parent_pid: a.inherited.parent_pid,
+        go_fd: a.inherited.go_fd,
         key_file: a.key,
     })
 }
@@ -408,7 +428,9 @@ fn resource_options(a: ResourceArgs) -> Result<NodeOptions, CliError> {
         listen: a.listen,
         addrs: members.into_iter().collect(),
         log_dir: a.log_dir,
-        start_at_us: None,
+        fd: a.inherited.fd,
+        parent_pid: a.inherited.parent_pid,
+        go_fd: a.inherited.go_fd,
         key_file: a.key,
     })
 }
@@ -505,14 +527,24 @@ fn run(cli: Cli) -> Result<i32, CliError> {
             only,
             seed,
         } => {
-            let sizes = parse_ids("--sizes", &sizes)?
+            let given = sizes.is_some();
+            let sizes = parse_ids("--sizes", sizes.as_deref().unwrap_or("8,64,256"))?
                 .into_iter()
                 .map(|n| n as usize)
                 .collect::<Vec<_>>();
             if let Some(n) = sizes.iter().find(|&&n| n < 2) {
                 return Err(usage(format!("--sizes: a ring needs at least 2 nodes, not {n}")));
             }
-            coordlab::bench::run(&sizes, rounds, coordlab::bench::Sections::parse(&only)?, seed)?;
+            let sections = coordlab::bench::Sections::parse(&only)?;
+            coordlab::bench::run(&sizes, rounds, sections, seed)?;
+            if sections.startup {
+                let startup_sizes = if given {
+                    &sizes[..]
+                } else {
+                    coordlab::bench::STARTUP_SIZES
+                };
+                coordlab::bench::run_startup(startup_sizes)?;
+            }
             Ok(0)
         }
         Cmd::BenchEcho { listen } => {

@@ -5,5 +5,7 @@
 # Options pass to `coordlab bench` (e.g. --only elections --sizes 8,64).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release --quiet
+# Not quiet: a first build takes minutes, and cargo's own progress shows that it is working.
+echo "bench.sh: building coordlab (release; the first build takes a few minutes, later ones seconds)..." >&2
+cargo build --release
 exec "${CARGO_TARGET_DIR:-target}/release/coordlab" bench "$@"

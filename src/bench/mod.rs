@@ -11,8 +11,10 @@ mod floor;
 mod formulas;
 mod launch;
 mod mutex;
+mod plot;
 mod readings;
 mod rings;
+mod startup;
 mod table;
 
 pub use cases::Case;
@@ -21,6 +23,7 @@ pub use elections::{run_elections, ElectionRow};
 pub use floor::{echo_server, floor, relay, ring_floor};
 pub use mutex::{run_mutex, MutexRow};
 pub use rings::{run_rings, RingFigures};
+pub use startup::{run_startup, DEFAULT_SIZES as STARTUP_SIZES};
 
 use crate::error::{usage, CliError};
 
@@ -44,6 +47,8 @@ pub struct Sections {
     pub mutex: bool,
     /// A junk flood at a ring's leader and what it cost.
     pub flood: bool,
+    /// Start-up: launch to exit, first hops, start-up and election time per n, with a plot.
+    pub startup: bool,
 }
 
 impl Sections {
@@ -54,6 +59,7 @@ impl Sections {
         elections: true,
         mutex: true,
         flood: true,
+        startup: true,
     };
 
     /// Parses `floor,rings,elections` (any of them, or `all`).
@@ -64,6 +70,7 @@ impl Sections {
             elections: false,
             mutex: false,
             flood: false,
+            startup: false,
         };
         let mut out = none;
         for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
@@ -74,16 +81,17 @@ impl Sections {
                 "elections" => out.elections = true,
                 "mutex" => out.mutex = true,
                 "flood" => out.flood = true,
+                "startup" => out.startup = true,
                 other => {
                     return Err(usage(format!(
-                        "--only: '{other}' is not a section (floor, rings, elections, mutex, flood, all)"
+                        "--only: '{other}' is not a section (floor, rings, elections, mutex, flood, startup, all)"
                     )))
                 }
             }
         }
         if out == none {
             return Err(usage(
-                "--only: name at least one section (floor, rings, elections, mutex, flood, all)",
+                "--only: name at least one section (floor, rings, elections, mutex, flood, startup, all)",
             ));
         }
         Ok(out)
@@ -91,7 +99,7 @@ impl Sections {
 }
 
 /// Runs the chosen benchmarks and prints their tables. The rings table is read against the
-/// floor, so `rings` measures the floor too.
+/// floor, so `rings` measures the floor too. (`startup` runs apart: [`run_startup`].)
 pub fn run(sizes: &[usize], rounds: usize, sections: Sections, seed: u64) -> Result<(), CliError> {
     if sizes.is_empty() {
         return Err(usage("--sizes: name at least one size, e.g. 8,64,256"));

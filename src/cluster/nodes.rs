@@ -8,14 +8,18 @@ use super::spawn::NodeArgs;
 use crate::check::beliefs::Beliefs;
 use crate::check::section::Progress;
 use crate::check::timeline::Proc;
+use crate::node::socket::bind_std;
 use crate::trace::{wall_us, Event, JsonlWriter, Record};
 use nix::errno::Errno;
+use nix::fcntl::{fcntl, FcntlArg, FdFlag, OFlag};
 use nix::sys::signal::{kill, Signal};
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
 use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
+use std::net::UdpSocket;
+use std::os::fd::{AsRawFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -42,6 +46,10 @@ pub struct Fleet {
     pub dir: PathBuf,
     /// When the nodes' algorithms begin (wall clock, microseconds).
     pub start_us: u64,
+    /// Set when a node of the first launch ended before its `start` event: what it said.
+    pub start_failure: Option<String>,
+    /// Every node of the first launch has written its `start` event.
+    pub all_started: bool,
     /// Whom each node believes leads: the checker's replay, fed as the traces grow.
     pub beliefs: Beliefs,
     /// The family's own progress toward its goal (None for elections: see `beliefs`).
@@ -66,6 +74,8 @@ impl Fleet {
             nodes,
             dir: dir.to_path_buf(),
             start_us,
+            start_failure: None,
+            all_started: false,
             beliefs: Beliefs::default(),
             progress: None,
             args,
@@ -94,11 +104,23 @@ impl Fleet {
         }
     }
 
-    /// Starts every node, its algorithm beginning at `start_us`.
-    pub fn spawn_all(&mut self) -> Result<(), String> {
-        for i in 0..self.nodes.len() {
+    /// Starts every node on its socket (bound by the launcher, in plan order); each begins its
+    /// algorithm as soon as it runs. Each socket is closed here once its node has it.
+    ///
+    /// Every node runs its algorithm at once (a message to a node not yet running waits in its
+    /// socket), but its clock starts only when all are spawned: the go pipe's write end, never
+    /// inherited, is closed on return, and every node reads end-of-file. So no timeout (an
+    /// unanswered message, a missing heartbeat) runs while later nodes are still being spawned,
+    /// which on two cores takes seconds for thousands of nodes.
+    pub fn spawn_all(&mut self, sockets: Vec<UdpSocket>) -> Result<(), String> {
+        let (go_read, _go_write) =
+            nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(|e| format!("cannot make the go pipe: {e}"))?;
+        // Inherited by every child spawned below, and by no later one (closed on return).
+        fcntl(&go_read, FcntlArg::F_SETFD(FdFlag::empty())).map_err(|e| format!("go pipe: {e}"))?;
+        let go = Some(go_read.as_raw_fd());
+        for (i, socket) in sockets.into_iter().enumerate() {
             let plan = self.nodes[i].plan.clone();
-            let pid = self.spawn_one(&plan, plan.initiator, Some(self.start_us))?;
+            let pid = self.spawn_one(&plan, plan.initiator, socket, go)?;
             self.fault(
                 Some(plan.id),
                 Event::Spawn {
@@ -110,14 +132,22 @@ impl Fleet {
         Ok(())
     }
 
-    fn spawn_one(&mut self, plan: &NodePlan, initiator: bool, start_at: Option<u64>) -> Result<Pid, String> {
-        let spawned = match self.args.spawn(plan, initiator, start_at, self.group) {
+    /// Spawns `plan`'s node on `socket`, which is dropped (closed in the launcher) on return.
+    fn spawn_one(
+        &mut self,
+        plan: &NodePlan,
+        initiator: bool,
+        socket: UdpSocket,
+        go: Option<RawFd>,
+    ) -> Result<Pid, String> {
+        let spawned = match self.args.spawn(plan, initiator, &socket, go, self.group) {
             // Every earlier member of the group is gone: the group went with them.
             Err(e) if self.group.is_some() && e.raw_os_error() == Some(Errno::EPERM as i32) => {
-                self.args.spawn(plan, initiator, start_at, None)
+                self.args.spawn(plan, initiator, &socket, go, None)
             }
             other => other,
         };
+        drop(socket);
         let pid = spawned.map_err(|e| format!("cannot start node {}: {e}", plan.id))?;
         if nix::unistd::getpgid(Some(pid)) == Ok(pid) {
             self.group = Some(pid);
@@ -210,7 +240,7 @@ impl Fleet {
     }
 
     /// Starts node `id` again after it died, as an initiator (a recovered node announces
-    /// itself), appending to its same log files.
+    /// itself), on a socket bound afresh to its same address, appending to its same log files.
     pub fn restart(&mut self, id: u64) -> Result<String, String> {
         let i = self.find(id)?;
         if self.nodes[i].state == State::Killed {
@@ -226,9 +256,10 @@ impl Fleet {
         // Whatever the old process wrote last is read now, so it cannot land after the reset.
         self.refresh_node(i);
         let plan = self.nodes[i].plan.clone();
+        let socket = bind_std(plan.addr).map_err(|e| format!("cannot restart node {id}: {e}"))?;
         // A recovered election node announces itself; a mutual-exclusion node keeps its role.
         let initiator = !self.args.is_resource(super::RESOURCE_NODE) || plan.initiator;
-        let pid = self.spawn_one(&plan, initiator, None)?;
+        let pid = self.spawn_one(&plan, initiator, socket, None)?;
         self.fault(
             Some(id),
             Event::Restart {
@@ -272,10 +303,22 @@ impl Fleet {
             self.beliefs.process_ended(id, wall_us(), Proc::Exited);
         }
         self.nodes[i].state = State::Exited(status.clone());
+        // Its last trace lines are read now: a node that started and then failed is not one
+        // that never started.
+        self.refresh_node(i);
+        let log = self.args.log_path(id);
+        if !expected && !self.nodes[i].started {
+            let said = last_words(&log);
+            let line = format!("node {id} failed to start ({status}): {}", said.trim());
+            if !self.all_started && self.start_failure.is_none() {
+                self.start_failure = Some(line.clone());
+            }
+            return Some(format!("{line}; see {}", log.display()));
+        }
         (!expected).then(|| {
             format!(
                 "node {id} (pid {pid}) ended on its own: {status}; see {}",
-                self.args.log_path(id).display()
+                log.display()
             )
         })
     }
@@ -297,6 +340,9 @@ impl Fleet {
     pub fn refresh(&mut self) {
         for i in 0..self.nodes.len() {
             self.refresh_node(i);
+        }
+        if !self.all_started {
+            self.all_started = self.nodes.iter().all(|n| n.started);
         }
     }
 
@@ -514,6 +560,19 @@ fn ago(us: u64) -> String {
     }
 }
 
+/// What a node that failed said last: its last `coordlab:` or `error:` line (clap's usage
+/// errors end with a hint line), else its last line.
+fn last_words(log: &Path) -> String {
+    let text = tail_lines(log, 8).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+    lines
+        .iter()
+        .rev()
+        .find(|l| l.starts_with("coordlab:") || l.starts_with("error:"))
+        .or(lines.last())
+        .map_or_else(|| "(nothing in its log)".to_string(), |l| l.to_string())
+}
+
 /// The last `lines` lines of a file, reading at most its last 1 MiB.
 fn tail_lines(path: &Path, lines: usize) -> io::Result<String> {
     let mut f = File::open(path)?;
@@ -526,4 +585,62 @@ fn tail_lines(path: &Path, lines: usize) -> io::Result<String> {
     let all: Vec<&str> = text.lines().collect();
     let keep = &all[all.len().saturating_sub(lines)..];
     Ok(keep.join("\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::{plan, sockets, LaunchOptions, Layout};
+    use std::collections::BTreeMap;
+
+    #[test]
+    fn a_node_that_fails_to_start_fails_the_launch_with_its_own_words() {
+        let dir = std::env::temp_dir().join(format!("coordlab-failstart-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let opts = LaunchOptions {
+            quiet: true,
+            chaos: false,
+            key: None,
+            n: 2,
+            topology: Layout::Ring,
+            algo: "chang-roberts".into(),
+            ids: None,
+            initiators: "all".into(),
+            heartbeat_ms: 100,
+            timeout_ms: 300,
+            base_port: 0,
+            duration: None,
+            until: None,
+            seed: 1,
+            logs: dir.clone(),
+            demo: None,
+            set: BTreeMap::new(),
+        };
+        let mut plan = plan::plan(&opts).unwrap();
+        let socks = sockets::bind_all(&mut plan, 0).unwrap();
+        // The "coordlab" spawned here is this test binary (current_exe), which refuses the
+        // node's options and exits with an error line: a node that cannot start.
+        let key = dir.join("key");
+        crate::node::keyfile::write(&key, &crate::node::keyfile::generate().unwrap()).unwrap();
+        let args = NodeArgs::new(&opts, &plan, &dir, &key).unwrap();
+        let mut fleet = Fleet::new(&plan.nodes, args, &dir, 0).unwrap();
+        fleet.spawn_all(socks).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while fleet.start_failure.is_none() {
+            assert!(Instant::now() < deadline, "no start failure seen");
+            fleet.refresh();
+            fleet.reap();
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let why = fleet.start_failure.take().unwrap();
+        assert!(
+            why.starts_with("node ") && why.contains("failed to start (exit"),
+            "{why}"
+        );
+        assert!(why.contains("error"), "the node's own words: {why}");
+        fleet.stop_all();
+        assert!(fleet.all_reaped());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -12,8 +12,7 @@ use crate::error::{usage, CliError};
 use crate::node::config::parse_ids;
 use crate::topology;
 use std::collections::BTreeMap;
-use std::io;
-use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
+use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
 /// The option that tells a node it runs on a mesh (the election wrapper then floods leader
@@ -249,7 +248,15 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
     if graph.is_some() && entry.key(MESH_KEY).is_some() {
         set.insert(MESH_KEY.into(), "true".into());
     }
-    // Addresses are filled in once every other check passed: finding ports binds sockets.
+    let last = opts.base_port as usize + n - 1;
+    if opts.base_port != 0 && last > u16::MAX as usize {
+        return Err(usage(format!(
+            "--base-port {}: {n} nodes need ports up to {last}, past 65535",
+            opts.base_port
+        )));
+    }
+    // Ports are filled in when the launcher binds the sockets (`sockets::bind_all`), once
+    // every check passed.
     let unbound = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
     let mut plan = Plan {
         nodes: (0..n)
@@ -283,10 +290,6 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
     }
     for node in &plan.nodes {
         registry::check_setup(&opts.algo, &plan.setup(opts, node)).map_err(usage)?;
-    }
-    let total = plan.nodes.len();
-    for (node, port) in plan.nodes.iter_mut().zip(ports(opts.base_port, total)?) {
-        node.addr.set_port(port);
     }
     Ok(plan)
 }
@@ -326,42 +329,6 @@ fn initiators(spec: &str, ids: &[u64], noun: &str) -> Result<Vec<u64>, CliError>
             Ok(chosen)
         }
     }
-}
-
-/// The UDP port of every position: base, base+1, ... each checked bindable now, or
-/// free ports the system picks when base is 0.
-fn ports(base: u16, n: usize) -> Result<Vec<u16>, CliError> {
-    // Every probe socket stays open until all are taken, so that free ports are distinct.
-    let mut held = Vec::with_capacity(n);
-    if base == 0 {
-        for _ in 0..n {
-            let s = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0))
-                .map_err(|e| usage(format!("cannot find a free UDP port on 127.0.0.1: {e}")))?;
-            held.push(s);
-        }
-        return held
-            .iter()
-            .map(|s| s.local_addr().map(|a| a.port()))
-            .collect::<io::Result<_>>()
-            .map_err(|e| usage(format!("cannot find a free UDP port on 127.0.0.1: {e}")));
-    }
-    let last = base as usize + n - 1;
-    if last > u16::MAX as usize {
-        return Err(usage(format!(
-            "--base-port {base}: {n} nodes need ports up to {last}, past 65535"
-        )));
-    }
-    let ports: Vec<u16> = (base..=last as u16).collect();
-    for &p in &ports {
-        match UdpSocket::bind((Ipv4Addr::LOCALHOST, p)) {
-            Ok(s) => held.push(s),
-            Err(e) if e.kind() == io::ErrorKind::AddrInUse => {
-                return Err(usage(format!("port {p} is already in use")));
-            }
-            Err(e) => return Err(usage(format!("port {p} cannot be used: {e}"))),
-        }
-    }
-    Ok(ports)
 }
 
 #[cfg(test)]
@@ -414,9 +381,6 @@ mod tests {
             got,
             vec![(5, vec![8, 2], false), (2, vec![5, 8], true), (8, vec![2, 5], false)]
         );
-        let mut ports: Vec<_> = p.nodes.iter().map(|n| n.addr.port()).collect();
-        ports.dedup();
-        assert_eq!(ports.len(), 3);
         let two = plan(&opts(2)).unwrap();
         assert_eq!(two.nodes[0].neighbours, vec![2]);
     }
@@ -452,6 +416,9 @@ mod tests {
         let mut o = opts(3);
         o.base_port = 65_535;
         assert!(err(o).contains("past 65535"));
+        let mut o = opts(3);
+        o.timeout_ms = o.heartbeat_ms;
+        assert!(err(o).contains("must be above --heartbeat-ms"));
     }
 
     #[test]
@@ -508,14 +475,5 @@ mod tests {
             err(o),
             "unknown key loss for chang-roberts; it takes: majority, weights"
         );
-    }
-
-    #[test]
-    fn a_busy_port_is_refused_by_number() {
-        let busy = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
-        let p = busy.local_addr().unwrap().port();
-        let mut o = opts(2);
-        o.base_port = p;
-        assert_eq!(err(o), format!("port {p} is already in use"));
     }
 }

@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 /// Creates a new, uniquely named run directory under `logs` (e.g.
 /// `logs/20261122-034001-ring8-chang-roberts`, `...-mesh6-yoyo`) and returns its path.
 pub fn create(logs: &Path, wall_us: u64, noun: &str, n: usize, algo: &str) -> Result<PathBuf, CliError> {
-    fs::create_dir_all(logs).map_err(|e| failed(format!("cannot create {}: {e}", logs.display())))?;
+    // The user named a directory that cannot be made: bad input (exit 2), before anything starts.
+    fs::create_dir_all(logs)
+        .map_err(|e| crate::error::usage(format!("--logs: cannot create {}: {e}", logs.display())))?;
     let stamp: String = fmt_wall(wall_us)
         .chars()
         .take(19)

@@ -1,15 +1,16 @@
-//! Starting a node process: its command line, its log files, its process group, and the
-//! parent-death signal that takes it down with the launcher.
+//! Starting a node process: its command line, its socket (inherited), its log files, its
+//! process group, and the launcher's pid, for the parent-death signal that takes it down with
+//! the launcher.
 
 use super::plan::{NodePlan, Plan};
 use super::LaunchOptions;
 use crate::algo::mutex::{self, RESOURCE_ID};
-use nix::errno::Errno;
-use nix::sys::prctl;
-use nix::sys::signal::{SigSet, Signal};
-use nix::unistd::{getppid, Pid};
+use nix::fcntl::{fcntl, FcntlArg, FdFlag};
+use nix::unistd::Pid;
 use std::fs::OpenOptions;
 use std::io;
+use std::net::UdpSocket;
+use std::os::fd::{AsFd, AsRawFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -72,17 +73,24 @@ impl NodeArgs {
     }
 
     /// Starts `node` in process group `group` (None: a new group led by this node), its
-    /// output appended to its log. `start_at_us`: when its algorithm begins.
+    /// output appended to its log, on `socket` (bound by the launcher to `node.addr`): the
+    /// child inherits it as `--fd N`. The caller closes its own copy once this returns (the
+    /// child has exec'd by then), so that the port closes when the node dies.
     ///
     /// Must be called from the launcher's main thread: the parent-death signal fires when the
     /// spawning *thread* ends, and the main thread lives as long as the launcher.
+    ///
+    /// `go`: the read end of the launch's go pipe (close-on-exec already cleared), passed as
+    /// `--go-fd`: the node's clock starts when the launcher closes the write end.
     pub fn spawn(
         &self,
         node: &NodePlan,
         initiator: bool,
-        start_at_us: Option<u64>,
+        socket: &UdpSocket,
+        go: Option<RawFd>,
         group: Option<Pid>,
     ) -> io::Result<Pid> {
+        let fd = socket.as_raw_fd();
         let mut cmd = Command::new(&self.exe);
         if self.is_resource(node.id) {
             cmd.arg("resource")
@@ -96,7 +104,8 @@ impl NodeArgs {
             for kv in &self.set {
                 cmd.args(["--set", kv]);
             }
-            return self.start(cmd, node, group);
+            inherit(&mut cmd, fd, go);
+            return self.start(cmd, node, socket, group);
         }
         cmd.arg("node")
             .args(["--id", &node.id.to_string()])
@@ -115,17 +124,15 @@ impl NodeArgs {
         if initiator {
             cmd.arg("--initiator");
         }
-        if let Some(t) = start_at_us {
-            cmd.args(["--start-at-us", &t.to_string()]);
-        }
+        inherit(&mut cmd, fd, go);
         for kv in &self.set {
             cmd.args(["--set", kv]);
         }
-        self.start(cmd, node, group)
+        self.start(cmd, node, socket, group)
     }
 
     /// Starts `cmd` for `node`: its output to its log, its group, its parent-death signal.
-    fn start(&self, mut cmd: Command, node: &NodePlan, group: Option<Pid>) -> io::Result<Pid> {
+    fn start(&self, mut cmd: Command, node: &NodePlan, socket: &UdpSocket, group: Option<Pid>) -> io::Result<Pid> {
         let log = OpenOptions::new()
             .create(true)
             .append(true)
@@ -136,26 +143,29 @@ impl NodeArgs {
             // Its own group: a Ctrl-C at the terminal reaches only the launcher, which then
             // stops the nodes in order (shutdown recorded first).
             .process_group(group.map_or(0, Pid::as_raw));
-        let launcher = Pid::this();
-        // SAFETY: the closure only makes system calls (sigprocmask, prctl, getppid), all
-        // async-signal-safe.
-        unsafe {
-            cmd.pre_exec(move || {
-                // The launcher blocks its signals for its signalfd, and a blocked mask survives
-                // exec: a node must start with none blocked.
-                SigSet::empty().thread_set_mask().map_err(io::Error::from)?;
-                prctl::set_pdeathsig(Signal::SIGKILL).map_err(io::Error::from)?;
-                // The launcher may have died between fork and prctl: then nobody would send
-                // the signal, so give up now.
-                if getppid() != launcher {
-                    return Err(io::Error::from(Errno::ESRCH));
-                }
-                Ok(())
-            });
-        }
-        let child = cmd.spawn()?;
+        // No pre_exec closure: without one, std spawns with posix_spawn (a vfork, not a copy
+        // of the launcher's page tables), several times faster per node. What a closure did
+        // is done elsewhere: std's posix_spawn starts the child with no signal blocked; the
+        // node sets its own parent-death signal (`--parent-pid`); and the socket crosses exec
+        // because its close-on-exec flag is cleared just for this spawn. That is safe because
+        // the launcher has one thread, spawns one child at a time, and closes the socket as
+        // soon as this returns: no other child can inherit it.
+        cmd.args(["--parent-pid", &Pid::this().to_string()]);
+        let sock = socket.as_fd();
+        fcntl(sock, FcntlArg::F_SETFD(FdFlag::empty())).map_err(io::Error::from)?;
+        let spawned = cmd.spawn();
+        let _ = fcntl(sock, FcntlArg::F_SETFD(FdFlag::FD_CLOEXEC));
+        let child = spawned?;
         // The Child handle is dropped: the launcher reaps by pid from SIGCHLD (dropping does
         // not wait or kill).
         Ok(Pid::from_raw(child.id() as i32))
+    }
+}
+
+/// The descriptors a child inherits: its socket (`--fd`) and the go pipe (`--go-fd`).
+fn inherit(cmd: &mut Command, fd: RawFd, go: Option<RawFd>) {
+    cmd.args(["--fd", &fd.to_string()]);
+    if let Some(g) = go {
+        cmd.args(["--go-fd", &g.to_string()]);
     }
 }

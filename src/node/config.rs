@@ -4,6 +4,7 @@ use crate::algo::{NodeId, Setup};
 use crate::error::{usage, CliError};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
+use std::os::fd::RawFd;
 use std::path::PathBuf;
 
 /// A node process's configuration.
@@ -13,15 +14,19 @@ pub struct NodeOptions {
     pub setup: Setup,
     /// The algorithm name.
     pub algo: String,
-    /// The address to bind.
+    /// The address to bind (or that the inherited socket is bound to).
     pub listen: SocketAddr,
+    /// The socket the launcher bound and left open as this descriptor; None: bind `listen`.
+    pub fd: Option<RawFd>,
+    /// The read end of the launcher's go pipe: the algorithm runs at once, but its clock (its
+    /// timers) starts when this reads end-of-file, once every node of the launch runs.
+    pub go_fd: Option<RawFd>,
+    /// The launcher's pid: the node dies with it (parent-death signal); None: started by hand.
+    pub parent_pid: Option<i32>,
     /// Every member's address (its own included).
     pub addrs: BTreeMap<NodeId, SocketAddr>,
     /// Where `node-<id>.jsonl` goes (none: no machine trace).
     pub log_dir: Option<PathBuf>,
-    /// Wall-clock time (microseconds) at which the algorithm starts, so that every node of a
-    /// launch is bound before the first message flies; None: at once.
-    pub start_at_us: Option<u64>,
     /// The run's key file (`--key FILE`, required: every datagram is sealed and checked with
     /// the key), read once the other options passed their checks.
     pub key_file: Option<PathBuf>,

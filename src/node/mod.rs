@@ -7,3 +7,4 @@ pub mod logging;
 pub mod runtime;
 pub mod signals;
 pub mod socket;
+pub mod warmup;

@@ -12,7 +12,7 @@ use super::config::NodeOptions;
 use super::keyfile;
 use super::logging::HumanLog;
 use super::signals::{SignalSource, STOP};
-use super::socket::bind_udp;
+use super::socket::{adopt_udp, bind_udp};
 use crate::algo::registry::{self, Runner};
 use crate::algo::{Algorithm, NodeId, Setup};
 use crate::engine::host::{Host, Now};
@@ -24,15 +24,20 @@ use mio::{Events, Interest, Poll, Token};
 use std::collections::HashMap;
 use std::io;
 use std::net::SocketAddr;
-use std::time::Instant;
+use std::os::fd::{AsRawFd, FromRawFd};
+use std::time::{Duration, Instant};
 
 const SOCKET: Token = Token(0);
 const SIGNALS: Token = Token(1);
+const GO: Token = Token(2);
 /// Datagrams read per wakeup before the timers get their turn.
 const BUDGET: usize = 256;
 
 /// Runs the node described by `opts` until SIGTERM/SIGINT/SIGHUP.
 pub fn run_node(opts: NodeOptions) -> Result<(), CliError> {
+    if let Some(pid) = opts.parent_pid {
+        die_with(pid)?;
+    }
     if !opts.addrs.contains_key(&opts.setup.me) {
         return Err(usage(format!("node {} is not in --members", opts.setup.me)));
     }
@@ -58,9 +63,51 @@ pub fn run_node(opts: NodeOptions) -> Result<(), CliError> {
     })
 }
 
+/// Takes over the launcher's go pipe (read end, inherited as `fd`), non-blocking, in `poll`.
+fn adopt_go(fd: i32, poll: &Poll) -> Result<std::fs::File, CliError> {
+    // SAFETY: checked open by the fcntl below before it is owned; inherited for this use only.
+    let open = fd >= 3
+        && nix::fcntl::fcntl(
+            unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) },
+            nix::fcntl::FcntlArg::F_GETFD,
+        )
+        .is_ok();
+    if !open {
+        return Err(usage(format!(
+            "--go-fd {fd}: no such open descriptor (the launcher passes it)"
+        )));
+    }
+    // SAFETY: open (checked above), and nothing else in this process owns it.
+    let f = unsafe { std::fs::File::from_raw_fd(fd) };
+    let flags =
+        nix::fcntl::fcntl(&f, nix::fcntl::FcntlArg::F_GETFL).map_err(|e| failed(format!("--go-fd {fd}: {e}")))?;
+    let flags = nix::fcntl::OFlag::from_bits_truncate(flags) | nix::fcntl::OFlag::O_NONBLOCK;
+    nix::fcntl::fcntl(&f, nix::fcntl::FcntlArg::F_SETFL(flags)).map_err(|e| failed(format!("--go-fd {fd}: {e}")))?;
+    poll.registry()
+        .register(&mut SourceFd(&f.as_raw_fd()), GO, Interest::READABLE)
+        .map_err(|e| failed(format!("--go-fd {fd}: cannot poll it: {e}")))?;
+    Ok(f)
+}
+
+/// Makes the kernel SIGKILL this node when its parent, the launcher `pid`, dies; fails if it
+/// is already gone (then nobody would send the signal).
+fn die_with(pid: i32) -> Result<(), CliError> {
+    nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
+        .map_err(|e| failed(format!("cannot set the parent-death signal: {e}")))?;
+    if nix::unistd::getppid().as_raw() != pid {
+        return Err(failed(format!(
+            "the launcher (pid {pid}) ended before this node started"
+        )));
+    }
+    Ok(())
+}
+
 /// Runs the shared resource of a mutual-exclusion run (`coordlab resource`) until
 /// SIGTERM/SIGINT/SIGHUP: the same engine and runtime as a node, its trace in `resource.jsonl`.
 pub fn run_resource(mut opts: NodeOptions) -> Result<(), CliError> {
+    if let Some(pid) = opts.parent_pid {
+        die_with(pid)?;
+    }
     if !opts.addrs.contains_key(&opts.setup.me) {
         return Err(usage(format!("node {} is not in --members", opts.setup.me)));
     }
@@ -125,13 +172,20 @@ struct Process<A: Algorithm> {
     by_addr: HashMap<SocketAddr, NodeId>,
     trace: Option<JsonlWriter>,
     human: HumanLog,
-    t0: Instant,
+    /// When the algorithm's clock started: at once, or when the launcher said every node runs
+    /// (`--go-fd`). Until then its time stands at zero, so no timer fires.
+    t0: Option<Instant>,
+    /// The read end of the launcher's go pipe, until it reads end-of-file.
+    go: Option<std::fs::File>,
 }
 
 impl<A: Algorithm> Process<A> {
     fn new(opts: NodeOptions, host: Host<A>) -> Result<Self, CliError> {
         let signals = SignalSource::new(&STOP)?;
-        let mut socket = bind_udp(opts.listen)?;
+        let mut socket = match opts.fd {
+            Some(fd) => adopt_udp(fd, opts.listen)?,
+            None => bind_udp(opts.listen)?,
+        };
         let poll = Poll::new().map_err(|e| failed(format!("cannot create a poll: {e}")))?;
         poll.registry()
             .register(&mut socket, SOCKET, Interest::READABLE)
@@ -151,6 +205,10 @@ impl<A: Algorithm> Process<A> {
             }
             None => None,
         };
+        let go = match opts.go_fd {
+            Some(fd) => Some(adopt_go(fd, &poll)?),
+            None => None,
+        };
         let by_addr = opts.addrs.iter().map(|(&id, &a)| (a, id)).collect();
         let human = HumanLog::new(opts.setup.me);
         Ok(Process {
@@ -162,39 +220,40 @@ impl<A: Algorithm> Process<A> {
             by_addr,
             trace,
             human,
-            t0: Instant::now(),
+            t0: go.is_none().then(Instant::now),
+            go,
         })
     }
 
     fn now(&self) -> Now {
         Now {
-            mono: self.t0.elapsed(),
+            mono: self.t0.map_or(Duration::ZERO, |t| t.elapsed()),
             wall_us: wall_us(),
         }
     }
 
     fn run(mut self) -> Result<(), CliError> {
-        if let Some(at) = self.opts.start_at_us {
-            let wait = at.saturating_sub(wall_us()).min(10_000_000);
-            std::thread::sleep(std::time::Duration::from_micros(wait));
-        }
         let start = Event::Start {
             addr: self.opts.listen.to_string(),
             algo: self.opts.algo.clone(),
             pid: std::process::id(),
             peers: self.opts.setup.neighbours.clone(),
         };
+        let mut buf = vec![0u8; 65_536];
+        // Whatever the first message would cost beyond a steady-state one is paid here, before
+        // the algorithm starts (see `warmup`): datagrams arriving meanwhile wait in the socket.
+        super::warmup::rehearse(&self.opts.algo, &self.opts.setup, &mut buf);
         let now = self.now();
         self.host.start(now, start);
         self.pump();
         let mut events = Events::with_capacity(64);
-        let mut buf = vec![0u8; 65_536];
         let mut more = false;
         loop {
-            let timeout = if more {
-                Some(std::time::Duration::ZERO)
-            } else {
-                self.host.next_deadline().map(|d| d.saturating_sub(self.t0.elapsed()))
+            let timeout = match self.t0 {
+                _ if more => Some(Duration::ZERO),
+                Some(t0) => self.host.next_deadline().map(|d| d.saturating_sub(t0.elapsed())),
+                // Before the go: no timer can be due, since the clock stands at zero.
+                None => None,
             };
             if let Err(e) = self.poll.poll(&mut events, timeout) {
                 if e.kind() == io::ErrorKind::Interrupted {
@@ -208,6 +267,7 @@ impl<A: Algorithm> Process<A> {
                 match ev.token() {
                     SOCKET => readable = true,
                     SIGNALS => stopping |= !self.signals.drain().is_empty(),
+                    GO => self.check_go(),
                     _ => {}
                 }
             }
@@ -228,6 +288,23 @@ impl<A: Algorithm> Process<A> {
                 return Ok(());
             }
         }
+    }
+
+    /// The go pipe reads end-of-file once the launcher has spawned every node and closed its
+    /// end: the algorithm's clock starts then.
+    fn check_go(&mut self) {
+        let Some(f) = &mut self.go else { return };
+        let mut b = [0u8; 16];
+        match io::Read::read(f, &mut b) {
+            Ok(0) => {}
+            Ok(_) => return, // nothing is ever written; ignore
+            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted) => return,
+            Err(e) => log::warn!("the go pipe failed ({e}): starting the clock now"),
+        }
+        if let Some(f) = self.go.take() {
+            let _ = self.poll.registry().deregister(&mut SourceFd(&f.as_raw_fd()));
+        }
+        self.t0 = Some(Instant::now());
     }
 
     /// Reads and handles at most [`BUDGET`] datagrams; true if the socket may hold more.

@@ -1,0 +1,314 @@
+//! `coordlab bench --only startup`: how fast a launch starts and ends. The whole command for a
+//! ring of 50 (beside DistAlgo's Chang-Roberts when it is installed), the ELECTION lap on a
+//! ring of 64 against a plain relay ring measured in the same run, and per ring size the time
+//! from launch until every node ran its first handler, the election, launch to exit, terms and
+//! memory; written as `bench/startup.md` and plotted as `bench/startup.svg`.
+
+use super::plot::{log_log, Series};
+use crate::error::{failed, CliError};
+use crate::trace::{wall_us, Event, RunDir};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The sizes measured when `--sizes` is not given.
+pub const DEFAULT_SIZES: &[usize] = &[8, 64, 256, 1024, 4096];
+/// Runs of the ring of 50 whose median is reported.
+const RUNS_OF_50: usize = 3;
+
+/// One launch measured from outside (wall clock) and from its traces.
+#[derive(Debug, Clone)]
+pub struct Measured {
+    /// Nodes.
+    pub n: usize,
+    /// Launch (the bench spawning `coordlab`) until every node wrote its `start` event, ms.
+    pub startup_ms: f64,
+    /// First `election_start` to the last `leader` event, ms.
+    pub election_ms: f64,
+    /// Launch until the command exited, ms.
+    pub exit_ms: f64,
+    /// Distinct terms in which some node learned a leader.
+    pub terms: usize,
+    /// Largest resident set among the sampled nodes, KiB.
+    pub max_rss_kib: Option<u64>,
+}
+
+/// A `coordlab` child killed and reaped if dropped early.
+struct Guard(Child);
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if matches!(self.0.try_wait(), Ok(None)) {
+            let pid = nix::unistd::Pid::from_raw(self.0.id() as i32);
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+            let deadline = Instant::now() + Duration::from_secs(20);
+            while matches!(self.0.try_wait(), Ok(None)) && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+}
+
+/// Runs `coordlab ring N args` (default heartbeat and timeout) into `logs` and measures it.
+fn measure(logs: &Path, n: usize, args: &[&str]) -> Result<(Measured, RunDir), CliError> {
+    let exe = std::env::current_exe().map_err(|e| failed(e.to_string()))?;
+    let _ = std::fs::remove_dir_all(logs);
+    let launched_us = wall_us();
+    let t0 = Instant::now();
+    let child = Command::new(exe)
+        .args(["ring", &n.to_string(), "--logs"])
+        .arg(logs)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .spawn()
+        .map_err(|e| failed(format!("cannot launch ring {n}: {e}")))?;
+    let mut child = Guard(child);
+    let deadline = t0 + Duration::from_secs(120 + n as u64 / 20);
+    let mut rss: Option<u64> = None;
+    let mut sampled = false;
+    let status = loop {
+        if let Some(s) = child.0.try_wait().map_err(|e| failed(e.to_string()))? {
+            break s;
+        }
+        if Instant::now() > deadline {
+            return Err(failed(format!("ring {n} did not finish in time")));
+        }
+        if !sampled {
+            let pids = spawned_pids(&logs.join("latest"));
+            if pids.len() == n {
+                // A sample spread over the ring: reading 4,096 status files would disturb it.
+                let step = (n / 64).max(1);
+                rss = pids.iter().step_by(step).filter_map(|&p| rss_kib(p)).max();
+                sampled = true;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let exit_ms = t0.elapsed().as_secs_f64() * 1000.0;
+    if !status.success() {
+        return Err(failed(format!("ring {n} {args:?} exited with {status}")));
+    }
+    let run = RunDir::load(&logs.join("latest")).map_err(|e| failed(e.to_string()))?;
+    let last_start = run
+        .node_events
+        .iter()
+        .filter(|r| matches!(r.event, Event::Start { .. }))
+        .map(|r| r.t)
+        .max()
+        .unwrap_or(launched_us);
+    let mut terms: Vec<u64> = run
+        .node_events
+        .iter()
+        .filter_map(|r| match r.event {
+            Event::Leader { term, .. } => Some(term),
+            _ => None,
+        })
+        .collect();
+    terms.sort_unstable();
+    terms.dedup();
+    let m = Measured {
+        n,
+        startup_ms: last_start.saturating_sub(launched_us) as f64 / 1000.0,
+        election_ms: super::readings::election_ms(&run).unwrap_or(f64::NAN),
+        exit_ms,
+        terms: terms.len(),
+        max_rss_kib: rss,
+    };
+    Ok((m, run))
+}
+
+fn spawned_pids(run_dir: &Path) -> Vec<u32> {
+    let text = std::fs::read_to_string(run_dir.join("faults.jsonl")).unwrap_or_default();
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<crate::trace::Record>(l).ok())
+        .filter_map(|r| match r.event {
+            Event::Spawn { pid, .. } => Some(pid),
+            _ => None,
+        })
+        .collect()
+}
+
+fn rss_kib(pid: u32) -> Option<u64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmRSS:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// The ELECTION lap on `run` per hop, microseconds: from the initiator's first ELECTION send to
+/// its first ELECTION receive, divided by n.
+fn election_hop_us(run: &RunDir, initiator: u64, n: usize) -> Option<f64> {
+    let mut sent = None;
+    for r in run.node_events.iter().filter(|r| r.node == Some(initiator)) {
+        match &r.event {
+            Event::Send { msg, .. } if msg == "ELECTION" && sent.is_none() => sent = Some(r.t),
+            Event::Recv { msg, .. } if msg == "ELECTION" => {
+                return sent.map(|s| r.t.saturating_sub(s) as f64 / n as f64);
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+/// The DistAlgo side-by-side script, in this source tree.
+fn distalgo_script() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/distalgo.sh")
+}
+
+/// DistAlgo's Chang-Roberts with `n` processes, launch to exit in ms; Err says why not.
+fn distalgo_ms(n: usize) -> Result<f64, String> {
+    let script = distalgo_script();
+    let ready = Command::new(&script)
+        .arg("--check")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .map_err(|e| format!("cannot run {}: {e}", script.display()))?;
+    if !ready.success() {
+        return Err("not installed (run scripts/distalgo.sh --install)".into());
+    }
+    let mut runs = Vec::new();
+    for _ in 0..RUNS_OF_50 {
+        let t0 = Instant::now();
+        let out = Command::new(&script)
+            .args(["crleader", &n.to_string()])
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| format!("cannot run {}: {e}", script.display()))?;
+        if !out.status.success() {
+            return Err(format!(
+                "failed: {}",
+                String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or("")
+            ));
+        }
+        runs.push(t0.elapsed().as_secs_f64() * 1000.0);
+    }
+    Ok(median(runs))
+}
+
+/// Runs the start-up benchmark over ring sizes `sizes`; prints its tables and writes them with
+/// the plot under `bench/`.
+pub fn run_startup(sizes: &[usize]) -> Result<(), CliError> {
+    let root = std::env::temp_dir().join(format!("coordlab-bench-startup-{}", std::process::id()));
+    let mut md = String::new();
+    println!(
+        "== start-up ({}, one process per node, loopback, default heartbeat and timeout)",
+        super::BUILD
+    );
+
+    let mut whole = Vec::new();
+    for k in 0..RUNS_OF_50 {
+        let (m, _) = measure(
+            &root.join(format!("r50-{k}")),
+            50,
+            &["--initiators", "all", "--until", "elected"],
+        )?;
+        whole.push(m.exit_ms);
+    }
+    let ours = median(whole);
+    let _ = writeln!(md, "## Whole command, launch to exit (median of {RUNS_OF_50})\n");
+    let _ = writeln!(md, "| command | ms | target |\n|---|---:|---|");
+    let _ = writeln!(
+        md,
+        "| `coordlab ring 50 --initiators all --until elected` | {ours:.0} | <= 150 |"
+    );
+    match distalgo_ms(50) {
+        Ok(da) => {
+            let _ = writeln!(
+                md,
+                "| DistAlgo 1.1.0 `crleader`, 50 processes (Python 3.7) | {da:.0} | coordlab <= {:.0} (a fifth): {:.2}x |",
+                da / 5.0,
+                ours / da
+            );
+        }
+        Err(why) => {
+            let _ = writeln!(md, "| DistAlgo 1.1.0 `crleader`, 50 processes | - | skipped: {why} |");
+        }
+    }
+
+    let (_, lap_run) = measure(&root.join("lap-64"), 64, &["--initiators", "64", "--until", "elected"])?;
+    let hop = election_hop_us(&lap_run, 64, 64).unwrap_or(f64::NAN);
+    let relay = super::floor::ring_floor(64, 200)?;
+    let _ = writeln!(
+        md,
+        "\n## First hops: the ELECTION lap on a ring of 64 against a plain relay ring (same run)\n"
+    );
+    let _ = writeln!(
+        md,
+        "| ELECTION hop (us) | relay ring hop (us) | ratio | target |\n|---:|---:|---:|---|"
+    );
+    let _ = writeln!(md, "| {hop:.1} | {relay:.1} | {:.2} | <= 1.5 |", hop / relay);
+
+    let mut rows = Vec::new();
+    for &n in sizes {
+        let (m, _) = measure(
+            &root.join(format!("n-{n}")),
+            n,
+            &["--initiators", "all", "--until", "elected"],
+        )?;
+        println!(
+            "  ring {n}: start-up {:.0} ms, election {:.0} ms, launch to exit {:.0} ms, {} term(s)",
+            m.startup_ms, m.election_ms, m.exit_ms, m.terms
+        );
+        rows.push(m);
+    }
+    let _ = writeln!(
+        md,
+        "\n## Per ring size: `coordlab ring N --initiators all --until elected`\n"
+    );
+    let _ = writeln!(
+        md,
+        "| n | start-up (ms) | election (ms) | launch to exit (ms) | terms | node RSS (KiB, max of a sample) |\n|---:|---:|---:|---:|---:|---:|"
+    );
+    for m in &rows {
+        let _ = writeln!(
+            md,
+            "| {} | {:.0} | {:.0} | {:.0} | {} | {} |",
+            m.n,
+            m.startup_ms,
+            m.election_ms,
+            m.exit_ms,
+            m.terms,
+            m.max_rss_kib.map_or("-".into(), |k| k.to_string())
+        );
+    }
+    let _ = writeln!(
+        md,
+        "\nstart-up: from launch until every node has run its first handler (its `start` event). election: first \
+         `election_start` to the last `leader`. Targets: ring 1024 exits in < 2000 ms, ring 4096 in < 10000 ms with \
+         one term; node RSS < 4096 KiB. Figures vary from run to run, and with the machine's load."
+    );
+    print!("{md}");
+    let svg = log_log(
+        "coordlab: start-up and election time against ring size",
+        "nodes (n)",
+        "milliseconds",
+        &[
+            Series {
+                name: "start-up (launch until every node ran)".into(),
+                points: rows.iter().map(|m| (m.n as f64, m.startup_ms)).collect(),
+            },
+            Series {
+                name: "election (first start to last leader)".into(),
+                points: rows.iter().map(|m| (m.n as f64, m.election_ms)).collect(),
+            },
+        ],
+    );
+    let out = Path::new("bench");
+    std::fs::create_dir_all(out).map_err(|e| failed(format!("cannot create bench/: {e}")))?;
+    std::fs::write(out.join("startup.md"), format!("# Start-up benchmark\n\n{md}"))
+        .and_then(|_| std::fs::write(out.join("startup.svg"), svg))
+        .map_err(|e| failed(format!("cannot write under bench/: {e}")))?;
+    println!("\nwrote bench/startup.md and bench/startup.svg");
+    let _ = std::fs::remove_dir_all(&root);
+    Ok(())
+}
