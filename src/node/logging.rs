@@ -41,6 +41,7 @@ pub fn fmt_wall(us: u64) -> String {
 fn level(ev: &Event) -> Level {
     match ev {
         Event::Send { .. } | Event::Recv { .. } => Level::Debug,
+        Event::Note { level, .. } if level != "info" => Level::Debug,
         Event::Drop { .. } | Event::Suspect { .. } | Event::StepDown { .. } => Level::Warn,
         _ => Level::Info,
     }
