@@ -10,8 +10,9 @@ mod flood;
 mod floor;
 mod formulas;
 mod launch;
-mod readings;
 mod mutex;
+pub mod mutex_formulas;
+mod readings;
 mod rings;
 mod table;
 

@@ -117,10 +117,9 @@ impl Narrator {
                     let who: Vec<String> = nodes.iter().map(|n| format!("node {n}")).collect();
                     format!("VIOLATION: {} in the critical section at once", who.join(" and "))
                 }
-                Event::RejectStale { token, highest } => format!(
-                    "the resource refused node {}'s stale token {token} (it has seen {highest})",
-                    r.node.map_or("?".into(), |n| n.to_string())
-                ),
+                Event::RejectStale { by, token, highest } => {
+                    format!("the resource refused node {by}'s stale token {token} (it has seen {highest})")
+                }
                 _ => continue,
             };
             out.push((r.t, line));
