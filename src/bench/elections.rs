@@ -7,7 +7,7 @@ use super::claims::Count;
 use super::launch::{launch, Shape};
 use super::readings::election_ms;
 use super::table::{print_header, print_row};
-use crate::algo::registry::ENTRIES;
+use crate::algo::registry::{Bench, ENTRIES};
 use crate::error::CliError;
 use crate::trace::{Event, NodeId, RunDir};
 use std::collections::BTreeSet;
@@ -119,7 +119,10 @@ fn measure(dir: &Path, algo: &'static str, n: usize, seed: u64, c: &Case) -> Ele
 fn all_cases(n: usize, seed: u64) -> Vec<(&'static str, Case)> {
     ENTRIES
         .iter()
-        .filter_map(|e| Some((e.name, e.bench?)))
+        .filter_map(|e| match e.bench {
+            Bench::Elections(cases) => Some((e.name, cases)),
+            _ => None,
+        })
         .flat_map(|(algo, cases)| cases(n, seed).into_iter().map(move |c| (algo, c)))
         .collect()
 }

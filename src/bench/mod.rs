@@ -11,6 +11,7 @@ mod floor;
 mod formulas;
 mod launch;
 mod mutex;
+pub mod mutex_formulas;
 mod plot;
 mod readings;
 mod rings;

@@ -3,7 +3,7 @@
 //! entry) against the one-hop floor, and protocol messages per entry beside the formula.
 
 use super::launch::{launch, Shape};
-use crate::algo::registry::{Fit, ENTRIES, MUTEX};
+use crate::algo::registry::{Bench, Fit, ENTRIES};
 use crate::error::CliError;
 use crate::trace::{Event, RunDir};
 use std::path::Path;
@@ -41,24 +41,7 @@ pub struct MutexRow {
     pub violations: usize,
 }
 
-fn formula(algo: &str, n: usize) -> (String, String) {
-    let n_f = n as f64;
-    let k = crate::algo::mutex::maekawa::grid_quorum(&(1..=n as u64).collect::<Vec<_>>(), 1).len();
-    match algo {
-        "central" => ("3(n-1)/n (own: 0)".into(), format!("{:.2}", 3.0 * (n_f - 1.0) / n_f)),
-        "token-ring" => ("1 pass per entry".into(), "1".into()),
-        "ricart-agrawala" => ("2(n-1)".into(), format!("{}", 2 * (n - 1))),
-        "lamport" => ("3(n-1)".into(), format!("{}", 3 * (n - 1))),
-        "quorum" => ("3n uncontended, + FAILED".into(), format!("{}", 3 * n)),
-        "maekawa" => (
-            format!("3K..5K (K={k}); 3..5 sqrt(n)"),
-            format!("{}..{}; {:.0}..{:.0}", 3 * k, 5 * k, 3.0 * n_f.sqrt(), 5.0 * n_f.sqrt()),
-        ),
-        _ => ("-".into(), "-".into()),
-    }
-}
-
-fn measure(run: &RunDir, algo: &'static str, n: usize) -> MutexRow {
+fn measure(run: &RunDir, algo: &'static str, n: usize, formula: (String, String)) -> MutexRow {
     let t = |kind: &str| -> Vec<(u64, u64)> {
         run.node_events
             .iter()
@@ -98,7 +81,7 @@ fn measure(run: &RunDir, algo: &'static str, n: usize) -> MutexRow {
         per_sec: if span > 0.0 { entries as f64 / span } else { 0.0 },
         sync_us,
         msgs_per_entry: msgs as f64 / entries.max(1) as f64,
-        formula: formula(algo, n),
+        formula,
         violations: run.resource.iter().filter(|r| r.event.kind() == "violation").count(),
     }
 }
@@ -113,7 +96,10 @@ pub fn run_mutex(one_hop_us: f64) -> Result<Vec<MutexRow>, CliError> {
     );
     let mut rows = Vec::new();
     for &n in SIZES {
-        for e in ENTRIES.iter().filter(|e| e.family.name == MUTEX.name) {
+        for (e, formula) in ENTRIES.iter().filter_map(|e| match e.bench {
+            Bench::Mutex(formula) => Some((e, formula)),
+            _ => None,
+        }) {
             let shape = match e.runs_on {
                 Fit::Complete => Shape::Mesh("complete"),
                 _ => Shape::Ring,
@@ -135,7 +121,7 @@ pub fn run_mutex(one_hop_us: f64) -> Result<Vec<MutexRow>, CliError> {
             let mut rss = None;
             match launch(Path::new(&dir), shape, n, &args, &mut rss) {
                 Ok(run) => {
-                    let r = measure(&run, e.name, n);
+                    let r = measure(&run, e.name, n, formula(n));
                     println!(
                         "{:<16} {:>4} {:>8} {:>10.0} {:>10.1} {:>8.1} {:>10.1}  {:<30} {:>14} {:>5}",
                         r.algo,

@@ -68,13 +68,13 @@ const MUTEX_DEMOS: &[(&str, MutexDemo, &str, Defaults)] = &[
     (
         "regrant",
         MutexDemo::Regrant,
-        "central",
+        registry::CENTRAL.name,
         &[("regrant_ms", "300"), ("hold_ms", "150"), ("think_ms", "100")],
     ),
     (
         "quorum-amnesia",
         MutexDemo::QuorumAmnesia,
-        "quorum",
+        registry::QUORUM.name,
         &[("quorum", "2"), ("hold_ms", "1000"), ("think_ms", "0")],
     ),
 ];

@@ -2,7 +2,7 @@
 //! order `coordlab algos` and the bench show them (by where they run).
 
 use super::keys::{Key, Kind, SetBy};
-use super::{Entry, Family, Fit, Runner};
+use super::{Bench, Entry, Family, Fit, Runner};
 use crate::algo::election::anon_ring::AnonRing;
 use crate::algo::election::bully::Bully;
 use crate::algo::election::ring_list::RingList;
@@ -14,7 +14,7 @@ use crate::algo::mutex::{
 };
 use crate::algo::probe::RingProbe;
 use crate::algo::Setup;
-use crate::bench::cases;
+use crate::bench::{cases, mutex_formulas};
 
 /// The engine (the host around every algorithm): its keys are taken by every algorithm, and
 /// its check runs on every setup. None yet: a key the engine reads (a clock option, say) is
@@ -181,7 +181,7 @@ registry! {
         runs_on: Fit::RingOrder,
         keys: &[],
         check: None,
-        bench: Some(cases::chang_roberts),
+        bench: Bench::Elections(cases::chang_roberts),
     } => Leadership::<ChangRoberts>::new;
 
     /// Ring election collecting ids.
@@ -198,7 +198,7 @@ registry! {
             set_by: SetBy::User,
         }],
         check: None,
-        bench: Some(cases::ring_list),
+        bench: Bench::Elections(cases::ring_list),
     } => Leadership::<RingList>::new;
 
     /// Election on an anonymous ring.
@@ -209,7 +209,7 @@ registry! {
         runs_on: Fit::RingOrder,
         keys: &[],
         check: None,
-        bench: Some(cases::anon_ring),
+        bench: Bench::Elections(cases::anon_ring),
     } => Leadership::<AnonRing>::new;
 
     /// Franklin.
@@ -220,7 +220,7 @@ registry! {
         runs_on: Fit::TwoWayRing,
         keys: &[],
         check: Some(at_most_two_neighbours),
-        bench: Some(cases::franklin),
+        bench: Bench::Elections(cases::franklin),
     } => Leadership::<Franklin>::new;
 
     /// Bully.
@@ -237,7 +237,7 @@ registry! {
             set_by: SetBy::User,
         }],
         check: None,
-        bench: Some(cases::bully),
+        bench: Bench::Elections(cases::bully),
     } => Leadership::<Bully>::new;
 
     /// Yo-Yo.
@@ -248,7 +248,7 @@ registry! {
         runs_on: Fit::AnyGraph,
         keys: &[],
         check: None,
-        bench: Some(cases::yoyo),
+        bench: Bench::Elections(cases::yoyo),
     } => Leadership::<YoYo>::new;
 
     /// Echo election.
@@ -259,7 +259,7 @@ registry! {
         runs_on: Fit::AnyGraph,
         keys: &[],
         check: Some(echo_capabilities),
-        bench: Some(cases::echo),
+        bench: Bench::Elections(cases::echo),
     } => Leadership::<Echo>::new;
 
     /// The central coordinator.
@@ -276,7 +276,7 @@ registry! {
             set_by: SetBy::User,
         }],
         check: Some(central_check),
-        bench: None,
+        bench: Bench::Mutex(mutex_formulas::central),
     } => Mutex::<Central>::new;
 
     /// The token ring.
@@ -287,7 +287,7 @@ registry! {
         runs_on: Fit::RingOrder,
         keys: &[],
         check: None,
-        bench: None,
+        bench: Bench::Mutex(mutex_formulas::token_ring),
     } => Mutex::<TokenRing>::new;
 
     /// Ricart-Agrawala.
@@ -298,7 +298,7 @@ registry! {
         runs_on: Fit::Complete,
         keys: &[],
         check: None,
-        bench: None,
+        bench: Bench::Mutex(mutex_formulas::ricart_agrawala),
     } => Mutex::<RicartAgrawala>::new;
 
     /// Lamport's mutual exclusion.
@@ -309,7 +309,7 @@ registry! {
         runs_on: Fit::Complete,
         keys: &[],
         check: None,
-        bench: None,
+        bench: Bench::Mutex(mutex_formulas::lamport),
     } => Mutex::<Lamport>::new;
 
     /// The majority quorum.
@@ -329,7 +329,7 @@ registry! {
             DURABLE,
         ],
         check: Some(quorum_check),
-        bench: None,
+        bench: Bench::Mutex(mutex_formulas::quorum),
     } => Mutex::<Quorum>::new;
 
     /// Maekawa.
@@ -340,7 +340,7 @@ registry! {
         runs_on: Fit::Complete,
         keys: &[DURABLE],
         check: None,
-        bench: None,
+        bench: Bench::Mutex(mutex_formulas::maekawa),
     } => Mutex::<Maekawa>::new;
 
     /// The benchmark's ring probe.
@@ -357,7 +357,7 @@ registry! {
             set_by: SetBy::User,
         }],
         check: None,
-        bench: None,
+        bench: Bench::None,
     } => RingProbe::new;
 }
 

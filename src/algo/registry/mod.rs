@@ -33,8 +33,18 @@ pub struct Family {
     pub check: Option<SetupCheck>,
 }
 
-/// How a registry entry builds its algorithm's bench cases at size `n` with seed `seed`.
-pub type BenchCases = fn(n: usize, seed: u64) -> Vec<crate::bench::Case>;
+/// What an entry gives `coordlab bench`: the table it appears in, and what that table needs.
+#[derive(Debug, Clone, Copy)]
+pub enum Bench {
+    /// Nothing: not measured.
+    None,
+    /// Rows of the elections table: its launches at size `n` with seed `seed`, and the formulas
+    /// their message counts are read against.
+    Elections(fn(n: usize, seed: u64) -> Vec<crate::bench::Case>),
+    /// A row of the mutual-exclusion table: the formula of protocol messages per entry at size
+    /// `n`, in words and in value.
+    Mutex(fn(n: usize) -> (String, String)),
+}
 
 /// One algorithm.
 #[derive(Debug, Clone, Copy)]
@@ -51,8 +61,8 @@ pub struct Entry {
     pub keys: &'static [Key],
     /// Checks of its setup beyond each key's type (e.g. at most two neighbours).
     pub check: Option<SetupCheck>,
-    /// Its cases in `coordlab bench` (the elections table), if it has any.
-    pub bench: Option<BenchCases>,
+    /// What it gives `coordlab bench`.
+    pub bench: Bench,
 }
 
 impl Entry {
