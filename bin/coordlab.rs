@@ -65,6 +65,18 @@ enum Cmd {
     Restart(Target),
     /// Who is alive, paused or dead, and whom each node believes leads.
     Status(RunArg),
+    /// The last lines of node ID's human log, from the running launch.
+    Logs {
+        /// The node id.
+        id: u64,
+        /// How many lines.
+        #[arg(default_value_t = 10)]
+        lines: usize,
+        #[command(flatten)]
+        run: RunArg,
+    },
+    /// Stop the running launch cleanly, as `quit` at its console does.
+    Quit(RunArg),
     /// Measure: loopback floor, cost per hop, election times and counts, memory per node.
     Bench {
         /// Ring sizes to measure.
@@ -126,6 +138,47 @@ enum Cmd {
         #[arg(long)]
         verbose: bool,
     },
+    /// Draw a run's space-time diagram: timeline.svg and timeline.html (or timeline.mmd).
+    Timeline {
+        #[command(flatten)]
+        window: WindowArgs,
+        /// Write a Mermaid sequenceDiagram (timeline.mmd) instead.
+        #[arg(long)]
+        mermaid: bool,
+    },
+    /// Draw a run's graph with the election's result on it (graph.svg).
+    Graph {
+        /// The run directory.
+        #[arg(default_value = "logs/latest")]
+        dir: PathBuf,
+    },
+    /// Write a run's events with vector clocks as a ShiViz log (shiviz.log).
+    Shiviz {
+        #[command(flatten)]
+        window: WindowArgs,
+    },
+}
+
+#[derive(Args)]
+struct WindowArgs {
+    /// The run directory.
+    #[arg(default_value = "logs/latest")]
+    dir: PathBuf,
+    /// Draw from this many milliseconds after the run's start.
+    #[arg(long)]
+    from: Option<u64>,
+    /// Draw up to this many milliseconds after the run's start.
+    #[arg(long)]
+    to: Option<u64>,
+    /// Also draw what is hidden by default: heartbeats.
+    #[arg(long)]
+    show: Vec<String>,
+}
+
+impl WindowArgs {
+    fn window(&self) -> Result<coordlab::render::Window, CliError> {
+        coordlab::render::Window::new(self.from, self.to, &self.show)
+    }
 }
 
 #[derive(Args)]
@@ -212,6 +265,9 @@ struct LaunchArgs {
     /// Quorum, Maekawa: coordinators persist their grants (fsync before answering); same as --set durable=true.
     #[arg(long)]
     durable: bool,
+    /// The console prints only agreement and faults, not the running story.
+    #[arg(long)]
+    quiet: bool,
 }
 
 #[derive(Args)]
@@ -376,6 +432,7 @@ fn launch_options(n: usize, topology: Layout, a: LaunchArgs) -> Result<LaunchOpt
         demo: a.demo,
         key: a.key,
         set,
+        quiet: a.quiet,
         chaos: false,
     })
 }
@@ -440,6 +497,8 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         Cmd::Kill(t) => control(&t.run.run, format!("kill {}", t.id)),
         Cmd::Restart(t) => control(&t.run.run, format!("restart {}", t.id)),
         Cmd::Status(r) => control(&r.run, "status".into()),
+        Cmd::Logs { id, lines, run } => control(&run.run, format!("logs {id} {lines}")),
+        Cmd::Quit(r) => control(&r.run, "quit".into()),
         Cmd::Bench {
             sizes,
             rounds,
@@ -489,6 +548,24 @@ fn run(cli: Cli) -> Result<i32, CliError> {
                     risk::format_log10(l)
                 );
             }
+            Ok(0)
+        }
+        Cmd::Timeline { window, mermaid } => {
+            for f in coordlab::render::timeline(&window.dir, &window.window()?, mermaid)? {
+                println!("wrote {}", f.display());
+            }
+            Ok(0)
+        }
+        Cmd::Graph { dir } => {
+            println!("wrote {}", coordlab::render::graph(&dir)?.display());
+            Ok(0)
+        }
+        Cmd::Shiviz { window } => {
+            let f = coordlab::render::shiviz(&window.dir, &window.window()?)?;
+            println!(
+                "wrote {} (open it at https://distributedclocks.github.io/shiviz/)",
+                f.display()
+            );
             Ok(0)
         }
         Cmd::Algos => {

@@ -9,7 +9,9 @@ mod elections;
 mod flood;
 mod floor;
 mod formulas;
+mod launch;
 mod mutex;
+mod readings;
 mod rings;
 mod table;
 

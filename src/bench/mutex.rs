@@ -2,7 +2,7 @@
 //! every node requesting): entries per second, the synchronisation delay (one exit to the next
 //! entry) against the one-hop floor, and protocol messages per entry beside the formula.
 
-use super::rings::{launch, Shape};
+use super::launch::{launch, Shape};
 use crate::algo::registry::{Fit, ENTRIES, MUTEX};
 use crate::error::CliError;
 use crate::trace::{Event, RunDir};

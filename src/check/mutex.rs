@@ -401,14 +401,14 @@ impl super::section::Section for Section {
             .resource_violations
             .iter()
             .map(|o| {
-                Finding::violation(format!(
-                    "mutex: nodes {:?} held the resource at once at {}",
-                    o.nodes,
-                    ms(o.t)
-                ))
+                Finding::violation(
+                    "mutual exclusion (resource)",
+                    format!("mutex: nodes {:?} held the resource at once at {}", o.nodes, ms(o.t)),
+                )
             })
             .collect();
         out.extend(f.node_overlaps.iter().map(|o| Finding {
+            property: "mutual exclusion (nodes)".into(),
             what: format!(
                 "mutex: nodes {:?} were in the section at once at {} (their own traces)",
                 o.nodes,
@@ -417,13 +417,14 @@ impl super::section::Section for Section {
             violation: !f.fencing,
             explanation: None,
         }));
-        out.extend(
-            f.starved.iter().map(|(n, r)| {
-                Finding::violation(format!("mutex: node {n}'s request {r} waited over 10 s, fault-free"))
-            }),
-        );
+        out.extend(f.starved.iter().map(|(n, r)| {
+            Finding::violation(
+                "every request served",
+                format!("mutex: node {n}'s request {r} waited over 10 s, fault-free"),
+            )
+        }));
         if let Some(Err(e)) = &f.fifo {
-            out.push(Finding::violation(format!("mutex: FIFO: {e}")));
+            out.push(Finding::violation("FIFO order", format!("mutex: FIFO: {e}")));
         }
         out
     }

@@ -14,13 +14,11 @@
 //! clean stop writes `shutdown` first; the SIGTERM that follows is the stop itself, not a fault,
 //! so it is not recorded as `kill` (a straggler's SIGKILL is).
 
-/// Prints a line for the user; a closed stdout must not kill the launcher mid-run.
+/// Prints a line for the user (above the console's prompt while one is shown); a closed
+/// stdout must not kill the launcher mid-run.
 macro_rules! say {
     ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, $($arg)*);
-        let _ = out.flush();
+        $crate::cluster::prompt::say(format!($($arg)*));
     }};
 }
 
@@ -32,8 +30,10 @@ mod goal;
 mod launcher;
 mod model;
 mod mutex_goal;
+mod narrate;
 mod nodes;
 pub mod plan;
+mod prompt;
 mod rundir;
 mod signals;
 mod spawn;
@@ -108,6 +108,8 @@ pub struct LaunchOptions {
     pub key: Option<PathBuf>,
     /// Algorithm options passed to every node (`--set key=value`).
     pub set: BTreeMap<String, String>,
+    /// `--quiet`: the console prints agreement and faults only, not the running story.
+    pub quiet: bool,
     /// `coordlab chaos`: inject random faults for `duration`, then judge the soak.
     pub chaos: bool,
 }

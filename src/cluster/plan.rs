@@ -159,7 +159,7 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
                 opts.algo
             )))
         }
-        Some("elected") if crate::check::section::family(&opts.algo) == "election" => (true, false),
+        Some("elected") if entry.family.name == registry::ELECTION.name => (true, false),
         Some("elected") => {
             return Err(usage(format!(
                 "--until elected: {} is not an election; use --until done",
@@ -219,6 +219,12 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
         Some(s) if s.is_finite() && s > 0.0 && s < 1e9 => Some(Duration::from_secs_f64(s)),
         Some(s) => return Err(usage(format!("--duration: {s} is not a positive number of seconds"))),
     };
+    if demo.is_some() && entry.family.name != registry::ELECTION.name {
+        return Err(usage(format!(
+            "--demo tells an election story, and {} is a {} algorithm, not an election",
+            entry.name, entry.family.name
+        )));
+    }
     if opts.chaos && (demo.is_some() || mutex_demo.is_some() || until_elected || until_done || duration.is_none()) {
         return Err(usage(
             "chaos runs for --duration SECS; it cannot be combined with --demo or --until",
@@ -366,6 +372,7 @@ mod tests {
 
     fn opts(n: usize) -> LaunchOptions {
         LaunchOptions {
+            quiet: false,
             chaos: false,
             n,
             topology: Layout::Ring,
@@ -489,6 +496,12 @@ mod tests {
         assert_eq!(plan(&o).unwrap().set.get("laps").map(String::as_str), Some("3"));
         o.set.insert("majority".into(), "true".into());
         assert!(err(o.clone()).contains("--set majority does not apply to ring-probe"));
+        o.set.clear();
+        o.demo = Some("split-brain".into());
+        assert_eq!(
+            err(o),
+            "--demo tells an election story, and ring-probe is a probe algorithm, not an election"
+        );
         let mut o = opts(3);
         o.set.insert("loss".into(), "0.2".into());
         assert_eq!(

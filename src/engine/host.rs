@@ -159,6 +159,7 @@ impl<A: Algorithm> Host<A> {
             msg: env.msg.name().to_string(),
             bytes: len,
             seq: env.seq,
+            brief: env.msg.brief(),
         };
         self.stamp(now, ev);
         self.with_cx(now, |a, cx| a.on_msg(cx, from, env.msg));
@@ -265,6 +266,7 @@ impl<A: Algorithm> Host<A> {
                     self.lamport += 1;
                     self.seq += 1;
                     let name = msg.name();
+                    let brief = msg.brief();
                     let env = Envelope {
                         from: self.me,
                         to,
@@ -281,6 +283,7 @@ impl<A: Algorithm> Host<A> {
                         msg: name.to_string(),
                         bytes: bytes.len(),
                         seq: self.seq,
+                        brief,
                     };
                     self.stamp(now, ev);
                     self.outbox.push(Outgoing { to, bytes });

@@ -353,3 +353,36 @@ registry! {
         bench: None,
     } => RingProbe::new;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algo::Algorithm;
+
+    /// Runs nothing: names the type it was given.
+    struct TypeName;
+
+    impl Runner for TypeName {
+        type Output = &'static str;
+        fn run<A: Algorithm>(self, _setup: &Setup, _a: A) -> &'static str {
+            std::any::type_name::<A>()
+        }
+    }
+
+    #[test]
+    fn every_entry_dispatches_to_its_own_type_and_names_are_unique() {
+        let s = Setup::new(1, vec![1, 2, 3], vec![3, 2]);
+        let mut seen: Vec<(&str, &str)> = Vec::new();
+        for e in ENTRIES {
+            let t = dispatch(e.name, &s, TypeName).unwrap_or_else(|| panic!("{} does not dispatch", e.name));
+            assert!(!seen.iter().any(|&(n, ty)| n == e.name || ty == t), "{}", e.name);
+            seen.push((e.name, t));
+        }
+        assert!(seen.contains(&("franklin", std::any::type_name::<Leadership<Franklin>>())));
+        assert!(seen.contains(&("ring-probe", std::any::type_name::<RingProbe>())));
+        assert_eq!(dispatch("paxos", &s, TypeName), None);
+        assert_eq!(super::super::family("yoyo").map(|f| f.name), Some(ELECTION.name));
+        assert_eq!(super::super::family("ring-probe").map(|f| f.name), Some(PROBE.name));
+        assert!(super::super::family("paxos").is_none());
+    }
+}
