@@ -89,13 +89,6 @@ pub const MUTEX: Family = Family {
             help: "the resource rejects a begin whose token is below the highest accepted; also --fencing",
             set_by: SetBy::User,
         },
-        Key {
-            name: "mesh",
-            kind: Kind::Bool,
-            default: "false",
-            help: "set by coordlab mesh (mutual exclusion sends directly either way)",
-            set_by: SetBy::Launcher,
-        },
     ],
     check: Some(mutex_workload),
 };
