@@ -117,10 +117,10 @@ impl Narrator {
                     let who: Vec<String> = nodes.iter().map(|n| format!("node {n}")).collect();
                     format!("VIOLATION: {} in the critical section at once", who.join(" and "))
                 }
-                Event::RejectStale { token, highest } => format!(
-                    "the resource refused node {}'s stale token {token} (it has seen {highest})",
-                    r.node.map_or("?".into(), |n| n.to_string())
-                ),
+                Event::RejectStale { token, highest, .. } => {
+                    let who = r.node.map_or("a node".to_string(), |n| format!("node {n}"));
+                    format!("the resource refused {who}'s stale token {token} (it has seen {highest})")
+                }
                 _ => continue,
             };
             out.push((r.t, line));
