@@ -6,6 +6,7 @@
 
 pub mod detector;
 pub mod election;
+pub mod mutex;
 pub mod probe;
 pub mod registry;
 
@@ -76,6 +77,8 @@ pub struct Setup {
     pub seed: u64,
     /// Algorithm-specific options (`--set key=value`).
     pub opts: BTreeMap<String, String>,
+    /// What this node persisted (`Context::persist`) before it last stopped, if anything.
+    pub durable: Option<Vec<u8>>,
 }
 
 impl Setup {
@@ -90,6 +93,7 @@ impl Setup {
             timeout: Duration::from_millis(300),
             seed: me,
             opts: BTreeMap::new(),
+            durable: None,
         }
     }
 
@@ -119,6 +123,9 @@ pub enum Command<M, T> {
     CancelTimer(T),
     /// Write a trace event.
     Record(Event),
+    /// Replace this node's durable state: the driver writes it to stable storage before any
+    /// message of the same call leaves, and hands it back in `Setup::durable` after a restart.
+    Persist(Vec<u8>),
 }
 
 /// The algorithm's view of the world during one handler call.
@@ -152,6 +159,10 @@ impl<'a, M, T> Context<'a, M, T> {
     /// Writes a trace event.
     pub fn record(&mut self, ev: Event) {
         self.out.push(Command::Record(ev));
+    }
+    /// Replaces this node's durable state (stored before any message of this call leaves).
+    pub fn persist(&mut self, bytes: Vec<u8>) {
+        self.out.push(Command::Persist(bytes));
     }
     /// Notes a decision in words (debug level in the human log): `ELECTION(3) swallowed: 3 < my id 5`.
     pub fn note(&mut self, text: impl Into<String>) {

@@ -29,6 +29,7 @@ mod demo;
 mod goal;
 mod launcher;
 mod model;
+mod mutex_goal;
 mod narrate;
 mod nodes;
 pub mod plan;
@@ -39,6 +40,9 @@ mod spawn;
 mod watch;
 
 use crate::error::CliError;
+
+/// The node id of the shared resource in a mutual-exclusion launch.
+const RESOURCE_NODE: u64 = crate::algo::mutex::RESOURCE_ID;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 

@@ -117,9 +117,8 @@ impl Narrator {
                     let who: Vec<String> = nodes.iter().map(|n| format!("node {n}")).collect();
                     format!("VIOLATION: {} in the critical section at once", who.join(" and "))
                 }
-                Event::RejectStale { token, highest, .. } => {
-                    let who = r.node.map_or("a node".to_string(), |n| format!("node {n}"));
-                    format!("the resource refused {who}'s stale token {token} (it has seen {highest})")
+                Event::RejectStale { by, token, highest } => {
+                    format!("the resource refused node {by}'s stale token {token} (it has seen {highest})")
                 }
                 _ => continue,
             };

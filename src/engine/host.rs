@@ -65,6 +65,7 @@ pub struct Host<A: Algorithm> {
     outbox: Vec<Outgoing>,
     records: Vec<Record>,
     cmds: Vec<Command<A::Msg, A::Timer>>,
+    persisted: Option<Vec<u8>>,
 }
 
 impl<A: Algorithm> Host<A> {
@@ -92,6 +93,7 @@ impl<A: Algorithm> Host<A> {
             outbox: Vec::new(),
             records: Vec::new(),
             cmds: Vec::new(),
+            persisted: None,
         }
     }
 
@@ -222,6 +224,12 @@ impl<A: Algorithm> Host<A> {
         self.outbox.drain(..)
     }
 
+    /// Takes the durable state the algorithm asked to persist since the last call: a driver
+    /// stores it before it sends the outbox.
+    pub fn take_persisted(&mut self) -> Option<Vec<u8>> {
+        self.persisted.take()
+    }
+
     /// Takes the trace records written since the last call.
     pub fn take_records(&mut self) -> std::vec::Drain<'_, Record> {
         self.records.drain(..)
@@ -289,6 +297,7 @@ impl<A: Algorithm> Host<A> {
                     }
                     self.push_record(now, ev)
                 }
+                Command::Persist(bytes) => self.persisted = Some(bytes),
             }
         }
         self.cmds = cmds;

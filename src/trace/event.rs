@@ -154,6 +154,9 @@ pub enum Event {
     // ---- resource events (resource.jsonl) ----
     /// The shared resource was accessed.
     Access {
+        /// The node that accessed it (the record's `node` is the resource's own id).
+        #[serde(default)]
+        by: NodeId,
         req: u64,
         token: Option<u64>,
         phase: String,
@@ -161,7 +164,13 @@ pub enum Event {
     /// Two holders at once.
     Violation { nodes: Vec<NodeId> },
     /// A stale fencing token was refused.
-    RejectStale { token: u64, highest: u64 },
+    RejectStale {
+        /// The node whose begin was refused.
+        #[serde(default)]
+        by: NodeId,
+        token: u64,
+        highest: u64,
+    },
     /// An event kind this reader does not know.
     #[serde(other)]
     Other,
