@@ -113,7 +113,7 @@ impl Narrator {
             .get_or_insert_with(|| Tail::new(fleet.dir.join("resource.jsonl")));
         for r in tail.read_new().unwrap_or_default() {
             let line = match &r.event {
-                Event::Violation { nodes } => {
+                Event::Violation { nodes, .. } => {
                     let who: Vec<String> = nodes.iter().map(|n| format!("node {n}")).collect();
                     format!("VIOLATION: {} in the critical section at once", who.join(" and "))
                 }
