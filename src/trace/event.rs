@@ -77,6 +77,8 @@ pub enum Event {
     Leader { leader: NodeId, term: u64 },
     /// This node stops believing it leads.
     StepDown { term: u64, reason: String },
+    /// The protocol's (or the node's) state changed, in the protocol's own words.
+    State { from: String, to: String },
     /// Wants the critical section.
     CsRequest { req: u64 },
     /// Entered the critical section.
@@ -154,6 +156,7 @@ impl Event {
             Event::ElectionStart { .. } => "election_start",
             Event::Leader { .. } => "leader",
             Event::StepDown { .. } => "step_down",
+            Event::State { .. } => "state",
             Event::CsRequest { .. } => "cs_request",
             Event::CsEnter { .. } => "cs_enter",
             Event::CsExit { .. } => "cs_exit",
@@ -208,6 +211,7 @@ impl Event {
             Event::StepDown { term, reason } => {
                 format!("step down as leader of term {term}: {reason}")
             }
+            Event::State { from, to } => format!("state {from} -> {to}"),
             Event::CsRequest { req } => format!("request critical section (req {req})"),
             Event::CsEnter { req, token } => {
                 format!("enter critical section (req {req}, token {token:?})")

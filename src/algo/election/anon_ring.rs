@@ -32,7 +32,7 @@
 //! Messages: n TOKEN and n ELECTED per election, however many candidates start at once.
 
 use super::{ECx, Election};
-use crate::algo::{Message, NodeId, Setup};
+use crate::algo::{Event, Message, NodeId, Setup};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -91,13 +91,11 @@ impl AnonRing {
         self.state
     }
 
-    fn go(&mut self, ecx: &ECx<'_, '_, Self>, to: State) {
-        log::info!(
-            "anon-ring node {}: {:?} -> {to:?} in term {}",
-            ecx.me(),
-            self.state,
-            ecx.term()
-        );
+    fn go(&mut self, ecx: &mut ECx<'_, '_, Self>, to: State) {
+        ecx.record(Event::State {
+            from: format!("{:?}", self.state),
+            to: format!("{to:?}"),
+        });
         self.state = to;
     }
 
@@ -139,6 +137,8 @@ impl Election for AnonRing {
                 ecx.discard(from, "a TOKEN already passed here this term")
             }
             (AnonMsg::Token, State::Seguidor) => ecx.send_next(AnonMsg::Token),
+            // Woken from a stall into this term: claim a fresh one instead (see Leadership).
+            (AnonMsg::Token, State::Candidato) if !ecx.may_claim() => ecx.start_election(),
             (AnonMsg::Token, State::Candidato) => {
                 self.go(ecx, State::Eleito);
                 let me = ecx.me();

@@ -33,7 +33,7 @@
 //! reports it. A node skipped as dead stays out of ring rounds until it is heard again.
 
 use super::{ECx, Election};
-use crate::algo::{Message, NodeId, Setup};
+use crate::algo::{Event, Message, NodeId, Setup};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
@@ -122,11 +122,12 @@ impl RingList {
                 return false;
             }
         }
-        log::info!(
-            "ring-list node {}: term {} leader {leader}, new ring {ring:?}",
-            ecx.me(),
-            ecx.term()
-        );
+        if ring != self.ring {
+            ecx.record(Event::State {
+                from: format!("ring {:?}", self.ring),
+                to: format!("ring {ring:?}"),
+            });
+        }
         self.ring = ring;
         ecx.elected(leader);
         true
@@ -171,6 +172,10 @@ impl Election for RingList {
                 let (Some(&first), Some(leader)) = (list.first(), self.winner(&list)) else {
                     return;
                 };
+                // Woken from a stall into this term: claim a fresh one instead (see Leadership).
+                if leader == me && !ecx.may_claim() {
+                    return ecx.start_election();
+                }
                 if !self.converted.insert(first) {
                     return ecx.discard(from, format!("ELECTION of {first} already went round"));
                 }
