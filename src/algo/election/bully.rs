@@ -22,7 +22,9 @@
 //! - listening: a process that has not heard anyone yet (just started or restarted) and has nobody
 //!   higher to ask waits one answer timeout before claiming: a restarted node has forgotten the
 //!   term, and would otherwise claim a term that someone else already leads. The live leader's
-//!   heartbeat tells it the current term first; any message from a peer ends the wait.
+//!   heartbeat tells it the current term first; any message from a peer ends the wait. One
+//!   that asked higher nodes and heard nothing from anyone waits one more answer timeout: with
+//!   the leader down too, the others miss it within a timeout and their ELECTION reaches it.
 //!
 //! `--set stable=true`: leadership weighted by uninterrupted uptime. A node is *settled* once it
 //! has run for three timeouts without a gap longer than one timeout (a pause or a restart starts
@@ -94,6 +96,8 @@ pub struct Bully {
     phase: Phase,
     /// Nothing heard from any peer since this process started.
     fresh: bool,
+    /// A fresh node already waited one more answer timeout before claiming.
+    listened: bool,
 }
 
 impl Bully {
@@ -166,6 +170,7 @@ impl Election for Bully {
             stable: setup.flag("stable", false),
             phase: Phase::Idle,
             fresh: true,
+            listened: false,
         }
     }
 
@@ -205,6 +210,14 @@ impl Election for Bully {
         match timer {
             BullyTimer::Answer => {
                 if let Phase::Asking(asked) = &self.phase {
+                    // Still fresh: nobody higher answered, and nobody else spoke either. A
+                    // restarted node has forgotten the term; the others, if any are up, will
+                    // speak within a timeout (a leader's heartbeat, or their ELECTION once they
+                    // miss it), so it listens once more before claiming a forgotten term.
+                    if self.fresh && !asked.is_empty() && !std::mem::replace(&mut self.listened, true) {
+                        ecx.set_timer(BullyTimer::Answer, ecx.setup().timeout);
+                        return;
+                    }
                     if ecx.leader().is_none() {
                         let skip = if self.stable { Vec::new() } else { asked.clone() };
                         self.claim(ecx, &skip);

@@ -31,7 +31,10 @@
 //!   the terms it joins are marked stale, and it never claims a stale term (the protocol asks
 //!   [`ECx::may_claim`]; the wrapper refuses too): it starts a new term instead. So a node
 //!   that wakes up with another term's ELECTION in its socket buffer cannot claim a term that
-//!   was decided without it.
+//!   was decided without it. Nor does it start a term of its own within that window (the
+//!   number it would pick may be taken by a message still queued): an election asked for
+//!   meanwhile waits for the window's end, and then starts only if no leader is known by then
+//!   (a known one is handed to the protocol again, so bully still deposes a lower id).
 //! - terms cannot be forced: a message whose term is more than [`MAX_TERM_LEAP`] above this
 //!   node's is ignored ("term X is implausibly far ahead"), so no term ever comes near 2^64
 //!   and `term + 1` cannot wrap; the arithmetic is checked all the same. A restarted node
@@ -243,6 +246,8 @@ pub enum LTimer<T> {
     PreVote,
     /// The liveness detector's timers.
     Live(LiveTimer),
+    /// The waking window after a stall is over: an election deferred meanwhile may start.
+    Settled,
 }
 
 /// The liveness detector's place in the wrapper's enums.
@@ -333,6 +338,8 @@ struct Core<M> {
     woke: Option<Duration>,
     /// Terms up to this one were joined while waking: never claimed (see "stalls").
     stale_upto: u64,
+    /// An election was asked for while waking: it waits for the window to end.
+    deferred: bool,
 }
 
 type LCx<'b, E> = WCx<'b, <E as Election>::Msg, <E as Election>::Timer>;
@@ -464,6 +471,11 @@ impl<M: Message> Core<M> {
 
     fn may_claim(&self) -> bool {
         self.term > self.stale_upto
+    }
+
+    /// Within one timeout of waking from a stall: still draining what queued up meanwhile.
+    fn waking(&self, now: Duration) -> bool {
+        self.woke.is_some_and(|w| now.saturating_sub(w) <= self.setup.timeout)
     }
 
     /// Runs `f` on the liveness detector, inside its scope.
@@ -648,6 +660,7 @@ impl<E: Election> Leadership<E> {
                 quorum,
                 woke: None,
                 stale_upto: 0,
+                deferred: false,
             },
             inner: E::new(setup),
         }
@@ -723,8 +736,17 @@ impl<E: Election> Leadership<E> {
         }
     }
 
-    /// Starts an election; in majority mode, first asks for pre-votes.
+    /// Starts an election; in majority mode, first asks for pre-votes. Not while waking from a
+    /// stall: the term it would pick may already be taken by messages still queued, so it waits
+    /// for the window to end and then decides again ([`settled`](Self::settled)).
     fn start_election(&mut self, cx: &mut LCx<'_, E>) {
+        if self.core.waking(cx.now) {
+            if !std::mem::replace(&mut self.core.deferred, true) {
+                let w = self.core.woke.unwrap_or(cx.now) + self.core.setup.timeout;
+                cx.set_timer(LTimer::Settled, w.saturating_sub(cx.now) + Duration::from_millis(1));
+            }
+            return;
+        }
         let Some(t) = self.core.term.checked_add(1) else {
             return cx.discard(self.core.me(), "no term after 2^64-1: not starting an election");
         };
@@ -871,8 +893,10 @@ impl<E: Election> Leadership<E> {
             LMsg::Newer { term, leader } => {
                 let newer = self.join(cx, term, from);
                 // In majority mode this node leads only on its own count of votes, never on hearsay
-                // (a NEWER naming it is about an earlier life, before a restart).
-                let hearsay = self.core.quorum.is_some() && leader == Some(self.core.me());
+                // (a NEWER naming it is about an earlier life, before a restart); nor, in any
+                // mode, in a term it may not claim (joined while waking from a stall).
+                let me = self.core.me();
+                let hearsay = leader == Some(me) && (self.core.quorum.is_some() || !self.core.may_claim());
                 let fits = newer || (term == self.core.term && before.is_none());
                 if let Some(l) = leader.filter(|_| fits && !hearsay) {
                     self.core.follow(cx, l);
@@ -939,8 +963,32 @@ impl<E: Election> Leadership<E> {
                 self.after(cx, before);
             }
             LTimer::PreVote => self.pre_vote_over(cx),
+            LTimer::Settled => self.settled(cx),
             LTimer::Live(LiveTimer::Check) => self.check(cx),
             LTimer::Live(t) => self.core.live(cx, |l, c| l.on_timer(c, t)),
+        }
+    }
+
+    /// The waking window is over: an election deferred meanwhile starts, unless a leader is
+    /// known by now; then the protocol is asked about it again (bully deposes a lower id).
+    fn settled(&mut self, cx: &mut LCx<'_, E>) {
+        if !std::mem::take(&mut self.core.deferred) {
+            return;
+        }
+        match self.core.leader {
+            None => self.start_election(cx),
+            Some(l) => {
+                self.inner.on_leader(
+                    &mut ECx {
+                        core: &mut self.core,
+                        cx,
+                    },
+                    l,
+                );
+                if std::mem::take(&mut self.core.wants_election) {
+                    self.start_election(cx);
+                }
+            }
         }
     }
 
