@@ -2,11 +2,19 @@
 //! per hop, election times and message counts beside the formulas, and memory per node.
 //! Benchmarks report; nothing here is a pass/fail test.
 
+mod bully_best;
+pub mod cases;
+mod claims;
 mod elections;
+mod flood;
 mod floor;
+mod formulas;
 mod rings;
+mod table;
 
-pub use elections::{run_elections, Claim, Count, ElectionRow};
+pub use cases::Case;
+pub use claims::{Claim, Count};
+pub use elections::{run_elections, ElectionRow};
 pub use floor::{echo_server, floor, relay, ring_floor};
 pub use rings::{run_rings, RingFigures};
 
@@ -28,6 +36,8 @@ pub struct Sections {
     pub rings: bool,
     /// Every election algorithm's time and message counts beside the formulas.
     pub elections: bool,
+    /// A junk flood at a ring's leader and what it cost.
+    pub flood: bool,
 }
 
 impl Sections {
@@ -36,37 +46,35 @@ impl Sections {
         floor: true,
         rings: true,
         elections: true,
+        flood: true,
     };
 
     /// Parses `floor,rings,elections` (any of them, or `all`).
     pub fn parse(s: &str) -> Result<Self, CliError> {
-        let mut out = Sections {
+        let none = Sections {
             floor: false,
             rings: false,
             elections: false,
+            flood: false,
         };
+        let mut out = none;
         for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             match part {
                 "all" => out = Sections::ALL,
                 "floor" => out.floor = true,
                 "rings" => out.rings = true,
                 "elections" => out.elections = true,
+                "flood" => out.flood = true,
                 other => {
                     return Err(usage(format!(
-                        "--only: '{other}' is not a section (floor, rings, elections, all)"
+                        "--only: '{other}' is not a section (floor, rings, elections, flood, all)"
                     )))
                 }
             }
         }
-        if out
-            == (Sections {
-                floor: false,
-                rings: false,
-                elections: false,
-            })
-        {
+        if out == none {
             return Err(usage(
-                "--only: name at least one section (floor, rings, elections, all)",
+                "--only: name at least one section (floor, rings, elections, flood, all)",
             ));
         }
         Ok(out)
@@ -96,6 +104,9 @@ pub fn run(sizes: &[usize], rounds: usize, sections: Sections, seed: u64) -> Res
         println!("n killed, so n-1 alone detects it; counts are the sends after the kill; elect ms: from the kill");
         println!("to n-1's claim, detection (one --timeout-ms) included; the others read COORDINATOR when resumed.");
         println!("yoyo/echo: m edges of the seeded graph; yoyo's YO count depends on the graph (one vote per YO).");
+    }
+    if sections.flood {
+        flood::print_flood(BUILD)?;
     }
     Ok(())
 }

@@ -24,11 +24,12 @@ pub struct NodeArgs {
     seed: u64,
     log_dir: PathBuf,
     set: Vec<String>,
+    key: PathBuf,
 }
 
 impl NodeArgs {
-    /// The shared arguments of a launch of `plan`, logging to `log_dir`.
-    pub fn new(opts: &LaunchOptions, plan: &Plan, log_dir: &Path) -> io::Result<Self> {
+    /// The shared arguments of a launch of `plan`, logging to `log_dir`, with the key file `key`.
+    pub fn new(opts: &LaunchOptions, plan: &Plan, log_dir: &Path, key: &Path) -> io::Result<Self> {
         let members = plan
             .nodes
             .iter()
@@ -44,6 +45,7 @@ impl NodeArgs {
             seed: opts.seed,
             log_dir: log_dir.to_path_buf(),
             set: plan.set.iter().map(|(k, v)| format!("{k}={v}")).collect(),
+            key: std::path::absolute(key)?,
         })
     }
 
@@ -79,7 +81,9 @@ impl NodeArgs {
             .args(["--timeout-ms", &self.timeout_ms.to_string()])
             .args(["--seed", &self.seed.to_string()])
             .arg("--log-dir")
-            .arg(&self.log_dir);
+            .arg(&self.log_dir)
+            .arg("--key")
+            .arg(&self.key);
         let neighbours: Vec<String> = node.neighbours.iter().map(u64::to_string).collect();
         cmd.args(["--neighbours", &neighbours.join(",")]);
         if initiator {

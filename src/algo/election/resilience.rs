@@ -9,7 +9,8 @@ use super::{
     ring_list::RingList, yoyo::YoYo, Election, LMsg, Leadership,
 };
 use crate::algo::{NodeId, Setup};
-use crate::engine::wire::{self, Envelope};
+use crate::engine::key::Key;
+use crate::engine::wire::{Envelope, Sealer};
 use crate::rng::Rng;
 use crate::sim::{ring, Sim};
 use crate::trace::Event;
@@ -303,13 +304,16 @@ fn an_election_for_a_node_gone_from_the_repaired_ring_dies_instead_of_circling()
     assert!(live.iter().all(|&i| s.node(i).belief().1 == Some(4)));
 }
 
-/// A datagram from `from`'s address carrying `msg`, as a forger would craft it.
-fn forged<M: serde::Serialize>(from: NodeId, msg: M) -> Vec<u8> {
-    wire::encode(&Envelope {
-        version: wire::VERSION,
+/// A datagram from `from` (first boot) to `to` carrying `msg`, sealed with the simulator's key:
+/// what a member gone rogue, or anyone holding the key, could send. `seq` stays within the
+/// receiver's replay window, so that the forgery does not push the sender's real datagrams out.
+fn forged<M: serde::Serialize>(from: NodeId, to: NodeId, seq: u64, msg: M) -> Vec<u8> {
+    Sealer::new(&Key::simulated()).seal(&Envelope {
         from,
+        to,
+        boot: 0,
+        seq,
         lamport: 1,
-        seq: 1,
         msg,
     })
 }
@@ -322,12 +326,13 @@ fn a_forged_huge_term_does_not_wedge_the_cluster() {
     let term = s.node(1).belief().0;
     for to in 1..=4 {
         type M = LMsg<<ChangRoberts as Election>::Msg>;
-        s.inject(5, to, &forged::<M>(5, LMsg::Heartbeat { term: u64::MAX }));
+        let hb = LMsg::Heartbeat { term: u64::MAX };
+        s.inject(5, to, &forged::<M>(5, to, 60, hb));
         let newer = LMsg::Newer {
             term: u64::MAX,
             leader: Some(3),
         };
-        s.inject(5, to, &forged::<M>(5, newer));
+        s.inject(5, to, &forged::<M>(5, to, 61, newer));
     }
     s.run_for(ms(2000));
     let ignored = s.events("ignore");
