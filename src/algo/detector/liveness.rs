@@ -356,3 +356,130 @@ mod tests {
         assert!(l.is_suspected(2));
     }
 }
+
+/// The detector hosted by something that is not an election: a plain [`Algorithm`] that pings
+/// every peer each heartbeat period, the way a mutex or clock family would host it.
+///
+/// [`Algorithm`]: crate::algo::Algorithm
+#[cfg(test)]
+mod hosted {
+    use super::*;
+    use crate::algo::compose::Embed;
+    use crate::algo::{Algorithm, Event};
+    use crate::sim::{ring, NetConfig, Sim};
+
+    #[derive(Debug, Clone, Serialize, Deserialize)]
+    enum PingMsg {
+        Ping,
+        Live(LiveMsg),
+    }
+
+    impl Message for PingMsg {
+        fn name(&self) -> &'static str {
+            match self {
+                PingMsg::Ping => "PING",
+                PingMsg::Live(m) => m.name(),
+            }
+        }
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    enum PingTimer {
+        Period,
+        Live(LiveTimer),
+    }
+
+    struct Slot;
+
+    impl Embed<PingMsg, PingTimer> for Slot {
+        type Msg = LiveMsg;
+        type Timer = LiveTimer;
+        fn msg(m: LiveMsg) -> PingMsg {
+            PingMsg::Live(m)
+        }
+        fn timer(t: LiveTimer) -> PingTimer {
+            PingTimer::Live(t)
+        }
+    }
+
+    /// Pings its peers; suspects one silent for a timeout.
+    struct Pinger {
+        peers: Vec<NodeId>,
+        live: Liveness,
+        period: Duration,
+        timeout: Duration,
+        last: BTreeMap<NodeId, Duration>,
+    }
+
+    impl Pinger {
+        fn new(setup: &Setup) -> Self {
+            let peers: Vec<NodeId> = setup.members.iter().copied().filter(|&m| m != setup.me).collect();
+            Pinger {
+                live: Liveness::new(setup, peers.clone()),
+                last: peers.iter().map(|&p| (p, Duration::ZERO)).collect(),
+                peers,
+                period: setup.heartbeat,
+                timeout: setup.timeout,
+            }
+        }
+    }
+
+    impl Algorithm for Pinger {
+        type Msg = PingMsg;
+        type Timer = PingTimer;
+
+        fn on_start(&mut self, cx: &mut Context<'_, PingMsg, PingTimer>) {
+            self.last.values_mut().for_each(|t| *t = cx.now);
+            cx.within::<Slot, _>(|c| self.live.start(c));
+            cx.set_timer(PingTimer::Period, self.period);
+        }
+
+        fn on_msg(&mut self, cx: &mut Context<'_, PingMsg, PingTimer>, from: NodeId, msg: PingMsg) {
+            if self.live.enter(cx.now) {
+                self.last.values_mut().for_each(|t| *t = cx.now);
+            }
+            self.last.insert(from, cx.now);
+            cx.within::<Slot, _>(|c| {
+                self.live.heard(c, from);
+                if let PingMsg::Live(m) = &msg {
+                    self.live.on_msg(c, from, m);
+                }
+            });
+        }
+
+        fn on_timer(&mut self, cx: &mut Context<'_, PingMsg, PingTimer>, t: PingTimer) {
+            if self.live.enter(cx.now) {
+                self.last.values_mut().for_each(|t| *t = cx.now);
+            }
+            match t {
+                PingTimer::Period => {
+                    for &p in &self.peers {
+                        cx.send(p, PingMsg::Ping);
+                        if cx.now.saturating_sub(self.last[&p]) > self.timeout {
+                            cx.within::<Slot, _>(|c| self.live.suspect(c, p, "ping"));
+                        }
+                    }
+                    cx.set_timer(PingTimer::Period, self.period);
+                }
+                PingTimer::Live(t) => cx.within::<Slot, _>(|c| self.live.on_timer(c, t)),
+            }
+        }
+    }
+
+    #[test]
+    fn a_non_election_host_suspects_a_crashed_peer_and_withdraws_it_when_it_is_back() {
+        let ids = [1, 2, 3];
+        let mut s = Sim::new(NetConfig::default(), ring(&ids, &[]), Pinger::new);
+        s.run_for(Duration::from_secs(1));
+        assert!(s.events("suspect").is_empty());
+        s.crash(3);
+        s.run_for(Duration::from_secs(1));
+        assert!(s.node(1).live.is_suspected(3) && s.node(2).live.is_suspected(3));
+        s.restart(3);
+        s.run_for(Duration::from_millis(400));
+        assert!(!s.node(1).live.is_suspected(3) && !s.node(2).live.is_suspected(3));
+        let back = s.events("unsuspect");
+        assert!(back.iter().all(|r| matches!(r.event, Event::Unsuspect { target: 3 })));
+        assert_eq!(back.len(), 2);
+    }
+}
