@@ -72,6 +72,7 @@ impl<M, T> Context<'_, M, T> {
                 Command::SetTimer(t, d) => Command::SetTimer(E::timer(t), d),
                 Command::CancelTimer(t) => Command::CancelTimer(E::timer(t)),
                 Command::Record(ev) => Command::Record(ev),
+                Command::Persist(b) => Command::Persist(b),
             });
         }
         r

@@ -59,6 +59,8 @@ pub enum Goal {
     },
     /// A scripted story.
     Demo(Box<Demo>),
+    /// A mutual-exclusion goal: `--until done` or a story.
+    Mutex(Box<super::mutex_goal::MutexGoal>),
     /// The chaos soak: random faults for `--duration`, then the soak's criteria.
     Chaos(Box<Chaos>),
 }
@@ -73,6 +75,9 @@ impl Goal {
     /// The goal of `plan`, its clock starting at `t0` (when the nodes begin).
     pub fn new(plan: &Plan, timeout: Duration, t0: Instant) -> Self {
         let n = plan.nodes.len();
+        if let Some(g) = super::mutex_goal::MutexGoal::new(plan, timeout, t0) {
+            return Goal::Mutex(Box::new(g));
+        }
         if let (Some(seed), Some(d)) = (plan.chaos, plan.duration) {
             return Goal::Chaos(Box::new(Chaos::new(seed, t0, d, timeout)));
         }
@@ -135,6 +140,7 @@ impl Goal {
                 })
             }
             Goal::Demo(demo) => demo.step(fleet, now),
+            Goal::Mutex(g) => g.step(fleet, now),
             Goal::Chaos(chaos) => chaos.step(fleet, now),
         }
     }
@@ -165,6 +171,7 @@ impl Goal {
             Goal::Console { .. } => Ending::ok(format!("stopped: {why}")),
             Goal::Elected { .. } => Ending::failed(format!("stopped ({why}) before every live node agreed")),
             Goal::Demo(demo) => Ending::failed(format!("demo stopped ({why}) {}", demo.where_now())),
+            Goal::Mutex(_) => Ending::failed(format!("stopped ({why}) before the run's goal")),
             Goal::Chaos(_) => Ending::failed(format!("chaos stopped ({why}) before its duration")),
         }
     }

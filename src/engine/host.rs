@@ -65,6 +65,7 @@ pub struct Host<A: Algorithm> {
     outbox: Vec<Outgoing>,
     records: Vec<Record>,
     cmds: Vec<Command<A::Msg, A::Timer>>,
+    persisted: Option<Vec<u8>>,
 }
 
 impl<A: Algorithm> Host<A> {
@@ -92,6 +93,7 @@ impl<A: Algorithm> Host<A> {
             outbox: Vec::new(),
             records: Vec::new(),
             cmds: Vec::new(),
+            persisted: None,
         }
     }
 
@@ -157,6 +159,7 @@ impl<A: Algorithm> Host<A> {
             msg: env.msg.name().to_string(),
             bytes: len,
             seq: env.seq,
+            brief: env.msg.brief(),
         };
         self.stamp(now, ev);
         self.with_cx(now, |a, cx| a.on_msg(cx, from, env.msg));
@@ -221,6 +224,12 @@ impl<A: Algorithm> Host<A> {
         self.outbox.drain(..)
     }
 
+    /// Takes the durable state the algorithm asked to persist since the last call: a driver
+    /// stores it before it sends the outbox.
+    pub fn take_persisted(&mut self) -> Option<Vec<u8>> {
+        self.persisted.take()
+    }
+
     /// Takes the trace records written since the last call.
     pub fn take_records(&mut self) -> std::vec::Drain<'_, Record> {
         self.records.drain(..)
@@ -257,6 +266,7 @@ impl<A: Algorithm> Host<A> {
                     self.lamport += 1;
                     self.seq += 1;
                     let name = msg.name();
+                    let brief = msg.brief();
                     let env = Envelope {
                         from: self.me,
                         to,
@@ -273,6 +283,7 @@ impl<A: Algorithm> Host<A> {
                         msg: name.to_string(),
                         bytes: bytes.len(),
                         seq: self.seq,
+                        brief,
                     };
                     self.stamp(now, ev);
                     self.outbox.push(Outgoing { to, bytes });
@@ -286,6 +297,7 @@ impl<A: Algorithm> Host<A> {
                     }
                     self.push_record(now, ev)
                 }
+                Command::Persist(bytes) => self.persisted = Some(bytes),
             }
         }
         self.cmds = cmds;

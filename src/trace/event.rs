@@ -51,6 +51,9 @@ pub enum Event {
         bytes: usize,
         #[serde(default)]
         seq: u64,
+        /// The message's content in brief (`ELECTION(3, term=2)`); empty in older traces.
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        brief: String,
     },
     /// A datagram was accepted; (`from`, `seq`) names the message, as in the sender's `send`.
     Recv {
@@ -59,6 +62,9 @@ pub enum Event {
         bytes: usize,
         #[serde(default)]
         seq: u64,
+        /// The message's content in brief (`ELECTION(3, term=2)`); empty in older traces.
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        brief: String,
     },
     /// Datagrams refused by the engine (malformed, too large, unknown sender, forged,
     /// replayed, foreign run, ...): `count` of them of one `class` within an interval; `reason`
@@ -73,6 +79,13 @@ pub enum Event {
     },
     /// The protocol chose to ignore a message it accepted (stale term, already decided, ...).
     Ignore { from: NodeId, reason: String },
+    /// A protocol's decision or state change in words (`ELECTION(3) swallowed: 3 < my id 5`);
+    /// `level` is `info` for state changes, `debug` for decisions about single messages.
+    Note {
+        text: String,
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        level: String,
+    },
     /// The failure detector now suspects `target`.
     Suspect {
         target: NodeId,
@@ -91,8 +104,6 @@ pub enum Event {
     Leader { leader: NodeId, term: u64 },
     /// This node stops believing it leads.
     StepDown { term: u64, reason: String },
-    /// The protocol's (or the node's) state changed, in the protocol's own words.
-    State { from: String, to: String },
     /// Wants the critical section.
     CsRequest { req: u64 },
     /// Entered the critical section.
@@ -143,6 +154,9 @@ pub enum Event {
     // ---- resource events (resource.jsonl) ----
     /// The shared resource was accessed.
     Access {
+        /// The node that accessed it (the record's `node` is the resource's own id).
+        #[serde(default)]
+        by: NodeId,
         req: u64,
         token: Option<u64>,
         phase: String,
@@ -150,7 +164,13 @@ pub enum Event {
     /// Two holders at once.
     Violation { nodes: Vec<NodeId> },
     /// A stale fencing token was refused.
-    RejectStale { token: u64, highest: u64 },
+    RejectStale {
+        /// The node whose begin was refused.
+        #[serde(default)]
+        by: NodeId,
+        token: u64,
+        highest: u64,
+    },
     /// An event kind this reader does not know.
     #[serde(other)]
     Other,
@@ -165,12 +185,12 @@ impl Event {
             Event::Recv { .. } => "recv",
             Event::Drop { .. } => "drop",
             Event::Ignore { .. } => "ignore",
+            Event::Note { .. } => "note",
             Event::Suspect { .. } => "suspect",
             Event::Unsuspect { .. } => "unsuspect",
             Event::ElectionStart { .. } => "election_start",
             Event::Leader { .. } => "leader",
             Event::StepDown { .. } => "step_down",
-            Event::State { .. } => "state",
             Event::CsRequest { .. } => "cs_request",
             Event::CsEnter { .. } => "cs_enter",
             Event::CsExit { .. } => "cs_exit",
@@ -198,15 +218,26 @@ impl Event {
             Event::Start { addr, algo, pid, peers } => {
                 format!("node {me} up on {addr} (pid {pid}), running {algo}; peers {peers:?}")
             }
-            Event::Send { to, msg, bytes, seq } => format!("sent {msg} #{seq} to node {to} ({bytes} bytes)"),
-            Event::Recv { from, msg, bytes, seq } => {
-                format!("got {msg} #{seq} from node {from} ({bytes} bytes)")
-            }
+            Event::Send {
+                to,
+                msg,
+                bytes,
+                seq,
+                brief,
+            } => format!("sent {} #{seq} to node {to} ({bytes} bytes)", or_name(brief, msg)),
+            Event::Recv {
+                from,
+                msg,
+                bytes,
+                seq,
+                brief,
+            } => format!("got {} #{seq} from node {from} ({bytes} bytes)", or_name(brief, msg)),
             Event::Drop { reason, addr, count, .. } if *count > 1 => {
                 format!("dropped {count} datagrams in the last second, the first from {addr}: {reason}")
             }
             Event::Drop { reason, addr, .. } => format!("dropped a datagram from {addr}: {reason}"),
             Event::Ignore { from, reason } => format!("ignored a message from node {from}: {reason}"),
+            Event::Note { text, .. } => text.clone(),
             Event::Suspect { target, silence_ms, timeout_ms, cause } => match cause.as_str() {
                 "ack" => format!(
                     "suspect node {target}: it did not acknowledge a forwarded message within {timeout_ms} ms \
@@ -228,7 +259,6 @@ impl Event {
             Event::StepDown { term, reason } => {
                 format!("step down as leader of term {term}: {reason}")
             }
-            Event::State { from, to } => format!("state {from} -> {to}"),
             Event::CsRequest { req } => format!("request critical section (req {req})"),
             Event::CsEnter { req, token } => {
                 format!("enter critical section (req {req}, token {token:?})")
@@ -251,5 +281,14 @@ impl Event {
             }
             other => other.kind().to_string(),
         }
+    }
+}
+
+/// The brief content when the trace has one, else the type name.
+fn or_name<'a>(brief: &'a str, name: &'a str) -> &'a str {
+    if brief.is_empty() {
+        name
+    } else {
+        brief
     }
 }

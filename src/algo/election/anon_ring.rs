@@ -32,7 +32,7 @@
 //! Messages: n TOKEN and n ELECTED per election, however many candidates start at once.
 
 use super::{ECx, Election};
-use crate::algo::{Event, Message, NodeId, Setup};
+use crate::algo::{Message, NodeId, Setup};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -92,10 +92,8 @@ impl AnonRing {
     }
 
     fn go(&mut self, ecx: &mut ECx<'_, '_, Self>, to: State) {
-        ecx.record(Event::State {
-            from: format!("{:?}", self.state),
-            to: format!("{to:?}"),
-        });
+        let text = format!("{:?} -> {to:?} in term {}", self.state, ecx.term());
+        ecx.state_change(text);
         self.state = to;
     }
 

@@ -44,7 +44,7 @@
 //! term until the higher one's COORDINATOR or heartbeat arrives.
 
 use super::{ECx, Election};
-use crate::algo::{Event, Message, NodeId, Setup};
+use crate::algo::{Message, NodeId, Setup};
 use serde::{Deserialize, Serialize};
 
 /// Bully messages.
@@ -183,8 +183,10 @@ impl Election for Bully {
         match msg {
             BullyMsg::Election { settled } => {
                 if !self.outranks(ecx, from, settled) {
+                    ecx.note(format!("ELECTION from node {from}: it outranks me, no answer"));
                     return;
                 }
+                ecx.note(format!("ELECTION from node {from}: I outrank it: OK, and I take over"));
                 ecx.send(from, BullyMsg::Ok);
                 match &self.phase {
                     Phase::Idle => self.challenge(ecx),
@@ -195,6 +197,9 @@ impl Election for Bully {
             }
             BullyMsg::Ok => {
                 if matches!(self.phase, Phase::Asking(_)) && ecx.leader().is_none() {
+                    ecx.note(format!(
+                        "OK from node {from}: it takes over; I wait for its COORDINATOR"
+                    ));
                     self.phase = Phase::Waiting;
                     ecx.set_timer(BullyTimer::Coordinator, 2 * ecx.setup().timeout);
                 }
@@ -219,6 +224,7 @@ impl Election for Bully {
                         return;
                     }
                     if ecx.leader().is_none() {
+                        ecx.note("no OK from anyone who outranks me within the timeout: I claim");
                         let skip = if self.stable { Vec::new() } else { asked.clone() };
                         self.claim(ecx, &skip);
                     }
@@ -226,6 +232,7 @@ impl Election for Bully {
             }
             BullyTimer::Coordinator => {
                 if self.phase == Phase::Waiting && ecx.leader().is_none() {
+                    ecx.note("no COORDINATOR after an OK: a new election");
                     self.phase = Phase::Idle;
                     ecx.start_election();
                 }
@@ -241,10 +248,11 @@ impl Election for Bully {
         self.fresh = false;
         self.phase = Phase::Idle;
         if !self.stable && leader < ecx.me() {
-            ecx.record(Event::State {
-                from: format!("follower of node {leader} (a lower id) in term {}", ecx.term()),
-                to: "deposing it".into(),
-            });
+            let text = format!(
+                "node {leader} leads term {} but has a lower id: deposing it",
+                ecx.term()
+            );
+            ecx.state_change(text);
             ecx.start_election();
         }
     }

@@ -33,7 +33,7 @@
 //! reports it. A node skipped as dead stays out of ring rounds until it is heard again.
 
 use super::{ECx, Election};
-use crate::algo::{Event, Message, NodeId, Setup};
+use crate::algo::{Message, NodeId, Setup};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 
@@ -122,12 +122,7 @@ impl RingList {
                 return false;
             }
         }
-        if ring != self.ring {
-            ecx.record(Event::State {
-                from: format!("ring {:?}", self.ring),
-                to: format!("ring {ring:?}"),
-            });
-        }
+        ecx.state_change(format!("term {} leader {leader}, new ring {ring:?}", ecx.term()));
         self.ring = ring;
         ecx.elected(leader);
         true
@@ -167,6 +162,7 @@ impl Election for RingList {
                 self.heard.push(list.clone());
                 if !list.contains(&me) {
                     list.push(me);
+                    ecx.note(format!("added my id to the ELECTION list: {list:?}"));
                     return ecx.send_next(RlMsg::Election(list));
                 }
                 let (Some(&first), Some(leader)) = (list.first(), self.winner(&list)) else {
@@ -183,6 +179,7 @@ impl Election for RingList {
                     return ecx.discard(from, format!("its winner {leader} loses to the one known here"));
                 }
                 self.relayed.insert((first, me));
+                ecx.note(format!("the ELECTION list came back round: {leader} wins; COORDINATOR"));
                 ecx.send_next(RlMsg::Coordinator {
                     leader,
                     ring: list,

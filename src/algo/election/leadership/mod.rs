@@ -225,6 +225,20 @@ impl<M: Message> Message for LMsg<M> {
             LMsg::Live(m) => m.name(),
         }
     }
+    fn brief(&self) -> String {
+        match self {
+            LMsg::Inner { term, msg, .. } => with_term(msg.brief(), *term),
+            other => crate::algo::brief_from_debug(other.name(), &format!("{other:?}")),
+        }
+    }
+}
+
+/// `ELECTION(3)` in term 2 is `ELECTION(3, term=2)`; `TOKEN` is `TOKEN(term=2)`.
+fn with_term(brief: String, term: u64) -> String {
+    match brief.strip_suffix(')') {
+        Some(open) => format!("{open}, term={term})"),
+        None => format!("{brief}(term={term})"),
+    }
 }
 
 /// The wrapper's timers around the protocol's.
@@ -435,6 +449,14 @@ impl<E: Election> ECx<'_, '_, E> {
     pub fn record(&mut self, ev: Event) {
         self.cx.record(ev);
     }
+    /// Notes a decision in words (debug level in the human log).
+    pub fn note(&mut self, text: impl Into<String>) {
+        self.cx.note(text);
+    }
+    /// Notes a state change in words (info level in the human log).
+    pub fn state_change(&mut self, text: impl Into<String>) {
+        self.cx.state_change(text);
+    }
     /// Records that a message was ignored on purpose.
     pub fn discard(&mut self, from: NodeId, reason: impl Into<String>) {
         self.cx.discard(from, reason);
@@ -517,10 +539,7 @@ impl<M: Message> Core<M> {
     /// This node was stopped for longer than a timeout: restart the watches (the silence it
     /// slept through is no evidence) and mark the current term stale.
     fn woke_up<T>(&mut self, cx: &mut WCx<'_, M, T>) {
-        cx.record(Event::State {
-            from: "stalled".into(),
-            to: "running".into(),
-        });
+        cx.state_change("stalled: this node was stopped for longer than a timeout; watches start again");
         self.woke = Some(cx.now);
         self.stale_upto = self.stale_upto.max(self.term);
         if self.leader.is_some_and(|l| l != self.me()) {

@@ -282,7 +282,7 @@ fn a_follower_woken_from_a_pause_does_not_count_its_own_sleep_as_the_leaders_sil
         }
         assert!(after
             .iter()
-            .any(|r| r.node == Some(2) && matches!(&r.event, Event::State { from, .. } if from == "stalled")));
+            .any(|r| r.node == Some(2) && matches!(&r.event, Event::Note { text, .. } if text.starts_with("stalled"))));
         assert_eq!(max_term(&s), 1, "majority={majority_mode}: no new term");
         assert!(s.ids().iter().all(|&i| s.node(i).belief() == (1, Some(5))));
         assert!(s.events("step_down").is_empty());
