@@ -203,6 +203,17 @@ impl<A: Algorithm> Sim<A> {
         self.cut.clear();
     }
 
+    /// Delivers raw datagram `bytes` to `to` now, as if sent from `from`'s address (a forged or
+    /// corrupt datagram, for tests of what a node does with one).
+    pub fn inject(&mut self, from: NodeId, to: NodeId, bytes: &[u8]) {
+        self.deliver_now(from, to, bytes);
+    }
+
+    /// Whether node `id` is up (neither crashed nor paused).
+    pub fn is_up(&self, id: NodeId) -> bool {
+        self.nodes.get(&id).is_some_and(|n| matches!(n.state, State::Up))
+    }
+
     /// Changes the network's behaviour from now on.
     pub fn set_net(&mut self, net: NetConfig) {
         self.net = net;

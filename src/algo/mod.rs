@@ -4,11 +4,14 @@
 //! its [`Context`]. The same code runs in the simulator (`crate::sim`) and as a real process
 //! (`crate::node::runtime`).
 
+pub mod compose;
 pub mod detector;
 pub mod election;
 pub mod mutex;
 pub mod probe;
+pub mod quorum;
 pub mod registry;
+pub mod ring_repair;
 
 use crate::rng::Rng;
 pub use crate::trace::{Event, NodeId};
@@ -143,6 +146,9 @@ impl<'a, M, T> Context<'a, M, T> {
     /// A context that collects commands into `out`.
     pub fn new(now: Duration, me: NodeId, rng: &'a mut Rng, out: &'a mut Vec<Command<M, T>>) -> Self {
         Context { now, me, rng, out }
+    }
+    fn push(&mut self, c: Command<M, T>) {
+        self.out.push(c);
     }
     /// Sends `msg` to `to`.
     pub fn send(&mut self, to: NodeId, msg: M) {

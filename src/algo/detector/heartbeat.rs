@@ -43,6 +43,14 @@ impl Silence {
         self.heard.insert(node, now);
     }
 
+    /// Starts every silence clock afresh (this node itself was stopped: nobody's silence
+    /// during the gap counts).
+    pub fn restart(&mut self, now: Duration) {
+        for t in self.heard.values_mut() {
+            *t = now;
+        }
+    }
+
     /// Whether `node` is suspected.
     pub fn is_suspected(&self, node: NodeId) -> bool {
         self.suspected.contains(&node)

@@ -1,5 +1,7 @@
-//! Failure detectors: plain bookkeeping that an algorithm owns and drives from its own timers.
+//! Failure detectors: the [`Liveness`] component that every family hosts, and its bookkeeping.
 
 mod heartbeat;
+pub mod liveness;
 
 pub use heartbeat::Silence;
+pub use liveness::{LiveMsg, LiveTimer, Liveness};

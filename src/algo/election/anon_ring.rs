@@ -135,6 +135,8 @@ impl Election for AnonRing {
                 ecx.discard(from, "a TOKEN already passed here this term")
             }
             (AnonMsg::Token, State::Seguidor) => ecx.send_next(AnonMsg::Token),
+            // Woken from a stall into this term: claim a fresh one instead (see Leadership).
+            (AnonMsg::Token, State::Candidato) if !ecx.may_claim() => ecx.start_election(),
             (AnonMsg::Token, State::Candidato) => {
                 self.go(ecx, State::Eleito);
                 let me = ecx.me();

@@ -12,21 +12,23 @@
 //! - on coordinator timeout, still Waiting and no leader: the higher node died meanwhile: start
 //!   again (a new term).
 //! - on COORDINATOR(j): j leads.
-//! - woken: a node that was stopped for longer than a timeout (a SIGSTOP; seen by a tick every
-//!   half timeout) does not claim a term it joined through someone else's ELECTION: that message
-//!   may have waited in its socket buffer while the term was decided without it. It starts a
-//!   new term and claims there, so no term ever has two coordinators.
+//! - woken: a node that was stopped for longer than a timeout (a SIGSTOP; the wrapper's
+//!   detector sees the gap) does not claim a term it joined while waking, e.g. through an
+//!   ELECTION that waited in its socket buffer while the term was decided without it. It starts
+//!   a new term and claims there ([`ECx::may_claim`], the same rule for every election).
 //! - a leader becomes known (COORDINATOR, heartbeat, or a NEWER reply) and its id is lower than
 //!   mine: start an election and depose it. This is the instability the course warns of: the
 //!   highest id, paused and resumed, or restarted, takes over from a leader that was doing fine.
 //! - listening: a process that has not heard anyone yet (just started or restarted) and has nobody
 //!   higher to ask waits one answer timeout before claiming: a restarted node has forgotten the
 //!   term, and would otherwise claim a term that someone else already leads. The live leader's
-//!   heartbeat tells it the current term first; any message from a peer ends the wait.
+//!   heartbeat tells it the current term first; any message from a peer ends the wait. One
+//!   that asked higher nodes and heard nothing from anyone waits one more answer timeout: with
+//!   the leader down too, the others miss it within a timeout and their ELECTION reaches it.
 //!
 //! `--set stable=true`: leadership weighted by uninterrupted uptime. A node is *settled* once it
 //! has run for three timeouts without a gap longer than one timeout (a pause or a restart starts
-//! the count again), and nodes are ranked by (settled, id) instead of by id:
+//! the count again: [`ECx::running_since`]), and nodes are ranked by (settled, id) instead of by id:
 //! - a node that learns of a live leader follows it, whatever the ids: no deposing;
 //! - ELECTION carries the sender's settledness; a node answers OK only when it outranks the sender;
 //! - a settled node asks the higher ids; an unsettled one asks everyone (any settled node outranks it);
@@ -44,7 +46,6 @@
 use super::{ECx, Election};
 use crate::algo::{Message, NodeId, Setup};
 use serde::{Deserialize, Serialize};
-use std::time::Duration;
 
 /// Bully messages.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -77,8 +78,6 @@ pub enum BullyTimer {
     Answer,
     /// An OK came but no COORDINATOR followed.
     Coordinator,
-    /// Stable mode: a regular wakeup, so that a gap (a pause) can be seen.
-    Tick,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -97,20 +96,14 @@ pub struct Bully {
     phase: Phase,
     /// Nothing heard from any peer since this process started.
     fresh: bool,
-    /// The term this node started itself, if it is the current one.
-    own_term: Option<u64>,
-    /// Stopped for longer than a timeout since it last started a term of its own.
-    woken: bool,
-    /// Start of the current stretch of uninterrupted running (stable mode).
-    up_since: Option<Duration>,
-    last_seen: Duration,
+    /// A fresh node already waited one more answer timeout before claiming.
+    listened: bool,
 }
 
 impl Bully {
     /// Whether this node has run for three timeouts without a gap (stable mode).
     fn settled(&self, ecx: &ECx<'_, '_, Self>) -> bool {
-        self.up_since
-            .is_some_and(|u| ecx.now().saturating_sub(u) >= 3 * ecx.setup().timeout)
+        ecx.now().saturating_sub(ecx.running_since()) >= 3 * ecx.setup().timeout
     }
 
     /// Whether this node outranks `other`, whose settledness is `other_settled`.
@@ -120,24 +113,6 @@ impl Bully {
         } else {
             ecx.me() > other
         }
-    }
-
-    /// Notes that this node is running now; a gap longer than a timeout was a pause.
-    fn touch(&mut self, ecx: &mut ECx<'_, '_, Self>) {
-        let now = ecx.now();
-        match self.up_since {
-            None => {
-                self.up_since = Some(now);
-                ecx.set_timer(BullyTimer::Tick, ecx.setup().timeout / 2);
-            }
-            Some(_) if now.saturating_sub(self.last_seen) > ecx.setup().timeout => {
-                ecx.state_change("stopped for a while; uptime counts from now");
-                self.up_since = Some(now);
-                self.woken = true;
-            }
-            Some(_) => {}
-        }
-        self.last_seen = now;
     }
 
     /// Starts (or joins, in the same term) an election from this node.
@@ -168,7 +143,7 @@ impl Bully {
     /// This node is coordinator: tells everyone but `skip` (after a stop, only in a term of its own).
     fn claim(&mut self, ecx: &mut ECx<'_, '_, Self>, skip: &[NodeId]) {
         self.phase = Phase::Idle;
-        if self.woken && self.own_term != Some(ecx.term()) {
+        if !ecx.may_claim() {
             return ecx.start_election();
         }
         let me = ecx.me();
@@ -195,22 +170,15 @@ impl Election for Bully {
             stable: setup.flag("stable", false),
             phase: Phase::Idle,
             fresh: true,
-            own_term: None,
-            woken: false,
-            up_since: None,
-            last_seen: Duration::ZERO,
+            listened: false,
         }
     }
 
     fn start(&mut self, ecx: &mut ECx<'_, '_, Self>) {
-        self.touch(ecx);
-        self.own_term = Some(ecx.term());
-        self.woken = false;
         self.challenge(ecx);
     }
 
     fn on_msg(&mut self, ecx: &mut ECx<'_, '_, Self>, from: NodeId, msg: BullyMsg) {
-        self.touch(ecx);
         self.fresh = false;
         match msg {
             BullyMsg::Election { settled } => {
@@ -244,10 +212,17 @@ impl Election for Bully {
     }
 
     fn on_timer(&mut self, ecx: &mut ECx<'_, '_, Self>, timer: BullyTimer) {
-        self.touch(ecx);
         match timer {
             BullyTimer::Answer => {
                 if let Phase::Asking(asked) = &self.phase {
+                    // Still fresh: nobody higher answered, and nobody else spoke either. A
+                    // restarted node has forgotten the term; the others, if any are up, will
+                    // speak within a timeout (a leader's heartbeat, or their ELECTION once they
+                    // miss it), so it listens once more before claiming a forgotten term.
+                    if self.fresh && !asked.is_empty() && !std::mem::replace(&mut self.listened, true) {
+                        ecx.set_timer(BullyTimer::Answer, ecx.setup().timeout);
+                        return;
+                    }
                     if ecx.leader().is_none() {
                         ecx.note("no OK from anyone who outranks me within the timeout: I claim");
                         let skip = if self.stable { Vec::new() } else { asked.clone() };
@@ -262,7 +237,6 @@ impl Election for Bully {
                     ecx.start_election();
                 }
             }
-            BullyTimer::Tick => ecx.set_timer(BullyTimer::Tick, ecx.setup().timeout / 2),
         }
     }
 
@@ -271,7 +245,6 @@ impl Election for Bully {
     }
 
     fn on_leader(&mut self, ecx: &mut ECx<'_, '_, Self>, leader: NodeId) {
-        self.touch(ecx);
         self.fresh = false;
         self.phase = Phase::Idle;
         if !self.stable && leader < ecx.me() {

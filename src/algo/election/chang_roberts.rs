@@ -15,6 +15,8 @@
 //! the ring (best: each id dies at the next node, the largest goes all round), n(n+1)/2 when
 //! they decrease (worst), about n*H_n on average; then n ELECTED.
 //! Terms, heartbeats and skipping dead successors come from [`Leadership`](super::Leadership).
+//! Both messages carry a candidate's id: one whose candidate is suspected (not in the repaired
+//! ring) dies where it is, so no ELECTION circles a shrunken ring for ever.
 
 use super::{ECx, Election};
 use crate::algo::{Message, NodeId, Setup};
@@ -79,6 +81,8 @@ impl Election for ChangRoberts {
                     ecx.note(format!("ELECTION({j}) swallowed: {j} < my id {me}"));
                 }
             }
+            // Woken from a stall into this term: claim a fresh one instead (see Leadership).
+            CrMsg::Election(_) if !ecx.may_claim() => ecx.start_election(),
             CrMsg::Election(_) => {
                 ecx.note(format!("my ELECTION({me}) came back round: I lead"));
                 ecx.elected(me);
@@ -95,6 +99,12 @@ impl Election for ChangRoberts {
 
     fn reset(&mut self) {
         self.participant = false;
+    }
+
+    fn carried(msg: &CrMsg) -> Option<NodeId> {
+        match msg {
+            CrMsg::Election(j) | CrMsg::Elected(j) => Some(*j),
+        }
     }
 }
 

@@ -39,7 +39,7 @@
 //! best of the nodes whose claims reached the root: live, unique in its term, agreed by all.
 //! Terms, heartbeats and re-election come from [`Leadership`](super::Leadership).
 
-use super::neighbours::{Check, Neighbours, Probing, Waits};
+use super::neighbours::{Neighbours, Waits};
 use super::{ECx, Election};
 use crate::algo::{Message, NodeId, Setup};
 use crate::rng::Rng;
@@ -66,10 +66,6 @@ pub enum EchoMsg {
     },
     /// The winner, flooded over the edges.
     Leader(NodeId),
-    /// Are you there?
-    Probe,
-    /// Yes.
-    Alive,
 }
 
 impl Message for EchoMsg {
@@ -78,21 +74,7 @@ impl Message for EchoMsg {
             EchoMsg::Election { .. } => "ELECTION",
             EchoMsg::Echo { .. } => "ECHO",
             EchoMsg::Leader(_) => "LEADER",
-            EchoMsg::Probe => "PROBE",
-            EchoMsg::Alive => "ALIVE",
         }
-    }
-}
-
-impl Probing for EchoMsg {
-    fn probe() -> Self {
-        EchoMsg::Probe
-    }
-    fn alive() -> Self {
-        EchoMsg::Alive
-    }
-    fn is_probe(&self) -> bool {
-        matches!(self, EchoMsg::Probe)
     }
 }
 
@@ -191,7 +173,7 @@ impl Echo {
 
 impl Election for Echo {
     type Msg = EchoMsg;
-    type Timer = Check;
+    type Timer = ();
 
     fn new(setup: &Setup) -> Self {
         // Bad weights are refused before any node is built (registry::check_setup).
@@ -207,11 +189,10 @@ impl Election for Echo {
     fn start(&mut self, ecx: &mut ECx<'_, '_, Self>) {
         let me = self.me;
         self.join(ecx, me, None);
-        Neighbours::watch(self, ecx);
     }
 
     fn on_msg(&mut self, ecx: &mut ECx<'_, '_, Self>, from: NodeId, msg: EchoMsg) {
-        if !self.nb.receive(ecx, from, &msg) {
+        if !self.nb.receive(ecx, from) {
             return;
         }
         let current = self.wave.as_ref().map(|w| w.id);
@@ -236,24 +217,16 @@ impl Election for Echo {
             EchoMsg::Election { wave } => ecx.discard(from, format!("wave {wave} dies out in a higher wave")),
             EchoMsg::Echo { wave, best } if Some(wave) == current => self.answered(ecx, Some(from), Some(best)),
             EchoMsg::Echo { wave, .. } => ecx.discard(from, format!("echo of wave {wave}, not the current one")),
-            EchoMsg::Probe | EchoMsg::Alive => {}
         }
-        Neighbours::watch(self, ecx);
     }
 
-    fn on_timer(&mut self, ecx: &mut ECx<'_, '_, Self>, _timer: Check) {
-        Neighbours::check(self, ecx);
+    fn on_liveness(&mut self, _ecx: &mut ECx<'_, '_, Self>, from: NodeId, _probe: bool) {
+        self.nb.liveness(from);
     }
 
     fn reset(&mut self) {
         self.wave = None;
         self.nb.reset();
-    }
-}
-
-impl Waits for Echo {
-    fn neighbours(&mut self) -> &mut Neighbours {
-        &mut self.nb
     }
 
     fn waiting(&self) -> Vec<NodeId> {
@@ -262,6 +235,16 @@ impl Waits for Echo {
             Some(w) => w.parent.into_iter().collect(),
             None => Vec::new(),
         }
+    }
+
+    fn silent(&mut self, ecx: &mut ECx<'_, '_, Self>, nodes: Vec<NodeId>) {
+        Neighbours::silent(self, ecx, nodes);
+    }
+}
+
+impl Waits for Echo {
+    fn neighbours(&mut self) -> &mut Neighbours {
+        &mut self.nb
     }
 
     fn lost(&mut self, ecx: &mut ECx<'_, '_, Self>, n: NodeId) {

@@ -35,7 +35,7 @@
 //! piece elects its own leader (only a majority rule can prevent that).
 //! Terms, heartbeats and re-election come from [`Leadership`](super::Leadership).
 
-use super::neighbours::{Check, Neighbours, Probing, Waits};
+use super::neighbours::{Neighbours, Waits};
 use super::{ECx, Election};
 use crate::algo::{Message, NodeId, Setup};
 use serde::{Deserialize, Serialize};
@@ -91,10 +91,6 @@ pub enum FrMsg {
         /// The sender's side it left by.
         side: Side,
     },
-    /// Are you there?
-    Probe,
-    /// Yes.
-    Alive,
 }
 
 impl Message for FrMsg {
@@ -103,21 +99,7 @@ impl Message for FrMsg {
             FrMsg::Election { .. } => "ELECTION",
             FrMsg::Void { .. } => "VOID",
             FrMsg::Leader { .. } => "LEADER",
-            FrMsg::Probe => "PROBE",
-            FrMsg::Alive => "ALIVE",
         }
-    }
-}
-
-impl Probing for FrMsg {
-    fn probe() -> Self {
-        FrMsg::Probe
-    }
-    fn alive() -> Self {
-        FrMsg::Alive
-    }
-    fn is_probe(&self) -> bool {
-        matches!(self, FrMsg::Probe)
     }
 }
 
@@ -252,6 +234,9 @@ impl Franklin {
     }
 
     fn win(&mut self, ecx: &mut ECx<'_, '_, Self>) {
+        if !ecx.may_claim() {
+            return ecx.start_election();
+        }
         self.state = State::Won;
         self.inbox.clear();
         self.nb.announce();
@@ -282,7 +267,7 @@ impl Franklin {
 
 impl Election for Franklin {
     type Msg = FrMsg;
-    type Timer = Check;
+    type Timer = ();
 
     fn new(setup: &Setup) -> Self {
         let nb = Neighbours::new(setup);
@@ -306,11 +291,10 @@ impl Election for Franklin {
 
     fn start(&mut self, ecx: &mut ECx<'_, '_, Self>) {
         self.begin(ecx);
-        Neighbours::watch(self, ecx);
     }
 
     fn on_msg(&mut self, ecx: &mut ECx<'_, '_, Self>, from: NodeId, msg: FrMsg) {
-        if !self.nb.receive(ecx, from, &msg) {
+        if !self.nb.receive(ecx, from) {
             return;
         }
         let (round, id, left_by) = match msg {
@@ -319,14 +303,6 @@ impl Election for Franklin {
             FrMsg::Leader { leader, side } => {
                 if let Some(s) = self.arrival(from, side) {
                     self.on_leader(ecx, s, leader);
-                }
-                return;
-            }
-            FrMsg::Alive => return,
-            FrMsg::Probe => {
-                if ecx.leader().is_none() {
-                    self.begin(ecx);
-                    Neighbours::watch(self, ecx);
                 }
                 return;
             }
@@ -347,11 +323,12 @@ impl Election for Franklin {
         }
         self.local.push_back((side, round, id));
         self.pump(ecx);
-        Neighbours::watch(self, ecx);
     }
 
-    fn on_timer(&mut self, ecx: &mut ECx<'_, '_, Self>, _timer: Check) {
-        Neighbours::check(self, ecx);
+    fn on_liveness(&mut self, ecx: &mut ECx<'_, '_, Self>, from: NodeId, probe: bool) {
+        if self.nb.liveness(from) && probe && ecx.leader().is_none() {
+            self.begin(ecx);
+        }
     }
 
     fn reset(&mut self) {
@@ -361,12 +338,6 @@ impl Election for Franklin {
         self.ahead = Default::default();
         self.local.clear();
         self.nb.reset();
-    }
-}
-
-impl Waits for Franklin {
-    fn neighbours(&mut self) -> &mut Neighbours {
-        &mut self.nb
     }
 
     fn waiting(&self) -> Vec<NodeId> {
@@ -378,6 +349,16 @@ impl Waits for Franklin {
             .filter(|s| !self.unanswered[s.ix()].is_empty())
             .filter_map(|s| self.towards(s))
             .collect()
+    }
+
+    fn silent(&mut self, ecx: &mut ECx<'_, '_, Self>, nodes: Vec<NodeId>) {
+        Neighbours::silent(self, ecx, nodes);
+    }
+}
+
+impl Waits for Franklin {
+    fn neighbours(&mut self) -> &mut Neighbours {
+        &mut self.nb
     }
 
     fn lost(&mut self, ecx: &mut ECx<'_, '_, Self>, n: NodeId) {

@@ -8,6 +8,8 @@ pub mod echo;
 pub mod franklin;
 mod leadership;
 pub mod neighbours;
+#[cfg(test)]
+mod resilience;
 pub mod ring_list;
 #[cfg(test)]
 mod testkit;

@@ -168,6 +168,10 @@ impl Election for RingList {
                 let (Some(&first), Some(leader)) = (list.first(), self.winner(&list)) else {
                     return;
                 };
+                // Woken from a stall into this term: claim a fresh one instead (see Leadership).
+                if leader == me && !ecx.may_claim() {
+                    return ecx.start_election();
+                }
                 if !self.converted.insert(first) {
                     return ecx.discard(from, format!("ELECTION of {first} already went round"));
                 }

@@ -37,7 +37,7 @@
 //! after its edge was pruned does not matter.
 //! Terms, heartbeats and re-election come from [`Leadership`](super::Leadership).
 
-use super::neighbours::{Check, Neighbours, Probing, Waits};
+use super::neighbours::{Neighbours, Waits};
 use super::{ECx, Election};
 use crate::algo::{Message, NodeId, Setup};
 use serde::{Deserialize, Serialize};
@@ -66,10 +66,6 @@ pub enum YyMsg {
     },
     /// The winner, flooded over the edges.
     Leader(NodeId),
-    /// Are you there?
-    Probe,
-    /// Yes.
-    Alive,
 }
 
 impl Message for YyMsg {
@@ -80,21 +76,7 @@ impl Message for YyMsg {
             YyMsg::Vote { yes: true, .. } => "YES",
             YyMsg::Vote { yes: false, .. } => "NO",
             YyMsg::Leader(_) => "LEADER",
-            YyMsg::Probe => "PROBE",
-            YyMsg::Alive => "ALIVE",
         }
-    }
-}
-
-impl Probing for YyMsg {
-    fn probe() -> Self {
-        YyMsg::Probe
-    }
-    fn alive() -> Self {
-        YyMsg::Alive
-    }
-    fn is_probe(&self) -> bool {
-        matches!(self, YyMsg::Probe)
     }
 }
 
@@ -287,7 +269,7 @@ impl YoYo {
 
 impl Election for YoYo {
     type Msg = YyMsg;
-    type Timer = Check;
+    type Timer = ();
 
     fn new(setup: &Setup) -> Self {
         YoYo {
@@ -298,11 +280,10 @@ impl Election for YoYo {
 
     fn start(&mut self, ecx: &mut ECx<'_, '_, Self>) {
         self.begin(ecx);
-        Neighbours::watch(self, ecx);
     }
 
     fn on_msg(&mut self, ecx: &mut ECx<'_, '_, Self>, from: NodeId, msg: YyMsg) {
-        if !self.nb.receive(ecx, from, &msg) {
+        if !self.nb.receive(ecx, from) {
             return;
         }
         if let YyMsg::Leader(l) = msg {
@@ -311,10 +292,8 @@ impl Election for YoYo {
         }
         if self.phase == Phase::Idle {
             if ecx.leader().is_some() {
-                if !matches!(msg, YyMsg::Probe | YyMsg::Alive) {
-                    ecx.discard(from, format!("election of term {} is already decided", ecx.term()));
-                    ecx.tell_decided(from);
-                }
+                ecx.discard(from, format!("election of term {} is already decided", ecx.term()));
+                ecx.tell_decided(from);
                 return;
             }
             self.begin(ecx);
@@ -327,13 +306,15 @@ impl Election for YoYo {
             YyMsg::Id(_) => ecx.discard(from, "ID after the orientation phase"),
             YyMsg::Yo { iter, value } => self.on_yo(ecx, from, iter, value),
             YyMsg::Vote { iter, yes, prune } => self.on_vote(ecx, from, iter, yes, prune),
-            YyMsg::Leader(_) | YyMsg::Probe | YyMsg::Alive => {}
+            YyMsg::Leader(_) => {}
         }
-        Neighbours::watch(self, ecx);
     }
 
-    fn on_timer(&mut self, ecx: &mut ECx<'_, '_, Self>, _timer: Check) {
-        Neighbours::check(self, ecx);
+    fn on_liveness(&mut self, ecx: &mut ECx<'_, '_, Self>, from: NodeId, _probe: bool) {
+        // Like any message of the term, a PROBE or ALIVE wakes a node that has not started.
+        if self.nb.liveness(from) && self.phase == Phase::Idle && ecx.leader().is_none() {
+            self.begin(ecx);
+        }
     }
 
     fn reset(&mut self) {
@@ -343,6 +324,14 @@ impl Election for YoYo {
             ..YoYo::blank(self.me)
         };
         self.nb.reset();
+    }
+
+    fn waiting(&self) -> Vec<NodeId> {
+        self.waiting_on()
+    }
+
+    fn silent(&mut self, ecx: &mut ECx<'_, '_, Self>, nodes: Vec<NodeId>) {
+        Neighbours::silent(self, ecx, nodes);
     }
 }
 
@@ -364,12 +353,8 @@ impl YoYo {
     }
 }
 
-impl Waits for YoYo {
-    fn neighbours(&mut self) -> &mut Neighbours {
-        &mut self.nb
-    }
-
-    fn waiting(&self) -> Vec<NodeId> {
+impl YoYo {
+    fn waiting_on(&self) -> Vec<NodeId> {
         let missing = |set: &BTreeSet<NodeId>, has: &dyn Fn(&NodeId) -> bool| -> Vec<NodeId> {
             set.iter().copied().filter(|n| !has(n)).collect()
         };
@@ -382,6 +367,12 @@ impl Waits for YoYo {
             Phase::Up => missing(&self.outs, &|n| self.votes.contains_key(n)),
             Phase::Idle | Phase::Out => Vec::new(),
         }
+    }
+}
+
+impl Waits for YoYo {
+    fn neighbours(&mut self) -> &mut Neighbours {
+        &mut self.nb
     }
 
     fn lost(&mut self, ecx: &mut ECx<'_, '_, Self>, _n: NodeId) {

@@ -1,0 +1,485 @@
+//! Liveness: the one failure detector every family hosts (through [`compose`](crate::algo::compose)).
+//!
+//! It keeps who was heard when and whom this node suspects ([`Silence`]), and does the probing:
+//!
+//! - any message from a node counts as hearing it ([`Liveness::heard`]); a suspected node that
+//!   is heard is unsuspected (`unsuspect`).
+//! - waits: while its host waits for a message from some nodes, a check runs every timeout
+//!   ([`Liveness::watch`], [`Liveness::check`]). A node waited on that sent nothing since the
+//!   last check gets a PROBE; one that sent nothing since its PROBE is suspected (`probe`), and
+//!   the check returns it so that the host can carry on without it.
+//! - on PROBE: answer ALIVE (to anyone, even to a node this one suspects).
+//! - suspicion has a lifecycle: a suspected node is probed again, after a heartbeat period and
+//!   then with the delay doubling up to one timeout, until it answers (or the run ends); its
+//!   answer withdraws the suspicion. So a node that was paused, cut off or restarted is
+//!   unsuspected within about one timeout of running again, whoever suspected it.
+//! - stalls: a tick every half timeout guarantees that a running node's handlers are never
+//!   further apart than that. A gap longer than the timeout between two handler calls means
+//!   that this node itself was stopped (SIGSTOP, a starved process): the others' silence during
+//!   the gap is no evidence, so every silence clock and pending probe starts again
+//!   ([`Liveness::enter`] says so to the host, which restarts its own watches).
+//! - beacons: the flooded heartbeat of a sparse mesh is numbered here ([`Liveness::beacon`]),
+//!   and a copy seen before is recognised ([`Liveness::fresh_beacon`]), so each node forwards
+//!   each beacon once.
+//!
+//! Probes carry the host's `epoch` (a term for elections, 0 for hosts without one), so that
+//! the host can treat a probe as a message of its epoch; `wait` tells a check's probe (the
+//! sender waits on the receiver) from the re-probe of a suspect.
+
+use super::Silence;
+use crate::algo::{Context, Message, NodeId, Setup};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+/// The detector's messages.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum LiveMsg {
+    /// Are you there?
+    Probe {
+        /// The sender's epoch (its term).
+        epoch: u64,
+        /// The sender waits on a message from the receiver (false: a re-probe of a suspect).
+        wait: bool,
+    },
+    /// Yes.
+    Alive {
+        /// The sender's epoch.
+        epoch: u64,
+    },
+}
+
+impl LiveMsg {
+    /// The sender's epoch.
+    pub fn epoch(&self) -> u64 {
+        match self {
+            LiveMsg::Probe { epoch, .. } | LiveMsg::Alive { epoch } => *epoch,
+        }
+    }
+}
+
+impl Message for LiveMsg {
+    fn name(&self) -> &'static str {
+        match self {
+            LiveMsg::Probe { .. } => "PROBE",
+            LiveMsg::Alive { .. } => "ALIVE",
+        }
+    }
+}
+
+/// The detector's timers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LiveTimer {
+    /// The regular wakeup that makes a stall of this node visible.
+    Tick,
+    /// Time to look at the nodes the host waits on.
+    Check,
+    /// Probe this suspected node again.
+    Reprobe(NodeId),
+}
+
+/// The context the detector runs in.
+pub type LiveCx<'a> = Context<'a, LiveMsg, LiveTimer>;
+
+/// One node's failure detector.
+#[derive(Debug, Clone)]
+pub struct Liveness {
+    silence: Silence,
+    timeout: Duration,
+    heartbeat: Duration,
+    /// The nodes it may send to (probes go nowhere else).
+    reach: BTreeSet<NodeId>,
+    epoch: u64,
+    /// When the host last ran a handler.
+    last: Option<Duration>,
+    /// When this node last came back from a stall (or started).
+    running_since: Duration,
+    /// Heard since the last check.
+    fresh: BTreeSet<NodeId>,
+    /// Sent a PROBE at the last check.
+    probed: BTreeSet<NodeId>,
+    armed: bool,
+    /// The next re-probe delay of each suspect.
+    backoff: BTreeMap<NodeId, Duration>,
+    /// Newest beacon seen from each origin: (epoch, seq).
+    beacons: BTreeMap<NodeId, (u64, u64)>,
+    beacon_seq: u64,
+}
+
+impl Liveness {
+    /// A detector for `setup.me`, with its timing and the nodes it may reach.
+    pub fn new(setup: &Setup, reach: impl IntoIterator<Item = NodeId>) -> Self {
+        Liveness {
+            silence: Silence::default(),
+            timeout: setup.timeout,
+            heartbeat: setup.heartbeat,
+            reach: reach.into_iter().filter(|&n| n != setup.me).collect(),
+            epoch: 0,
+            last: None,
+            running_since: Duration::ZERO,
+            fresh: BTreeSet::new(),
+            probed: BTreeSet::new(),
+            armed: false,
+            backoff: BTreeMap::new(),
+            beacons: BTreeMap::new(),
+            beacon_seq: 0,
+        }
+    }
+
+    /// Starts the tick.
+    pub fn start(&mut self, cx: &mut LiveCx<'_>) {
+        self.last = Some(cx.now);
+        self.running_since = cx.now;
+        cx.set_timer(LiveTimer::Tick, self.timeout / 2);
+    }
+
+    /// A new epoch (term): probes carry it, and the check starts afresh.
+    pub fn new_epoch(&mut self, epoch: u64) {
+        self.epoch = epoch;
+        self.armed = false;
+        self.probed.clear();
+        self.fresh.clear();
+    }
+
+    /// Call first in every handler of the host: true when this node was itself stopped for longer
+    /// than a timeout since the last call. Every silence clock then starts again from now.
+    pub fn enter(&mut self, now: Duration) -> bool {
+        let stalled = self.last.is_some_and(|l| now.saturating_sub(l) > self.timeout);
+        self.last = Some(now);
+        if stalled {
+            self.running_since = now;
+            self.silence.restart(now);
+            self.probed.clear();
+            self.fresh.clear();
+        }
+        stalled
+    }
+
+    /// When this node last started running without a gap (its start, or the end of a stall).
+    pub fn running_since(&self) -> Duration {
+        self.running_since
+    }
+
+    /// A message from `node` arrived: it is alive.
+    pub fn heard(&mut self, cx: &mut LiveCx<'_>, node: NodeId) {
+        self.fresh.insert(node);
+        if let Some(ev) = self.silence.heard(node, cx.now) {
+            cx.record(ev);
+            self.backoff.remove(&node);
+            cx.cancel_timer(LiveTimer::Reprobe(node));
+        }
+    }
+
+    /// Starts the silence clock of `node` afresh (a new node to watch, e.g. a new leader).
+    pub fn reset(&mut self, node: NodeId, now: Duration) {
+        self.silence.reset(node, now);
+    }
+
+    /// Suspects `node` now, after a timeout without the answer named by `cause`; it is probed
+    /// again until it answers.
+    pub fn suspect(&mut self, cx: &mut LiveCx<'_>, node: NodeId, cause: &str) {
+        if let Some(ev) = self.silence.suspect(node, cx.now, self.timeout, cause) {
+            cx.record(ev);
+            if self.reach.contains(&node) {
+                self.backoff.insert(node, self.heartbeat);
+                cx.set_timer(LiveTimer::Reprobe(node), self.heartbeat);
+            }
+        }
+    }
+
+    /// Whether `node` is suspected.
+    pub fn is_suspected(&self, node: NodeId) -> bool {
+        self.silence.is_suspected(node)
+    }
+
+    /// Everyone suspected now.
+    pub fn suspected(&self) -> &BTreeSet<NodeId> {
+        self.silence.suspected()
+    }
+
+    /// Handles a detector message (the host has already called [`heard`](Self::heard)).
+    pub fn on_msg(&mut self, cx: &mut LiveCx<'_>, from: NodeId, msg: &LiveMsg) {
+        if let LiveMsg::Probe { .. } = msg {
+            cx.send(from, LiveMsg::Alive { epoch: self.epoch });
+        }
+    }
+
+    /// Handles a detector timer other than [`LiveTimer::Check`] (which needs the host's list:
+    /// see [`check`](Self::check)).
+    pub fn on_timer(&mut self, cx: &mut LiveCx<'_>, t: LiveTimer) {
+        match t {
+            LiveTimer::Tick => cx.set_timer(LiveTimer::Tick, self.timeout / 2),
+            LiveTimer::Reprobe(n) if self.is_suspected(n) => {
+                let wait = self.backoff.get(&n).copied().unwrap_or(self.heartbeat);
+                let next = (2 * wait).min(self.timeout).max(self.heartbeat);
+                self.backoff.insert(n, next);
+                cx.send(
+                    n,
+                    LiveMsg::Probe {
+                        epoch: self.epoch,
+                        wait: false,
+                    },
+                );
+                cx.set_timer(LiveTimer::Reprobe(n), next);
+            }
+            LiveTimer::Reprobe(_) | LiveTimer::Check => {}
+        }
+    }
+
+    /// Arms the check while the host waits on someone (`waits`); call after every handler.
+    pub fn watch(&mut self, cx: &mut LiveCx<'_>, waits: bool) {
+        if waits && !self.armed {
+            self.armed = true;
+            self.fresh.clear();
+            cx.set_timer(LiveTimer::Check, self.timeout);
+        }
+    }
+
+    /// The check: probes the nodes of `waiting` silent since the last check, and suspects those
+    /// silent since their PROBE; returns the ones newly found silent.
+    pub fn check(&mut self, cx: &mut LiveCx<'_>, waiting: &[NodeId]) -> Vec<NodeId> {
+        self.armed = false;
+        self.probed.retain(|x| waiting.contains(x));
+        let mut silent = Vec::new();
+        for &x in waiting {
+            if self.fresh.contains(&x) {
+                self.probed.remove(&x);
+            } else if self.probed.remove(&x) {
+                silent.push(x);
+                self.suspect(cx, x, "probe");
+            } else {
+                self.probed.insert(x);
+                cx.send(
+                    x,
+                    LiveMsg::Probe {
+                        epoch: self.epoch,
+                        wait: true,
+                    },
+                );
+            }
+        }
+        self.fresh.clear();
+        silent
+    }
+
+    /// The next number of this node's own beacon in `epoch` (marked seen).
+    pub fn beacon(&mut self, me: NodeId, epoch: u64) -> u64 {
+        self.beacon_seq += 1;
+        self.beacons.insert(me, (epoch, self.beacon_seq));
+        self.beacon_seq
+    }
+
+    /// Marks beacon (epoch, seq) of `origin` seen; false when it (or a newer one) was seen already.
+    pub fn fresh_beacon(&mut self, origin: NodeId, epoch: u64, seq: u64) -> bool {
+        match self.beacons.get(&origin) {
+            Some(&seen) if seen >= (epoch, seq) => false,
+            _ => {
+                self.beacons.insert(origin, (epoch, seq));
+                true
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algo::{Command, Event};
+    use crate::rng::Rng;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    fn run(
+        l: &mut Liveness,
+        now: u64,
+        f: impl FnOnce(&mut Liveness, &mut LiveCx<'_>),
+    ) -> Vec<Command<LiveMsg, LiveTimer>> {
+        let (mut rng, mut out) = (Rng::new(1), Vec::new());
+        l.enter(ms(now));
+        f(l, &mut Context::new(ms(now), 1, &mut rng, &mut out));
+        out
+    }
+
+    #[test]
+    fn a_suspect_is_probed_with_backoff_until_it_answers() {
+        let mut l = Liveness::new(&Setup::new(1, vec![1, 2], vec![2]), [2]);
+        run(&mut l, 0, |l, cx| l.start(cx));
+        let out = run(&mut l, 100, |l, cx| l.suspect(cx, 2, "heartbeat"));
+        assert!(
+            matches!(out[..], [Command::Record(Event::Suspect { target: 2, .. }), Command::SetTimer(LiveTimer::Reprobe(2), d)] if d == ms(100))
+        );
+        let mut delays = Vec::new();
+        for t in [200, 300, 400, 500] {
+            let out = run(&mut l, t, |l, cx| l.on_timer(cx, LiveTimer::Reprobe(2)));
+            assert!(matches!(out[0], Command::Send(2, LiveMsg::Probe { wait: false, .. })));
+            if let Command::SetTimer(_, d) = out[1] {
+                delays.push(d.as_millis());
+            }
+        }
+        assert_eq!(delays, [200, 300, 300, 300], "doubling up to the timeout");
+        let out = run(&mut l, 520, |l, cx| l.heard(cx, 2));
+        assert!(matches!(
+            out[..],
+            [
+                Command::Record(Event::Unsuspect { target: 2 }),
+                Command::CancelTimer(LiveTimer::Reprobe(2))
+            ]
+        ));
+        assert!(!l.is_suspected(2));
+    }
+
+    #[test]
+    fn a_gap_longer_than_the_timeout_is_a_stall_of_this_node() {
+        let mut l = Liveness::new(&Setup::new(1, vec![1, 2], vec![2]), [2]);
+        run(&mut l, 0, |l, cx| l.start(cx));
+        assert!(!l.enter(ms(150)));
+        assert!(!l.enter(ms(300)));
+        assert!(l.enter(ms(2000)), "stopped for 1.7 s");
+        assert_eq!(l.running_since(), ms(2000));
+    }
+
+    #[test]
+    fn a_waited_on_node_is_probed_then_suspected() {
+        let mut l = Liveness::new(&Setup::new(1, vec![1, 2, 3], vec![2, 3]), [2, 3]);
+        run(&mut l, 0, |l, cx| l.watch(cx, true));
+        let out = run(&mut l, 100, |l, cx| l.heard(cx, 3));
+        assert!(out.is_empty());
+        let mut silent = Vec::new();
+        let out = run(&mut l, 300, |l, cx| silent = l.check(cx, &[2, 3]));
+        assert!(silent.is_empty());
+        assert!(matches!(out[..], [Command::Send(2, LiveMsg::Probe { wait: true, .. })]));
+        run(&mut l, 300, |l, cx| l.watch(cx, true));
+        run(&mut l, 600, |l, cx| silent = l.check(cx, &[2, 3]));
+        assert_eq!(silent, [2]);
+        assert!(l.is_suspected(2));
+    }
+}
+
+/// The detector hosted by something that is not an election: a plain [`Algorithm`] that pings
+/// every peer each heartbeat period, the way a mutex or clock family would host it.
+///
+/// [`Algorithm`]: crate::algo::Algorithm
+#[cfg(test)]
+mod hosted {
+    use super::*;
+    use crate::algo::compose::Embed;
+    use crate::algo::{Algorithm, Event};
+    use crate::sim::{ring, NetConfig, Sim};
+
+    #[derive(Debug, Clone, Serialize, Deserialize)]
+    enum PingMsg {
+        Ping,
+        Live(LiveMsg),
+    }
+
+    impl Message for PingMsg {
+        fn name(&self) -> &'static str {
+            match self {
+                PingMsg::Ping => "PING",
+                PingMsg::Live(m) => m.name(),
+            }
+        }
+    }
+
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    enum PingTimer {
+        Period,
+        Live(LiveTimer),
+    }
+
+    struct Slot;
+
+    impl Embed<PingMsg, PingTimer> for Slot {
+        type Msg = LiveMsg;
+        type Timer = LiveTimer;
+        fn msg(m: LiveMsg) -> PingMsg {
+            PingMsg::Live(m)
+        }
+        fn timer(t: LiveTimer) -> PingTimer {
+            PingTimer::Live(t)
+        }
+    }
+
+    /// Pings its peers; suspects one silent for a timeout.
+    struct Pinger {
+        peers: Vec<NodeId>,
+        live: Liveness,
+        period: Duration,
+        timeout: Duration,
+        last: BTreeMap<NodeId, Duration>,
+    }
+
+    impl Pinger {
+        fn new(setup: &Setup) -> Self {
+            let peers: Vec<NodeId> = setup.members.iter().copied().filter(|&m| m != setup.me).collect();
+            Pinger {
+                live: Liveness::new(setup, peers.clone()),
+                last: peers.iter().map(|&p| (p, Duration::ZERO)).collect(),
+                peers,
+                period: setup.heartbeat,
+                timeout: setup.timeout,
+            }
+        }
+    }
+
+    impl Algorithm for Pinger {
+        type Msg = PingMsg;
+        type Timer = PingTimer;
+
+        fn on_start(&mut self, cx: &mut Context<'_, PingMsg, PingTimer>) {
+            self.last.values_mut().for_each(|t| *t = cx.now);
+            cx.within::<Slot, _>(|c| self.live.start(c));
+            cx.set_timer(PingTimer::Period, self.period);
+        }
+
+        fn on_msg(&mut self, cx: &mut Context<'_, PingMsg, PingTimer>, from: NodeId, msg: PingMsg) {
+            if self.live.enter(cx.now) {
+                self.last.values_mut().for_each(|t| *t = cx.now);
+            }
+            self.last.insert(from, cx.now);
+            cx.within::<Slot, _>(|c| {
+                self.live.heard(c, from);
+                if let PingMsg::Live(m) = &msg {
+                    self.live.on_msg(c, from, m);
+                }
+            });
+        }
+
+        fn on_timer(&mut self, cx: &mut Context<'_, PingMsg, PingTimer>, t: PingTimer) {
+            if self.live.enter(cx.now) {
+                self.last.values_mut().for_each(|t| *t = cx.now);
+            }
+            match t {
+                PingTimer::Period => {
+                    for &p in &self.peers {
+                        cx.send(p, PingMsg::Ping);
+                        if cx.now.saturating_sub(self.last[&p]) > self.timeout {
+                            cx.within::<Slot, _>(|c| self.live.suspect(c, p, "ping"));
+                        }
+                    }
+                    cx.set_timer(PingTimer::Period, self.period);
+                }
+                PingTimer::Live(t) => cx.within::<Slot, _>(|c| self.live.on_timer(c, t)),
+            }
+        }
+    }
+
+    #[test]
+    fn a_non_election_host_suspects_a_crashed_peer_and_withdraws_it_when_it_is_back() {
+        let ids = [1, 2, 3];
+        let mut s = Sim::new(NetConfig::default(), ring(&ids, &[]), Pinger::new);
+        s.run_for(Duration::from_secs(1));
+        assert!(s.events("suspect").is_empty());
+        s.crash(3);
+        s.run_for(Duration::from_secs(1));
+        assert!(s.node(1).live.is_suspected(3) && s.node(2).live.is_suspected(3));
+        s.restart(3);
+        s.run_for(Duration::from_millis(400));
+        assert!(!s.node(1).live.is_suspected(3) && !s.node(2).live.is_suspected(3));
+        let back = s.events("unsuspect");
+        assert!(back.iter().all(|r| matches!(r.event, Event::Unsuspect { target: 3 })));
+        assert_eq!(back.len(), 2);
+    }
+}

@@ -1,0 +1,185 @@
+//! Ring repair: a message forwarded round a ring waits for the successor's ACK; a successor
+//! that does not answer within a timeout is suspected and skipped, and the message goes to the
+//! next one. A component with its own messages and timers, hosted through
+//! [`compose`](crate::algo::compose); the host owns the suspicions (its [`Liveness`]
+//! detector), so a skipped successor is put back in the ring as soon as it is unsuspected.
+//!
+//! Rules:
+//! - forward(m): to the first member after this node (in ring order) not suspected, tagged with
+//!   a fresh sequence number, and wait one timeout for its ACK. Nobody left: the message comes
+//!   back to this node itself ([`RingRepair::take_local`]).
+//! - no storms: a message that carries a node's id (its originator, its candidate, its winner)
+//!   dies here, with an `ignore` naming the reason, when that node is suspected: it is no
+//!   longer in the repaired ring, so the message could only circle until the term ends.
+//! - on a message tagged n: answer ACK(n) (after the host has handled it).
+//! - on ACK(n): done with n.
+//! - on ACK timeout of n: the host suspects the successor and forwards n again after it.
+//! - sparse meshes: there is no path round a silent successor, so a message always goes to the
+//!   ring successor, and only if it is a neighbour (otherwise it is dropped, with an `ignore`).
+//!
+//! [`Liveness`]: crate::algo::detector::Liveness
+
+use crate::algo::{Context, Message, NodeId, Setup};
+use std::collections::{BTreeMap, VecDeque};
+use std::time::Duration;
+
+/// Ring repair's messages: a hop waiting for its ACK (carrying the host's epoch), and the ACK.
+#[derive(Debug, Clone)]
+pub enum RingMsg<M> {
+    /// A forwarded message.
+    Hop {
+        /// The host's epoch (a term).
+        epoch: u64,
+        /// The sequence number to acknowledge.
+        ack: u64,
+        /// The message.
+        msg: M,
+    },
+    /// Acknowledges hop `seq`.
+    Ack {
+        /// The acknowledged sequence number.
+        seq: u64,
+    },
+}
+
+/// Ring repair's timer: no ACK for hop `seq`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct AckTimer(pub u64);
+
+/// The context ring repair runs in.
+pub type RingCx<'a, M> = Context<'a, RingMsg<M>, AckTimer>;
+
+struct Pending<M> {
+    to: NodeId,
+    msg: M,
+}
+
+/// One node's ring repair.
+pub struct RingRepair<M> {
+    me: NodeId,
+    members: Vec<NodeId>,
+    neighbours: Vec<NodeId>,
+    timeout: Duration,
+    sparse: bool,
+    epoch: u64,
+    next_seq: u64,
+    pending: BTreeMap<u64, Pending<M>>,
+    local: VecDeque<M>,
+}
+
+impl<M: Message> RingRepair<M> {
+    /// Ring repair for `setup.me`; `sparse`: a mesh in which some member is not a neighbour.
+    pub fn new(setup: &Setup, sparse: bool) -> Self {
+        RingRepair {
+            me: setup.me,
+            members: setup.members.clone(),
+            neighbours: setup.neighbours.clone(),
+            timeout: setup.timeout,
+            sparse,
+            epoch: 0,
+            next_seq: 0,
+            pending: BTreeMap::new(),
+            local: VecDeque::new(),
+        }
+    }
+
+    /// A new epoch: what was in flight is forgotten.
+    pub fn new_epoch(&mut self, epoch: u64) {
+        self.epoch = epoch;
+        self.pending.clear();
+        self.local.clear();
+    }
+
+    /// The ring successor in `members` (this node itself when alone).
+    fn successor(&self) -> NodeId {
+        let i = self.members.iter().position(|&m| m == self.me).unwrap_or(0);
+        self.members[(i + 1) % self.members.len()]
+    }
+
+    /// Where a message goes after `after` (None: back to this node).
+    pub fn next_hop(&self, after: NodeId, suspected: impl Fn(NodeId) -> bool) -> Option<NodeId> {
+        if self.sparse {
+            return Some(self.successor()).filter(|&s| s != self.me);
+        }
+        let m = &self.members;
+        let i = m.iter().position(|&x| x == after)?;
+        (1..m.len())
+            .map(|k| m[(i + k) % m.len()])
+            .find(|&x| x != self.me && !suspected(x))
+    }
+
+    /// Forwards `msg` to the next live node after `after`; `carried` is the node whose id it
+    /// carries, if any (see "no storms").
+    pub fn forward(
+        &mut self,
+        cx: &mut RingCx<'_, M>,
+        after: NodeId,
+        msg: M,
+        carried: Option<NodeId>,
+        suspected: impl Fn(NodeId) -> bool,
+    ) {
+        if let Some(j) = carried.filter(|&j| j != self.me && !self.sparse && suspected(j)) {
+            let why = format!(
+                "{} carries node {j}, which is suspected: it is not in the repaired ring, so the message dies here",
+                msg.name()
+            );
+            return cx.discard(j, why);
+        }
+        let Some(to) = self.next_hop(after, &suspected) else {
+            self.local.push_back(msg);
+            return;
+        };
+        if self.sparse && !self.neighbours.contains(&to) {
+            let why = format!(
+                "{} not sent: ring successor {to} is not a neighbour in this mesh",
+                msg.name()
+            );
+            return cx.discard(to, why);
+        }
+        self.next_seq += 1;
+        let seq = self.next_seq;
+        let hop = RingMsg::Hop {
+            epoch: self.epoch,
+            ack: seq,
+            msg: msg.clone(),
+        };
+        cx.send(to, hop);
+        cx.set_timer(AckTimer(seq), self.timeout);
+        self.pending.insert(seq, Pending { to, msg });
+    }
+
+    /// Acknowledges hop `ack` from `from` (0: none was asked for).
+    pub fn received(&mut self, cx: &mut RingCx<'_, M>, from: NodeId, ack: u64) {
+        if ack != 0 {
+            cx.send(from, RingMsg::Ack { seq: ack });
+        }
+    }
+
+    /// Hop `seq` was acknowledged.
+    pub fn acked(&mut self, cx: &mut RingCx<'_, M>, seq: u64) {
+        self.pending.remove(&seq);
+        cx.cancel_timer(AckTimer(seq));
+    }
+
+    /// Hop `seq` went unanswered: whom it went to and the message, to suspect and send on.
+    pub fn expired(&mut self, seq: u64) -> Option<(NodeId, M)> {
+        self.pending.remove(&seq).map(|p| (p.to, p.msg))
+    }
+
+    /// This node was stopped: every ACK still awaited gets a full timeout from now.
+    pub fn restart_timers(&mut self, cx: &mut RingCx<'_, M>) {
+        for &seq in self.pending.keys() {
+            cx.set_timer(AckTimer(seq), self.timeout);
+        }
+    }
+
+    /// The next message that came back to this node (everyone else suspected).
+    pub fn take_local(&mut self) -> Option<M> {
+        self.local.pop_front()
+    }
+
+    /// Drops the messages that came back to this node.
+    pub fn clear_local(&mut self) {
+        self.local.clear();
+    }
+}
