@@ -34,6 +34,14 @@ pub const ALGORITHMS: &[(&str, &str)] = &[
         "ring election collecting ids in the message, then a COORDINATOR round (--set pick=max|min)",
     ),
     (
+        "cristian",
+        "Cristian's clock sync: clients ask a time server (node 1), keep the smallest-RTT sample, slew to T + RTT/2",
+    ),
+    (
+        "berkeley",
+        "Berkeley clock sync: a master polls every clock, averages leaving out outliers, sends each a delta",
+    ),
+    (
         "ring-probe",
         "a token round the ring for --set laps=N laps: the benchmark's steady-state hop",
     ),
@@ -64,6 +72,8 @@ pub fn dispatch<R: Runner>(name: &str, setup: &Setup, runner: R) -> Option<R::Ou
         "anon-ring" => runner.run(setup, Leadership::<AnonRing>::new(setup)),
         "ring-list" => runner.run(setup, Leadership::<RingList>::new(setup)),
         "ring-probe" => runner.run(setup, super::probe::RingProbe::new(setup)),
+        "cristian" => runner.run(setup, super::clocksync::cristian::Cristian::new(setup)),
+        "berkeley" => runner.run(setup, super::clocksync::berkeley::Berkeley::new(setup)),
         _ => return None,
     })
 }
@@ -73,6 +83,10 @@ pub fn dispatch<R: Runner>(name: &str, setup: &Setup, runner: R) -> Option<R::Ou
 /// read are left alone (the wrapper or the launcher may read them).
 pub fn check_setup(name: &str, setup: &Setup) -> Result<(), String> {
     let get = |k: &str| setup.opts.get(k).map(String::as_str);
+    crate::clock::ClockOptions::from_setup(setup)?;
+    if matches!(name, "cristian" | "berkeley") {
+        super::clocksync::SyncOptions::from_setup(setup)?;
+    }
     if name != "ring-probe" {
         super::election::validate(setup)?;
     }

@@ -27,6 +27,8 @@ pub const FITS: &[(&str, Fit)] = &[
     ("ring-probe", Fit::RingOrder),
     ("franklin", Fit::TwoWayRing),
     ("bully", Fit::Complete),
+    ("cristian", Fit::Complete),
+    ("berkeley", Fit::Complete),
     ("yoyo", Fit::AnyGraph),
     ("echo", Fit::AnyGraph),
 ];

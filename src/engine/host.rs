@@ -3,8 +3,9 @@
 //! only in where bytes and time come from.
 
 use super::timers::Timers;
-use crate::algo::{Algorithm, Command, Context, Message, Setup};
-use crate::engine::wire::{self, Envelope};
+use crate::algo::{Algorithm, ClockCorrection, Command, Context, Message, Setup};
+use crate::clock::{ClockOptions, Hlc, PhysicalClock, VectorClock};
+use crate::engine::wire::{self, Envelope, Stamps};
 use crate::rng::Rng;
 use crate::trace::{Event, NodeId, Record};
 use std::collections::BTreeMap;
@@ -56,6 +57,11 @@ pub struct Host<A: Algorithm> {
     outbox: Vec<Outgoing>,
     records: Vec<Record>,
     cmds: Vec<Command<A::Msg, A::Timer>>,
+    clock: PhysicalClock,
+    step: bool,
+    vc: Option<VectorClock>,
+    hlc: Hlc,
+    msg_seq: u64,
 }
 
 impl<A: Algorithm> Host<A> {
@@ -72,7 +78,18 @@ impl<A: Algorithm> Host<A> {
             outbox: Vec::new(),
             records: Vec::new(),
             cmds: Vec::new(),
+            // The launcher and the node check the options first (registry::check_setup).
+            clock: PhysicalClock::new(setup.clock, clock_opts(setup).max_slew_ppm),
+            step: clock_opts(setup).step,
+            vc: clock_opts(setup).vc.then(VectorClock::default),
+            hlc: Hlc::default(),
+            msg_seq: 0,
         }
+    }
+
+    /// This node's physical clock (read it in tests; it advances only through the host).
+    pub fn clock(&self) -> &PhysicalClock {
+        &self.clock
     }
 
     /// This node's id.
@@ -112,6 +129,12 @@ impl<A: Algorithm> Host<A> {
         }
         self.counters.received += 1;
         self.lamport = self.lamport.max(env.lamport) + 1;
+        if let Some(vc) = &mut self.vc {
+            vc.recv(self.me, &VectorClock::from_pairs(env.stamps.vc.iter().copied()));
+        }
+        let pt = self.clock.read(now.wall_us);
+        let (l, c) = env.stamps.hlc;
+        self.hlc.recv(Hlc { l, c }, pt);
         let ev = Event::Recv {
             from,
             msg: env.msg.name().to_string(),
@@ -119,7 +142,9 @@ impl<A: Algorithm> Host<A> {
             seq: env.seq,
         };
         self.stamp(now, ev);
+        self.msg_seq = env.seq;
         self.with_cx(now, |a, cx| a.on_msg(cx, from, env.msg));
+        self.msg_seq = 0;
     }
 
     /// Counts and traces a refused datagram.
@@ -177,24 +202,57 @@ impl<A: Algorithm> Host<A> {
             _ => {}
         }
         self.lamport += 1;
+        self.tick_clocks(now);
         self.stamp(now, event);
     }
 
-    /// Records `event` with the Lamport clock as it now stands.
+    /// A local event or a send: the vector and hybrid clocks advance.
+    fn tick_clocks(&mut self, now: Now) {
+        if let Some(vc) = &mut self.vc {
+            vc.tick(self.me);
+        }
+        let pt = self.clock.read(now.wall_us);
+        self.hlc.tick(pt);
+    }
+
+    /// Records `event` with the clocks as they now stand.
     fn stamp(&mut self, now: Now, event: Event) {
         self.records.push(Record {
             t: now.wall_us,
             node: Some(self.me),
             lamport: Some(self.lamport),
-            pt: None,
+            pt: Some(self.clock.read(now.wall_us)),
+            vc: self.vc.as_ref().map(|v| v.0.clone()),
+            hlc: Some((self.hlc.l, self.hlc.c)),
             event,
         });
+    }
+
+    /// Records the correction, then slews (or steps) the clock.
+    fn adjust_clock(&mut self, now: Now, c: ClockCorrection) {
+        let ev = Event::ClockAdjust {
+            offset_us: c.offset_us,
+            rtt_us: c.rtt_us,
+            bound_us: c.bound_us,
+            reference: c.reference,
+            ref_seq: c.ref_seq,
+            ref_offset_us: c.ref_offset_us,
+            step: self.step,
+        };
+        self.push_record(now, ev);
+        if self.step {
+            self.clock.step(now.wall_us, c.offset_us);
+        } else {
+            self.clock.slew(c.offset_us);
+        }
     }
 
     fn with_cx(&mut self, now: Now, f: impl FnOnce(&mut A, &mut Context<'_, A::Msg, A::Timer>)) {
         let mut cmds = std::mem::take(&mut self.cmds);
         {
             let mut cx = Context::new(now.mono, self.me, &mut self.rng, &mut cmds);
+            cx.pt = self.clock.read(now.wall_us);
+            cx.msg_seq = self.msg_seq;
             f(&mut self.algo, &mut cx);
         }
         for cmd in cmds.drain(..) {
@@ -202,12 +260,17 @@ impl<A: Algorithm> Host<A> {
                 Command::Send(to, msg) => {
                     self.lamport += 1;
                     self.seq += 1;
+                    self.tick_clocks(now);
                     let name = msg.name();
                     let env = Envelope {
                         version: wire::VERSION,
                         from: self.me,
                         lamport: self.lamport,
                         seq: self.seq,
+                        stamps: Stamps {
+                            vc: self.vc.as_ref().map(VectorClock::pairs).unwrap_or_default(),
+                            hlc: (self.hlc.l, self.hlc.c),
+                        },
                         msg,
                     };
                     let bytes = wire::encode(&env);
@@ -225,10 +288,20 @@ impl<A: Algorithm> Host<A> {
                 Command::SetTimer(t, after) => self.timers.set(t, now.mono + after),
                 Command::CancelTimer(t) => self.timers.cancel(t),
                 Command::Record(ev) => self.push_record(now, ev),
+                Command::AdjustClock(c) => self.adjust_clock(now, c),
             }
         }
         self.cmds = cmds;
     }
+}
+
+/// The clock options of `setup`, defaults where a value is bad (the node refused it earlier).
+fn clock_opts(setup: &Setup) -> ClockOptions {
+    ClockOptions::from_setup(setup).unwrap_or(ClockOptions {
+        max_slew_ppm: crate::clock::physical::DEFAULT_MAX_SLEW_PPM,
+        step: false,
+        vc: false,
+    })
 }
 
 #[cfg(test)]
@@ -268,6 +341,7 @@ mod tests {
             from,
             lamport: 40,
             seq: 1,
+            stamps: Stamps::default(),
             msg,
         })
     }

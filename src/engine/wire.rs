@@ -27,8 +27,21 @@ pub struct Envelope<M> {
     /// The sender's per-boot send sequence number: with `from`, the message's id, written in
     /// both the `send` and the `recv` event so that the two can be paired.
     pub seq: u64,
+    /// The sender's vector and hybrid clocks at the send (empty vector when vector clocks are off).
+    pub stamps: Stamps,
     /// The algorithm's message.
     pub msg: M,
+}
+
+/// The clocks a datagram piggybacks besides the Lamport clock: the sender's vector clock as
+/// `(node, count)` pairs (zeros left out, so a vector costs only the nodes it has heard of) and
+/// its hybrid logical clock `(l, c)`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stamps {
+    /// The vector clock, sparse.
+    pub vc: Vec<(NodeId, u64)>,
+    /// The hybrid logical clock: physical part (microseconds) and counter.
+    pub hlc: (u64, u32),
 }
 
 /// Why a datagram was refused.
@@ -94,6 +107,10 @@ mod tests {
             from: 3,
             lamport: 9,
             seq: 2,
+            stamps: Stamps {
+                vc: vec![(1, 2), (3, 4)],
+                hlc: (5, 6),
+            },
             msg: M::B { ids: vec![1, 2, 3] },
         };
         assert_eq!(decode::<M>(&encode(&e)).unwrap(), e);
@@ -113,6 +130,7 @@ mod tests {
             from: 1,
             lamport: 1,
             seq: 0,
+            stamps: Stamps::default(),
             msg: M::A(1),
         });
         evil.truncate(evil.len() - 2);
@@ -131,6 +149,7 @@ mod tests {
             from: 1,
             lamport: 0,
             seq: 0,
+            stamps: Stamps::default(),
             msg: M::A(5),
         };
         assert_eq!(decode::<M>(&encode(&e)), Err(WireError::Version(7)));

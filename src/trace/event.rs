@@ -20,6 +20,12 @@ pub struct Record {
     /// The node's simulated physical clock, when it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pt: Option<u64>,
+    /// The node's vector clock after the event, when vector clocks are on (`{"<id>": count}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vc: Option<BTreeMap<NodeId, u64>>,
+    /// The node's hybrid logical clock after the event, `[l, c]` (l in microseconds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hlc: Option<(u64, u32)>,
     /// The event kind and its fields (`ev` and the rest).
     #[serde(flatten)]
     pub event: Event,
@@ -87,8 +93,25 @@ pub enum Event {
     },
     /// Left the critical section.
     CsExit { req: u64 },
-    /// Physical clock corrected.
-    ClockAdjust { offset_us: i64, rtt_us: u64, bound_us: u64 },
+    /// Physical clock corrected: the clock, as it read at this event, is to move by `offset_us`.
+    ClockAdjust {
+        offset_us: i64,
+        rtt_us: u64,
+        bound_us: u64,
+        /// The node whose clock the estimate refers to (Cristian's server, Berkeley's master).
+        #[serde(default, rename = "ref", skip_serializing_if = "Option::is_none")]
+        reference: Option<NodeId>,
+        /// The `seq` of the reference's message the estimate rests on (its `send` event's `pt`
+        /// is the reference's clock at the send).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ref_seq: Option<u64>,
+        /// What the corrected clock aims at: the reference's clock plus this (Berkeley's average).
+        #[serde(default, skip_serializing_if = "is_zero")]
+        ref_offset_us: i64,
+        /// Applied at once (`--set step=true`) rather than slewed.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        step: bool,
+    },
     /// Clean shutdown, with counters.
     Stop {
         sent: u64,
@@ -138,6 +161,10 @@ pub enum Event {
     /// An event kind this reader does not know.
     #[serde(other)]
     Other,
+}
+
+fn is_zero(v: &i64) -> bool {
+    *v == 0
 }
 
 impl Event {
@@ -217,6 +244,7 @@ impl Event {
                 offset_us,
                 rtt_us,
                 bound_us,
+                ..
             } => {
                 format!("clock adjusted by {offset_us} us (rtt {rtt_us} us, error bound {bound_us} us)")
             }
