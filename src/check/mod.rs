@@ -7,6 +7,7 @@
 //! [`traffic`]. The words never recompute a fact.
 
 pub mod beliefs;
+pub mod clock;
 pub mod election;
 pub mod summary;
 pub mod suspicion;
@@ -116,11 +117,12 @@ pub fn check(dir: &Path) -> Result<Report, CliError> {
         })
     })?;
     let analysis = analyse(&run);
-    let text = summary::render(&analysis);
+    let clocks = clock::analyse(&run);
+    let text = summary::render(&analysis) + &clock::summary(&clocks);
     let out = dir.join("summary.txt");
     std::fs::write(&out, &text).map_err(|e| failed(format!("cannot write {}: {e}", out.display())))?;
     Ok(Report {
-        violated: analysis.violated(),
+        violated: analysis.violated() || clocks.violations() > 0,
         text,
         analysis,
     })

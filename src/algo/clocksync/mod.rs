@@ -53,3 +53,6 @@ impl SyncOptions {
         })
     }
 }
+
+#[cfg(test)]
+mod tests;
