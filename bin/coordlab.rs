@@ -156,6 +156,16 @@ struct LaunchArgs {
     /// Node weights or capabilities (echo, majority): ID:W,ID:W,...; same as --set weights=...
     #[arg(long)]
     weights: Option<String>,
+    /// Nodes whose physical clocks start off true time: ID:MS,ID:MS,... (negative: behind).
+    #[arg(long, allow_hyphen_values = true)]
+    clock_offset_ms: Option<String>,
+    /// Nodes whose physical clocks run fast (positive) or slow: ID:PPM,ID:PPM,...
+    #[arg(long, allow_hyphen_values = true)]
+    clock_drift_ppm: Option<String>,
+    /// Every clock off by up to MAXMS and drifting by up to MAXPPM, at random from the seed:
+    /// random:MAXMS,MAXPPM.
+    #[arg(long)]
+    clock_skew: Option<String>,
 }
 
 #[derive(Args)]
@@ -196,6 +206,12 @@ struct NodeArgs {
     /// Start the algorithm at this wall-clock time (microseconds since the epoch).
     #[arg(long)]
     start_at_us: Option<u64>,
+    /// This node's physical clock offset from true time, microseconds.
+    #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
+    clock_offset_us: i64,
+    /// This node's physical clock drift, parts per million.
+    #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
+    clock_drift_ppm: f64,
 }
 
 fn parse_set(set: &[String]) -> Result<BTreeMap<String, String>, CliError> {
@@ -231,6 +247,16 @@ fn node_options(a: NodeArgs) -> Result<NodeOptions, CliError> {
     setup.timeout = Duration::from_millis(a.timeout_ms);
     setup.seed = a.seed;
     setup.opts = parse_set(&a.set)?;
+    if !a.clock_drift_ppm.is_finite() || a.clock_drift_ppm.abs() >= 100_000.0 {
+        return Err(usage(format!(
+            "--clock-drift-ppm {}: expected a rate below 100000 ppm either way",
+            a.clock_drift_ppm
+        )));
+    }
+    setup.clock = coordlab::clock::ClockSpec {
+        offset_us: a.clock_offset_us,
+        drift_ppm: a.clock_drift_ppm,
+    };
     Ok(NodeOptions {
         setup,
         algo: a.algo,
@@ -258,6 +284,9 @@ fn launch_options(n: usize, topology: Layout, a: LaunchArgs) -> Result<LaunchOpt
         logs: a.logs,
         demo: a.demo,
         set: launch_set(&a.set, a.stable, a.majority, a.pick, a.weights)?,
+        clock_offset_ms: a.clock_offset_ms,
+        clock_drift_ppm: a.clock_drift_ppm,
+        clock_skew: a.clock_skew,
     })
 }
 

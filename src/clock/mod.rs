@@ -4,6 +4,7 @@
 pub mod hlc;
 pub mod lamport;
 pub mod physical;
+pub mod skew;
 pub mod vector;
 
 pub use hlc::Hlc;

@@ -102,6 +102,12 @@ pub struct LaunchOptions {
     pub demo: Option<String>,
     /// Algorithm options passed to every node (`--set key=value`).
     pub set: BTreeMap<String, String>,
+    /// `--clock-offset-ms ID:MS,...`: nodes whose clocks start off true time.
+    pub clock_offset_ms: Option<String>,
+    /// `--clock-drift-ppm ID:PPM,...`: nodes whose clocks run fast or slow.
+    pub clock_drift_ppm: Option<String>,
+    /// `--clock-skew random:MAXMS,MAXPPM`: every clock off and drifting at random (from the seed).
+    pub clock_skew: Option<String>,
 }
 
 /// Runs a launch; returns the process exit status.

@@ -63,6 +63,8 @@ pub struct Plan {
     pub duration: Option<Duration>,
     /// `--demo`.
     pub demo: Option<DemoKind>,
+    /// Every node's physical clock (`--clock-offset-ms`, `--clock-drift-ppm`, `--clock-skew`).
+    pub clocks: BTreeMap<u64, crate::clock::ClockSpec>,
 }
 
 impl Plan {
@@ -75,6 +77,7 @@ impl Plan {
         s.timeout = Duration::from_millis(opts.timeout_ms);
         s.seed = opts.seed;
         s.opts = self.set.clone();
+        s.clock = self.clocks.get(&node.id).copied().unwrap_or_default();
         s
     }
 }
@@ -143,6 +146,14 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
             nb
         }
     };
+    let clocks = crate::clock::skew::plan_clocks(
+        &ids,
+        opts.clock_offset_ms.as_deref(),
+        opts.clock_drift_ppm.as_deref(),
+        opts.clock_skew.as_deref(),
+        opts.seed,
+    )
+    .map_err(usage)?;
     let mut set = opts.set.clone();
     if graph.is_some() {
         set.insert(MESH_KEY.into(), "true".into());
@@ -163,6 +174,7 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
         until_elected,
         duration,
         demo,
+        clocks,
     };
     for node in &plan.nodes {
         registry::check_setup(&opts.algo, &plan.setup(opts, node)).map_err(usage)?;
@@ -268,6 +280,9 @@ mod tests {
             logs: PathBuf::from("logs"),
             demo: None,
             set: BTreeMap::new(),
+            clock_offset_ms: None,
+            clock_drift_ppm: None,
+            clock_skew: None,
         }
     }
 
