@@ -83,6 +83,19 @@ enum Cmd {
         #[arg(long)]
         next: String,
     },
+    /// A global state of a run: each node's last event at a time on its own clock, and whether
+    /// that cut is consistent.
+    Cut {
+        /// The run directory.
+        #[arg(default_value = "logs/latest")]
+        dir: PathBuf,
+        /// Every node's last event whose own clock reads at or before MS after the run's start.
+        #[arg(long, value_name = "MS", required_unless_present = "at_vc", conflicts_with = "at_vc")]
+        at_pt: Option<f64>,
+        /// The causal past (vector clocks) of the frontier of --at-pt MS: a consistent cut.
+        #[arg(long, value_name = "MS")]
+        at_vc: Option<f64>,
+    },
     /// Check a run's traces: termination, uniqueness, agreement, false suspicions.
     Check {
         /// The run directory.
@@ -360,6 +373,24 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         }
         Cmd::BenchRelay { listen, next } => {
             coordlab::bench::relay(&listen, &next)?;
+            Ok(0)
+        }
+        Cmd::Cut { dir, at_pt, at_vc } => {
+            use coordlab::check::cut::{report, CutRule};
+            let ms = at_pt.or(at_vc).unwrap_or(0.0);
+            if !ms.is_finite() || ms < 0.0 {
+                return Err(usage(format!(
+                    "--at-pt/--at-vc: {ms} is not a time in ms after the run's start"
+                )));
+            }
+            let us = (ms * 1000.0) as u64;
+            let rule = if at_vc.is_some() {
+                CutRule::Vc(us)
+            } else {
+                CutRule::Pt(us)
+            };
+            let run = coordlab::trace::RunDir::load(&dir).map_err(|e| usage(e.to_string()))?;
+            print!("{}", report(&run, rule).map_err(usage)?);
             Ok(0)
         }
         Cmd::Check { dir } => {

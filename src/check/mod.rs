@@ -8,6 +8,7 @@
 
 pub mod beliefs;
 pub mod clock;
+pub mod cut;
 pub mod election;
 pub mod summary;
 pub mod suspicion;
