@@ -9,6 +9,7 @@ pub mod detector;
 pub mod election;
 pub mod probe;
 pub mod registry;
+pub mod snapshot;
 
 use crate::rng::Rng;
 pub use crate::trace::{Event, NodeId};

@@ -42,6 +42,10 @@ pub const ALGORITHMS: &[(&str, &str)] = &[
         "Berkeley clock sync: a master polls every clock, averages leaving out outliers, sends each a delta",
     ),
     (
+        "bank",
+        "accounts sending money to neighbours; --set snapshot=chandy-lamport|clock|both records global states",
+    ),
+    (
         "ring-probe",
         "a token round the ring for --set laps=N laps: the benchmark's steady-state hop",
     ),
@@ -74,6 +78,7 @@ pub fn dispatch<R: Runner>(name: &str, setup: &Setup, runner: R) -> Option<R::Ou
         "ring-probe" => runner.run(setup, super::probe::RingProbe::new(setup)),
         "cristian" => runner.run(setup, super::clocksync::cristian::Cristian::new(setup)),
         "berkeley" => runner.run(setup, super::clocksync::berkeley::Berkeley::new(setup)),
+        "bank" => runner.run(setup, super::snapshot::bank::Bank::new(setup)),
         _ => return None,
     })
 }
@@ -86,6 +91,9 @@ pub fn check_setup(name: &str, setup: &Setup) -> Result<(), String> {
     crate::clock::ClockOptions::from_setup(setup)?;
     if matches!(name, "cristian" | "berkeley") {
         super::clocksync::SyncOptions::from_setup(setup)?;
+    }
+    if name == "bank" {
+        super::snapshot::bank::BankOptions::from_setup(setup)?;
     }
     if name != "ring-probe" {
         super::election::validate(setup)?;

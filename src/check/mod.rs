@@ -10,6 +10,7 @@ pub mod beliefs;
 pub mod clock;
 pub mod cut;
 pub mod election;
+pub mod snapshot;
 pub mod summary;
 pub mod suspicion;
 pub mod timeline;
@@ -119,11 +120,12 @@ pub fn check(dir: &Path) -> Result<Report, CliError> {
     })?;
     let analysis = analyse(&run);
     let clocks = clock::analyse(&run);
-    let text = summary::render(&analysis) + &clock::summary(&clocks);
+    let snapshots = snapshot::analyse(&run);
+    let text = summary::render(&analysis) + &clock::summary(&clocks) + &snapshot::summary(&snapshots);
     let out = dir.join("summary.txt");
     std::fs::write(&out, &text).map_err(|e| failed(format!("cannot write {}: {e}", out.display())))?;
     Ok(Report {
-        violated: analysis.violated() || clocks.violations() > 0,
+        violated: analysis.violated() || clocks.violations() > 0 || !snapshots.broken().is_empty(),
         text,
         analysis,
     })

@@ -31,6 +31,7 @@ pub const FITS: &[(&str, Fit)] = &[
     ("berkeley", Fit::Complete),
     ("yoyo", Fit::AnyGraph),
     ("echo", Fit::AnyGraph),
+    ("bank", Fit::AnyGraph),
 ];
 
 /// The rule of algorithm `algo`, if the table has one.

@@ -112,6 +112,16 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         step: bool,
     },
+    /// A node's part of a recorded global state (bank): its balance and the money it counted
+    /// in its incoming channels. `method`: `initial` (snap 0, the starting balance),
+    /// `chandy-lamport` (snap: the initiator's count) or `clock` (snap: the physical-clock time
+    /// of the recording, in ms).
+    Snapshot {
+        snap: u64,
+        method: String,
+        balance: u64,
+        in_flight: u64,
+    },
     /// Clean shutdown, with counters.
     Stop {
         sent: u64,
@@ -185,6 +195,7 @@ impl Event {
             Event::CsEnter { .. } => "cs_enter",
             Event::CsExit { .. } => "cs_exit",
             Event::ClockAdjust { .. } => "clock_adjust",
+            Event::Snapshot { .. } => "snapshot",
             Event::Stop { .. } => "stop",
             Event::Spawn { .. } => "spawn",
             Event::Pause { .. } => "pause",
@@ -248,6 +259,12 @@ impl Event {
             } => {
                 format!("clock adjusted by {offset_us} us (rtt {rtt_us} us, error bound {bound_us} us)")
             }
+            Event::Snapshot {
+                snap,
+                method,
+                balance,
+                in_flight,
+            } => format!("{method} snapshot {snap}: balance {balance}, {in_flight} in incoming channels"),
             Event::Stop {
                 sent,
                 received,
