@@ -121,9 +121,9 @@ struct RunArg {
 
 #[derive(Args)]
 struct LaunchArgs {
-    /// The algorithm (e.g. chang-roberts).
-    #[arg(long, default_value = "chang-roberts")]
-    algo: String,
+    /// The algorithm (default chang-roberts; bank with --demo snapshot).
+    #[arg(long)]
+    algo: Option<String>,
     /// The ids around the ring, in ring order (default 1..N).
     #[arg(long)]
     ids: Option<String>,
@@ -151,7 +151,7 @@ struct LaunchArgs {
     /// Where run directories are written.
     #[arg(long, default_value = "logs")]
     logs: PathBuf,
-    /// Run a scripted story without a human: false-suspicion or split-brain.
+    /// Run a scripted story without a human: false-suspicion, split-brain or snapshot.
     #[arg(long)]
     demo: Option<String>,
     /// An algorithm option passed to every node (KEY=VALUE; repeatable).
@@ -282,10 +282,21 @@ fn node_options(a: NodeArgs) -> Result<NodeOptions, CliError> {
 
 fn launch_options(n: usize, topology: Layout, a: LaunchArgs) -> Result<LaunchOptions, CliError> {
     let ids = a.ids.as_deref().map(|s| parse_ids("--ids", s)).transpose()?;
+    let snapshot_demo = a.demo.as_deref() == Some("snapshot");
+    let mut set = launch_set(&a.set, a.stable, a.majority, a.pick, a.weights)?;
+    let mut clock_skew = a.clock_skew;
+    if snapshot_demo {
+        // The story needs both kinds of snapshot on clocks that disagree.
+        set.entry("snapshot".into()).or_insert_with(|| "both".into());
+        if clock_skew.is_none() && a.clock_offset_ms.is_none() && a.clock_drift_ppm.is_none() {
+            clock_skew = Some("random:200,100".into());
+        }
+    }
+    let default_algo = if snapshot_demo { "bank" } else { "chang-roberts" };
     Ok(LaunchOptions {
         n,
         topology,
-        algo: a.algo,
+        algo: a.algo.unwrap_or_else(|| default_algo.into()),
         ids,
         initiators: a.initiators,
         heartbeat_ms: a.heartbeat_ms,
@@ -296,10 +307,10 @@ fn launch_options(n: usize, topology: Layout, a: LaunchArgs) -> Result<LaunchOpt
         seed: a.seed,
         logs: a.logs,
         demo: a.demo,
-        set: launch_set(&a.set, a.stable, a.majority, a.pick, a.weights)?,
+        set,
         clock_offset_ms: a.clock_offset_ms,
         clock_drift_ppm: a.clock_drift_ppm,
-        clock_skew: a.clock_skew,
+        clock_skew,
     })
 }
 

@@ -57,6 +57,8 @@ pub enum Goal {
     },
     /// A scripted story.
     Demo(Box<Demo>),
+    /// `--demo snapshot`.
+    Snapshot(super::snapshot_demo::SnapshotDemo),
 }
 
 /// How long to wait for an election before calling it failed: generous, since a wait that is
@@ -69,6 +71,9 @@ impl Goal {
     /// The goal of `plan`, its clock starting at `t0` (when the nodes begin).
     pub fn new(plan: &Plan, timeout: Duration, t0: Instant) -> Self {
         let n = plan.nodes.len();
+        if plan.snapshot_demo {
+            return Goal::Snapshot(super::snapshot_demo::SnapshotDemo::new(t0));
+        }
         match (plan.demo, plan.until_elected) {
             (Some(kind), _) => Goal::Demo(Box::new(Demo::new(kind, n, timeout, t0))),
             (None, true) => {
@@ -134,6 +139,7 @@ impl Goal {
                 })
             }
             Goal::Demo(demo) => demo.step(fleet, now),
+            Goal::Snapshot(demo) => demo.step(now),
         }
     }
 
@@ -141,6 +147,7 @@ impl Goal {
     pub fn conclude(&self, analysis: &crate::check::Analysis) -> Vec<String> {
         match self {
             Goal::Demo(demo) => demo.conclude(analysis),
+            Goal::Snapshot(demo) => demo.conclude(&analysis.dir),
             _ => Vec::new(),
         }
     }
@@ -151,6 +158,7 @@ impl Goal {
             Goal::Console { .. } => Ending::ok(format!("stopped: {why}")),
             Goal::Elected { .. } => Ending::failed(format!("stopped ({why}) before every live node agreed")),
             Goal::Demo(demo) => Ending::failed(format!("demo stopped ({why}) {}", demo.where_now())),
+            Goal::Snapshot(_) => Ending::failed(format!("demo snapshot stopped ({why}) before its end")),
         }
     }
 }

@@ -35,6 +35,7 @@ mod nodes;
 pub mod plan;
 mod rundir;
 mod signals;
+mod snapshot_demo;
 mod spawn;
 mod watch;
 

@@ -48,6 +48,10 @@ const DEMOS: &[(&str, DemoKind)] = &[
     ("split-brain", DemoKind::SplitBrain),
 ];
 
+/// `--demo snapshot`: a bank on skewed clocks, Chandy-Lamport snapshots right, clock ones wrong
+/// (told by `snapshot_demo`, not by the election stories' runner).
+pub const SNAPSHOT_DEMO: &str = "snapshot";
+
 /// A checked launch.
 #[derive(Debug, Clone)]
 pub struct Plan {
@@ -63,6 +67,8 @@ pub struct Plan {
     pub duration: Option<Duration>,
     /// `--demo`.
     pub demo: Option<DemoKind>,
+    /// `--demo snapshot`.
+    pub snapshot_demo: bool,
     /// Every node's physical clock (`--clock-offset-ms`, `--clock-drift-ppm`, `--clock-skew`).
     pub clocks: BTreeMap<u64, crate::clock::ClockSpec>,
 }
@@ -115,12 +121,15 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
         Some("elected") => true,
         Some(other) => return Err(usage(format!("--until: unknown condition '{other}' (known: elected)"))),
     };
+    let snapshot_demo = opts.demo.as_deref() == Some(SNAPSHOT_DEMO);
     let demo = match opts.demo.as_deref() {
         None => None,
+        Some(SNAPSHOT_DEMO) => None,
         Some(name) => match DEMOS.iter().find(|(d, _)| *d == name) {
             Some(&(_, kind)) => Some(kind),
             None => {
-                let known: Vec<&str> = DEMOS.iter().map(|(d, _)| *d).collect();
+                let mut known: Vec<&str> = DEMOS.iter().map(|(d, _)| *d).collect();
+                known.push(SNAPSHOT_DEMO);
                 return Err(usage(format!(
                     "--demo: unknown story '{name}' (known: {})",
                     known.join(", ")
@@ -133,7 +142,13 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
         Some(s) if s.is_finite() && s > 0.0 && s < 1e9 => Some(Duration::from_secs_f64(s)),
         Some(s) => return Err(usage(format!("--duration: {s} is not a positive number of seconds"))),
     };
-    if demo.is_some() && (until_elected || duration.is_some()) {
+    if snapshot_demo && opts.algo != "bank" {
+        return Err(usage(format!(
+            "--demo snapshot runs the bank (--algo bank), not {}",
+            opts.algo
+        )));
+    }
+    if (demo.is_some() || snapshot_demo) && (until_elected || duration.is_some()) {
         return Err(usage(
             "--demo runs its own story; it cannot be combined with --until or --duration",
         ));
@@ -174,6 +189,7 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
         until_elected,
         duration,
         demo,
+        snapshot_demo,
         clocks,
     };
     for node in &plan.nodes {

@@ -18,7 +18,9 @@
 //!   multiple of `snapshot_ms` (before doing anything else in that handler); afterwards, every
 //!   transfer delivered that its sender sent before that time (by the sender's clock, carried
 //!   in the transfer) is counted as in the channel; `settle_ms` later it writes the `snapshot`.
-//!   Exact when clocks agree; with skewed clocks a transfer can be counted twice or not at all.
+//!   Exact when clocks agree. With skewed clocks, a transfer sent after its sender recorded
+//!   (by a clock ahead) that arrives before its receiver records (by a clock behind) is counted
+//!   in the receiver's balance: the recorded state holds more money than there is.
 //! - `--set snapshot=both` takes both on the same run (`--demo snapshot`).
 
 use super::fifo::Channels;
