@@ -90,3 +90,22 @@ fn bad_clock_flags_are_refused_by_name() {
         assert!(err.contains(want), "{args:?}: {err}");
     }
 }
+
+#[test]
+fn the_snapshot_demo_shows_chandy_lamport_right_and_clock_snapshots_wrong() {
+    let logs = temp_logs("time-bank");
+    let mut l = Launch::command("mesh", 4, &logs, &["--demo", "snapshot"]);
+    assert!(l.wait().success(), "{}", l.output());
+    let run = RunDir::load(&l.run_dir()).unwrap();
+    let f = coordlab::check::snapshot::analyse(&run);
+    assert_eq!(f.initial, 4000);
+    let cl = f.complete.iter().filter(|g| g.method == "chandy-lamport").count();
+    assert!(cl >= 3, "{f:?}");
+    assert!(f.broken().is_empty(), "{f:?}");
+    assert!(f.clock_errors().len() >= 3, "{f:?}");
+    let out = l.output();
+    assert!(
+        out.contains("every one sums to it") && out.contains("why: the clocks disagreed"),
+        "{out}"
+    );
+}
