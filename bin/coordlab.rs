@@ -51,7 +51,7 @@ enum Cmd {
     Restart(Target),
     /// Who is alive, paused or dead, and whom each node believes leads.
     Status(RunArg),
-    /// Measure: loopback floor, cost per hop, election times and counts, memory per node.
+    /// Measure: loopback floor, cost per hop, election times and counts, memory per node, clock sync.
     Bench {
         /// Ring sizes to measure.
         #[arg(long, default_value = "8,64,256")]
@@ -59,7 +59,7 @@ enum Cmd {
         /// Ping-pong rounds for the loopback floor.
         #[arg(long, default_value_t = 20_000)]
         rounds: usize,
-        /// Sections to run: floor, rings (with the floor), elections, or all.
+        /// Sections to run: floor, rings (with the floor), elections, clocks, or all.
         #[arg(long, default_value = "all")]
         only: String,
         /// Seed of the shuffled id arrangements and random graphs.

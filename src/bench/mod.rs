@@ -2,6 +2,7 @@
 //! per hop, election times and message counts beside the formulas, and memory per node.
 //! Benchmarks report; nothing here is a pass/fail test.
 
+mod clock;
 mod elections;
 mod floor;
 mod rings;
@@ -28,6 +29,8 @@ pub struct Sections {
     pub rings: bool,
     /// Every election algorithm's time and message counts beside the formulas.
     pub elections: bool,
+    /// Cristian and Berkeley on skewed clocks.
+    pub clocks: bool,
 }
 
 impl Sections {
@@ -36,6 +39,7 @@ impl Sections {
         floor: true,
         rings: true,
         elections: true,
+        clocks: true,
     };
 
     /// Parses `floor,rings,elections` (any of them, or `all`).
@@ -44,6 +48,7 @@ impl Sections {
             floor: false,
             rings: false,
             elections: false,
+            clocks: false,
         };
         for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             match part {
@@ -51,9 +56,10 @@ impl Sections {
                 "floor" => out.floor = true,
                 "rings" => out.rings = true,
                 "elections" => out.elections = true,
+                "clocks" => out.clocks = true,
                 other => {
                     return Err(usage(format!(
-                        "--only: '{other}' is not a section (floor, rings, elections, all)"
+                        "--only: '{other}' is not a section (floor, rings, elections, clocks, all)"
                     )))
                 }
             }
@@ -63,10 +69,11 @@ impl Sections {
                 floor: false,
                 rings: false,
                 elections: false,
+                clocks: false,
             })
         {
             return Err(usage(
-                "--only: name at least one section (floor, rings, elections, all)",
+                "--only: name at least one section (floor, rings, elections, clocks, all)",
             ));
         }
         Ok(out)
@@ -96,6 +103,11 @@ pub fn run(sizes: &[usize], rounds: usize, sections: Sections, seed: u64) -> Res
         println!("n killed, so n-1 alone detects it; counts are the sends after the kill; elect ms: from the kill");
         println!("to n-1's claim, detection (one --timeout-ms) included; the others read COORDINATOR when resumed.");
         println!("yoyo/echo: m edges of the seeded graph; yoyo's YO count depends on the graph (one vote per YO).");
+    }
+    if sections.clocks {
+        println!();
+        println!("== clock sync ({BUILD}, one process per node, loopback, complete mesh, --clock-skew random:200,100)");
+        clock::run_clocks(sizes, seed)?;
     }
     Ok(())
 }
