@@ -2,8 +2,10 @@
 //! leaving out the ones too far off, and tells each node how much to move.
 //!
 //! Rules (master: `--set server=ID`, default the smallest id):
-//! - every period the master polls all nodes `samples` times (POLL; the next poll when every
-//!   node answered or the timeout passed).
+//! - every period the master polls every node `samples` times, one poll at a time (POLL; the
+//!   next when the answer came or the timeout passed). One at a time, because answers to a
+//!   broadcast poll queue up at the master, and that wait, all on the way back, would skew the
+//!   RTT/2 estimate of the later ones by up to the whole queue.
 //! - on POLL at a node: answer CLOCK(C), C = its clock now; remember C and when it answered.
 //! - on CLOCK(C) at the master: RTT on the monotonic clock; the node's offset is estimated as
 //!   C + RTT/2 - M (M the master's clock now); keep the sample with the smallest RTT.
@@ -21,7 +23,7 @@
 use super::SyncOptions;
 use crate::algo::{Algorithm, ClockCorrection, Cx, Message, NodeId, Setup};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// Berkeley's messages.
@@ -97,9 +99,10 @@ pub struct Berkeley {
     others: Vec<NodeId>,
     timeout: Duration,
     round: u64,
-    k: u32,
-    polled_at: Duration,
-    answered: BTreeSet<NodeId>,
+    /// The polls of this round still to make, in order: (node, sample).
+    todo: Vec<(NodeId, u32)>,
+    /// The outstanding poll: (node, sample, when sent).
+    polling: Option<(NodeId, u32, Duration)>,
     est: BTreeMap<NodeId, Estimate>,
     /// At a node: its clock and monotonic time at each answer of the current round.
     answers: BTreeMap<(u64, u32), (u64, Duration)>,
@@ -118,9 +121,8 @@ impl Berkeley {
             opts,
             timeout: setup.timeout,
             round: 0,
-            k: 0,
-            polled_at: Duration::ZERO,
-            answered: BTreeSet::new(),
+            todo: Vec::new(),
+            polling: None,
             est: BTreeMap::new(),
             answers: BTreeMap::new(),
             left_out: Vec::new(),
@@ -128,26 +130,18 @@ impl Berkeley {
         }
     }
 
+    /// Sends the next poll, or averages when none is left.
     fn poll(&mut self, cx: &mut Cx<'_, Self>) {
-        self.k += 1;
-        self.polled_at = cx.now;
-        self.answered.clear();
-        for &j in &self.others {
-            cx.send(
-                j,
-                BerkeleyMsg::Poll {
-                    round: self.round,
-                    k: self.k,
-                },
-            );
-        }
+        let Some((j, k)) = self.todo.pop() else {
+            self.polling = None;
+            return self.average(cx);
+        };
+        self.polling = Some((j, k, cx.now));
+        cx.send(j, BerkeleyMsg::Poll { round: self.round, k });
         cx.set_timer(BerkeleyTimer::Collect, self.timeout);
     }
 
-    fn polled(&mut self, cx: &mut Cx<'_, Self>) {
-        if self.k < self.opts.samples {
-            return self.poll(cx);
-        }
+    fn average(&mut self, cx: &mut Cx<'_, Self>) {
         cx.cancel_timer(BerkeleyTimer::Collect);
         let mut offsets: Vec<i64> = self.est.values().map(|e| e.offset_us).collect();
         offsets.push(0);
@@ -203,8 +197,13 @@ impl Algorithm for Berkeley {
                 self.answers.insert((round, k), (cx.pt, cx.now));
                 cx.send(from, BerkeleyMsg::Clock { round, k, t_us: cx.pt });
             }
-            BerkeleyMsg::Clock { round, k, t_us } if cx.me == master && round == self.round && k == self.k => {
-                let rtt_us = (cx.now - self.polled_at).as_micros() as u64;
+            BerkeleyMsg::Clock { round, k, t_us }
+                if cx.me == master
+                    && round == self.round
+                    && self.polling.is_some_and(|(j, pk, _)| j == from && pk == k) =>
+            {
+                let sent = self.polling.map_or(cx.now, |p| p.2);
+                let rtt_us = (cx.now - sent).as_micros() as u64;
                 let e = Estimate {
                     offset_us: t_us as i64 + (rtt_us / 2) as i64 - cx.pt as i64,
                     rtt_us,
@@ -215,10 +214,7 @@ impl Algorithm for Berkeley {
                 if self.est.get(&from).is_none_or(|old| rtt_us < old.rtt_us) {
                     self.est.insert(from, e);
                 }
-                self.answered.insert(from);
-                if self.answered.len() == self.others.len() {
-                    self.polled(cx);
-                }
+                self.poll(cx);
             }
             BerkeleyMsg::Adjust {
                 round,
@@ -256,11 +252,16 @@ impl Algorithm for Berkeley {
             BerkeleyTimer::Round => {
                 cx.set_timer(BerkeleyTimer::Round, self.opts.period);
                 self.round += 1;
-                self.k = 0;
                 self.est.clear();
+                // Popped from the back: sample 1 of every node, then sample 2, ...
+                self.todo = (1..=self.opts.samples)
+                    .rev()
+                    .flat_map(|k| self.others.iter().rev().map(move |&j| (j, k)))
+                    .collect();
                 self.poll(cx);
             }
-            BerkeleyTimer::Collect => self.polled(cx),
+            BerkeleyTimer::Collect if self.polling.is_some() => self.poll(cx),
+            BerkeleyTimer::Collect => {}
         }
     }
 }
