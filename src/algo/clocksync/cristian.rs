@@ -123,8 +123,9 @@ impl Algorithm for Cristian {
 
     fn on_start(&mut self, cx: &mut Cx<'_, Self>) {
         if cx.me != self.opts.server {
-            // Spread the clients' first rounds so they do not all hit the server at once.
-            let jitter = cx.rng.range(0, 50_000);
+            // Spread the clients' rounds over half a period so that they do not all hit the
+            // server at once: requests queued there inflate the round trips, and the bounds.
+            let jitter = cx.rng.range(0, self.opts.period.as_micros() as u64 / 2 + 1);
             cx.set_timer(CristianTimer::Round, Duration::from_micros(jitter));
         }
     }
