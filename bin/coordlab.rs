@@ -1,10 +1,10 @@
 //! The coordlab command line: parse, then call the library.
 
 use clap::{Args, Parser, Subcommand};
-use coordlab::algo::Setup;
+use coordlab::algo::{registry, Setup};
 use coordlab::cluster::{self, LaunchOptions, Layout};
 use coordlab::error::{usage, CliError};
-use coordlab::node::config::{parse_ids, parse_kv, parse_members, NodeOptions};
+use coordlab::node::config::{check_timing, parse_ids, parse_kv, parse_members, NodeOptions};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -13,7 +13,8 @@ use std::time::Duration;
 #[command(
     name = "coordlab",
     version,
-    about = "Classic distributed-coordination algorithms, run as real processes"
+    about = "Classic distributed-coordination algorithms, run as real processes",
+    after_help = "`coordlab algos` lists every algorithm (--algo), where it runs, and its --set keys."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -41,6 +42,17 @@ enum Cmd {
         #[command(flatten)]
         launch: LaunchArgs,
     },
+    /// Chaos soak: a ring (or --mesh SPEC) under a random fault every 0.3-1.5 s for --duration
+    /// (default 20) seconds, then the checker and the soak's criteria; exit 1 when one fails.
+    Chaos {
+        /// How many nodes (at least 2).
+        n: usize,
+        /// Run on a mesh of this topology instead of a ring (complete, grid, random:K, ...).
+        #[arg(long)]
+        mesh: Option<String>,
+        #[command(flatten)]
+        launch: LaunchArgs,
+    },
     /// SIGSTOP node ID of the running launch.
     Pause(Target),
     /// SIGCONT node ID of the running launch.
@@ -59,7 +71,7 @@ enum Cmd {
         /// Ping-pong rounds for the loopback floor.
         #[arg(long, default_value_t = 20_000)]
         rounds: usize,
-        /// Sections to run: floor, rings (with the floor), elections, clocks, or all.
+        /// Sections to run: floor, rings (with the floor), elections, flood, clocks, or all.
         #[arg(long, default_value = "all")]
         only: String,
         /// Seed of the shuffled id arrangements and random graphs.
@@ -96,11 +108,16 @@ enum Cmd {
         #[arg(long, value_name = "MS")]
         at_vc: Option<f64>,
     },
-    /// Check a run's traces: termination, uniqueness, agreement, false suspicions.
+    /// List every algorithm: family, where it runs, summary, and its --set keys.
+    Algos,
+    /// Check a run's traces: termination, uniqueness, agreement, storms, false suspicions.
     Check {
         /// The run directory.
         #[arg(default_value = "logs/latest")]
         dir: PathBuf,
+        /// Every detail (every term, leadership interval, suspicion, drop reason, bad line).
+        #[arg(long)]
+        verbose: bool,
     },
 }
 
@@ -121,9 +138,8 @@ struct RunArg {
 
 #[derive(Args)]
 struct LaunchArgs {
-    /// The algorithm (default chang-roberts; bank with --demo snapshot).
-    #[arg(long)]
-    algo: Option<String>,
+    #[arg(long, default_value = registry::DEFAULT_ALGO, help = algo_help())]
+    algo: String,
     /// The ids around the ring, in ring order (default 1..N).
     #[arg(long)]
     ids: Option<String>,
@@ -142,7 +158,7 @@ struct LaunchArgs {
     /// Run this many seconds, then stop cleanly.
     #[arg(long)]
     duration: Option<f64>,
-    /// Stop cleanly as soon as the condition holds: elected.
+    /// Stop cleanly as soon as the condition holds: done (the family's goal; elected for elections).
     #[arg(long)]
     until: Option<String>,
     /// Seed of every random choice.
@@ -151,22 +167,27 @@ struct LaunchArgs {
     /// Where run directories are written.
     #[arg(long, default_value = "logs")]
     logs: PathBuf,
+    /// The run's key file (32 bytes, mode 0600), for a cluster spread over hosts; default: a
+    /// fresh random key written to the run directory.
+    #[arg(long)]
+    key: Option<PathBuf>,
     /// Run a scripted story without a human: false-suspicion, split-brain or snapshot.
     #[arg(long)]
     demo: Option<String>,
-    /// An algorithm option passed to every node (KEY=VALUE; repeatable).
+    /// An option of the algorithm passed to every node (KEY=VALUE; repeatable; `coordlab algos`
+    /// lists each algorithm's keys).
     #[arg(long = "set")]
     set: Vec<String>,
-    /// Bully: a recovered node follows a live leader (uptime-weighted); same as --set stable=true.
+    /// Same as --set stable=true (bully: a recovered node follows a live leader).
     #[arg(long)]
     stable: bool,
-    /// Split-brain contained: votes of a weighted majority, check-quorum, pre-vote; same as --set majority=true.
+    /// Same as --set majority=true (elections: votes of a weighted majority, check-quorum, pre-vote).
     #[arg(long)]
     majority: bool,
-    /// Ring-list: the winner is the max or min id of the list; same as --set pick=...
-    #[arg(long, value_parser = ["max", "min"])]
+    /// Same as --set pick=... (ring-list: the winner is the max or min id of the list).
+    #[arg(long)]
     pick: Option<String>,
-    /// Node weights or capabilities (echo, majority): ID:W,ID:W,...; same as --set weights=...
+    /// Same as --set weights=ID:W,... (node weights under majority; echo's capabilities).
     #[arg(long)]
     weights: Option<String>,
     /// Nodes whose physical clocks start off true time: ID:MS,ID:MS,... (negative: behind).
@@ -198,8 +219,7 @@ struct NodeArgs {
     /// Start the first election at once.
     #[arg(long)]
     initiator: bool,
-    /// The algorithm.
-    #[arg(long, default_value = "chang-roberts")]
+    #[arg(long, default_value = registry::DEFAULT_ALGO, help = algo_help())]
     algo: String,
     /// Heartbeat period in milliseconds.
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
@@ -213,7 +233,7 @@ struct NodeArgs {
     /// Directory for node-<id>.jsonl (no machine trace without it).
     #[arg(long)]
     log_dir: Option<PathBuf>,
-    /// An algorithm option (KEY=VALUE; repeatable).
+    /// An option of the algorithm (KEY=VALUE; repeatable; `coordlab algos` lists the keys).
     #[arg(long = "set")]
     set: Vec<String>,
     /// Start the algorithm at this wall-clock time (microseconds since the epoch).
@@ -225,14 +245,32 @@ struct NodeArgs {
     /// This node's physical clock drift, parts per million.
     #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
     clock_drift_ppm: f64,
+    /// The run's key file (32 bytes, mode 0600; the launcher writes logs/<run>/key).
+    #[arg(long)]
+    key: Option<PathBuf>,
 }
 
+/// The help of `--algo`, from the registry.
+fn algo_help() -> String {
+    format!("The algorithm: {} (`coordlab algos` describes each)", registry::names())
+}
+
+/// `--set` pairs; a key given twice is refused rather than one value silently winning.
 fn parse_set(set: &[String]) -> Result<BTreeMap<String, String>, CliError> {
-    set.iter().map(|s| parse_kv(s)).collect()
+    let mut out = BTreeMap::new();
+    for s in set {
+        let (k, v) = parse_kv(s)?;
+        if let Some(old) = out.insert(k.clone(), v) {
+            return Err(usage(format!("--set {k} is given twice ({k}={old} first)")));
+        }
+    }
+    Ok(out)
 }
 
 fn node_options(a: NodeArgs) -> Result<NodeOptions, CliError> {
     let members = parse_members(&a.members)?;
+    check_timing(a.heartbeat_ms, a.timeout_ms)?;
+
     let ids: Vec<u64> = members.iter().map(|m| m.0).collect();
     let i = ids
         .iter()
@@ -277,6 +315,7 @@ fn node_options(a: NodeArgs) -> Result<NodeOptions, CliError> {
         addrs: members.into_iter().collect(),
         log_dir: a.log_dir,
         start_at_us: a.start_at_us,
+        key_file: a.key,
     })
 }
 
@@ -292,11 +331,16 @@ fn launch_options(n: usize, topology: Layout, a: LaunchArgs) -> Result<LaunchOpt
             clock_skew = Some("random:200,100".into());
         }
     }
-    let default_algo = if snapshot_demo { "bank" } else { "chang-roberts" };
+    // The story is the bank's: it runs when no other algorithm was named.
+    let algo = if snapshot_demo && a.algo == registry::DEFAULT_ALGO {
+        "bank".to_string()
+    } else {
+        a.algo
+    };
     Ok(LaunchOptions {
         n,
         topology,
-        algo: a.algo.unwrap_or_else(|| default_algo.into()),
+        algo,
         ids,
         initiators: a.initiators,
         heartbeat_ms: a.heartbeat_ms,
@@ -307,7 +351,9 @@ fn launch_options(n: usize, topology: Layout, a: LaunchArgs) -> Result<LaunchOpt
         seed: a.seed,
         logs: a.logs,
         demo: a.demo,
+        key: a.key,
         set,
+        chaos: false,
         clock_offset_ms: a.clock_offset_ms,
         clock_drift_ppm: a.clock_drift_ppm,
         clock_skew,
@@ -357,6 +403,13 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         }
         Cmd::Ring { n, launch } => cluster::launch(launch_options(n, Layout::Ring, launch)?),
         Cmd::Mesh { n, topology, launch } => cluster::launch(launch_options(n, Layout::Mesh(topology), launch)?),
+        Cmd::Chaos { n, mesh, mut launch } => {
+            launch.duration = launch.duration.or(Some(20.0));
+            let layout = mesh.map_or(Layout::Ring, Layout::Mesh);
+            let mut opts = launch_options(n, layout, launch)?;
+            opts.chaos = true;
+            cluster::launch(opts)
+        }
         Cmd::Pause(t) => control(&t.run.run, format!("pause {}", t.id)),
         Cmd::Resume(t) => control(&t.run.run, format!("resume {}", t.id)),
         Cmd::Kill(t) => control(&t.run.run, format!("kill {}", t.id)),
@@ -404,9 +457,15 @@ fn run(cli: Cli) -> Result<i32, CliError> {
             print!("{}", report(&run, rule).map_err(usage)?);
             Ok(0)
         }
-        Cmd::Check { dir } => {
+        Cmd::Algos => {
+            print!("{}", registry::listing());
+            Ok(0)
+        }
+        Cmd::Check { dir, verbose } => {
             let report = coordlab::check::check(&dir)?;
-            print!("{}", report.text);
+            let text = if verbose { &report.full } else { &report.text };
+            // A reader that went away (`coordlab check | head -1`) is not an error of the check.
+            let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes());
             Ok(if report.violated { 1 } else { 0 })
         }
     }

@@ -7,6 +7,7 @@
 
 use crate::algo::{Algorithm, Setup};
 use crate::engine::host::{Host, Now};
+use crate::engine::key::Key;
 use crate::rng::Rng;
 use crate::trace::{Event, NodeId, Record};
 use std::cmp::Reverse;
@@ -74,6 +75,9 @@ pub struct Sim<A: Algorithm> {
     cut: BTreeSet<(NodeId, NodeId)>,
     /// Every trace record of every node, in simulated time order.
     pub trace: Vec<Record>,
+    /// What was done to the nodes (crash, restart, pause, resume, partition, heal), as the
+    /// launcher's `faults.jsonl` would say it: the checker's ground truth.
+    pub faults: Vec<Record>,
 }
 
 impl<A: Algorithm> Sim<A> {
@@ -91,6 +95,7 @@ impl<A: Algorithm> Sim<A> {
             seq: 0,
             cut: BTreeSet::new(),
             trace: Vec::new(),
+            faults: Vec::new(),
         };
         for s in &setups {
             sim.setups.insert(s.me, s.clone());
@@ -125,16 +130,37 @@ impl<A: Algorithm> Sim<A> {
         self.nodes.keys().copied().collect()
     }
 
+    /// Every node's setup, by id.
+    pub fn setups(&self) -> &BTreeMap<NodeId, Setup> {
+        &self.setups
+    }
+
+    fn fault(&mut self, node: Option<NodeId>, event: Event) {
+        let t = self.now.as_micros() as u64;
+        self.faults.push(Record {
+            t,
+            node,
+            lamport: None,
+            pt: None,
+            vc: None,
+            hlc: None,
+            event,
+        });
+    }
+
     /// Crashes `id`: its state and timers are gone, datagrams to it are lost.
     pub fn crash(&mut self, id: NodeId) {
         let n = self.nodes.get_mut(&id).expect("crash: no such node");
         n.state = State::Crashed;
         n.epoch += 1;
+        let signal = "SIGKILL".into();
+        self.fault(Some(id), Event::Kill { pid: 0, signal });
     }
 
     /// Starts `id` afresh from its setup (after a crash).
     pub fn restart(&mut self, id: NodeId) {
         let epoch = self.nodes.get(&id).map(|n| n.epoch + 1).unwrap_or(0);
+        self.fault(Some(id), Event::Restart { pid: 0 });
         self.boot(id, epoch);
     }
 
@@ -143,6 +169,7 @@ impl<A: Algorithm> Sim<A> {
         let n = self.nodes.get_mut(&id).expect("pause: no such node");
         if matches!(n.state, State::Up) {
             n.state = State::Paused(Vec::new());
+            self.fault(Some(id), Event::Pause { pid: 0 });
         }
     }
 
@@ -150,6 +177,7 @@ impl<A: Algorithm> Sim<A> {
     pub fn resume(&mut self, id: NodeId) {
         let n = self.nodes.get_mut(&id).expect("resume: no such node");
         if let State::Paused(queued) = std::mem::replace(&mut n.state, State::Up) {
+            self.fault(Some(id), Event::Resume { pid: 0 });
             for (from, bytes) in queued.into_iter() {
                 self.deliver_now(from, id, &bytes[..]);
             }
@@ -159,6 +187,7 @@ impl<A: Algorithm> Sim<A> {
 
     /// Cuts every link between the two groups (both directions).
     pub fn partition(&mut self, a: &[NodeId], b: &[NodeId]) {
+        self.fault(None, Event::Partition { nodes: a.to_vec() });
         for &x in a {
             for &y in b {
                 self.cut.insert((x, y));
@@ -169,6 +198,7 @@ impl<A: Algorithm> Sim<A> {
 
     /// Restores every link.
     pub fn heal(&mut self) {
+        self.fault(None, Event::Heal { nodes: Vec::new() });
         self.cut.clear();
     }
 
@@ -237,7 +267,8 @@ impl<A: Algorithm> Sim<A> {
 
     fn boot(&mut self, id: NodeId, epoch: u64) {
         let setup = self.setups[&id].clone();
-        let host = Host::new(&setup, (self.factory)(&setup));
+        // Each boot of a node gets a later boot id, as a real restart's start time is later.
+        let host = Host::with_key(&setup, (self.factory)(&setup), &Key::simulated(), epoch);
         self.nodes.insert(
             id,
             SimNode {
@@ -269,7 +300,7 @@ impl<A: Algorithm> Sim<A> {
                 q.push((from, bytes.to_vec()));
                 return;
             }
-            State::Up => n.host.deliver(now, Some(from), bytes, &format!("sim:{from}")),
+            State::Up => n.host.deliver(now, Some(from), bytes, format_args!("sim:{from}")),
         }
         self.after_action(to);
     }

@@ -6,8 +6,7 @@
 mod common;
 
 use common::*;
-use coordlab::algo::registry::ALGORITHMS;
-use coordlab::cluster::fit::{fit, Fit};
+use coordlab::algo::registry::{find, Fit, ELECTION, ENTRIES};
 use coordlab::trace::RunDir;
 use std::fs;
 use std::process::Command;
@@ -24,7 +23,7 @@ fn layout(f: Fit) -> (&'static str, Vec<&'static str>, usize) {
 
 /// Runs the story for `algo`; panics with the launcher's output on any failure.
 fn elect_kill_pause_resume(algo: &str) {
-    let rule = fit(algo).unwrap_or_else(|| panic!("{algo} has no topology rule"));
+    let rule = find(algo).unwrap_or_else(|| panic!("{algo} is not registered")).runs_on;
     let (sub, mut extra, n) = layout(rule);
     extra.extend(["--algo", algo, "--timeout-ms", "200", "--heartbeat-ms", "50"]);
     if algo == "anon-ring" {
@@ -82,8 +81,8 @@ fn elect_kill_pause_resume(algo: &str) {
 
 #[test]
 fn every_election_elects_survives_a_dead_leader_and_a_paused_one() {
-    for (algo, _) in ALGORITHMS.iter().filter(|(a, _)| *a != "ring-probe") {
-        elect_kill_pause_resume(algo);
+    for e in ENTRIES.iter().filter(|e| e.family.name == ELECTION.name) {
+        elect_kill_pause_resume(e.name);
     }
 }
 

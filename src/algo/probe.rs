@@ -5,10 +5,10 @@
 //! - on start, at the initiator: send TOKEN(lap 1) to the successor.
 //! - on TOKEN(k), at any other node: forward TOKEN(k) to the successor.
 //! - on TOKEN(k), at the initiator: if k < laps (`--set laps=N`, default 100) send TOKEN(k+1);
-//!   otherwise record `leader` naming itself, so `--until elected` ends the run once every
-//!   node has heard its announcement (LAPS_DONE).
+//!   otherwise send LAPS_DONE to every other node. The probe's goal (`--until done`, judged by
+//!   `check::probe`) holds once every node sent or heard LAPS_DONE; it never claims leadership.
 
-use super::{Algorithm, Context, Event, Message, NodeId, Setup};
+use super::{Algorithm, Context, Message, NodeId, Setup};
 use serde::{Deserialize, Serialize};
 
 /// Probe messages.
@@ -63,12 +63,11 @@ impl Algorithm for RingProbe {
             ProbeMsg::Token(k) if !self.setup.initiator => cx.send(self.setup.successor(), ProbeMsg::Token(k)),
             ProbeMsg::Token(k) if k < self.laps => cx.send(self.setup.successor(), ProbeMsg::Token(k + 1)),
             ProbeMsg::Token(_) => {
-                cx.record(Event::Leader { leader: me, term: 1 });
                 for &m in self.setup.members.iter().filter(|&&m| m != me) {
                     cx.send(m, ProbeMsg::LapsDone);
                 }
             }
-            ProbeMsg::LapsDone => cx.record(Event::Leader { leader: _from, term: 1 }),
+            ProbeMsg::LapsDone => {}
         }
     }
 
@@ -91,6 +90,11 @@ mod tests {
         s.run_for(Duration::from_secs(1));
         assert_eq!(s.sent("TOKEN"), 7 * 4);
         assert_eq!(s.sent("LAPS_DONE"), 3);
-        assert_eq!(s.events("leader").len(), 4);
+        assert!(s.events("leader").is_empty(), "a probe claims no leadership");
+        let run = crate::check::sim_run(&s, "ring-probe", "ring");
+        let a = crate::check::analyse(&run);
+        assert!(a.election.is_none());
+        assert_eq!(a.all_sections()[0].family(), "probe");
+        assert!(!a.violated(), "{}", crate::check::summary::render(&a, false));
     }
 }

@@ -2,12 +2,20 @@
 //! per hop, election times and message counts beside the formulas, and memory per node.
 //! Benchmarks report; nothing here is a pass/fail test.
 
+mod bully_best;
+pub mod cases;
+mod claims;
 mod clock;
 mod elections;
+mod flood;
 mod floor;
+mod formulas;
 mod rings;
+mod table;
 
-pub use elections::{run_elections, Claim, Count, ElectionRow};
+pub use cases::Case;
+pub use claims::{Claim, Count};
+pub use elections::{run_elections, ElectionRow};
 pub use floor::{echo_server, floor, relay, ring_floor};
 pub use rings::{run_rings, RingFigures};
 
@@ -29,6 +37,8 @@ pub struct Sections {
     pub rings: bool,
     /// Every election algorithm's time and message counts beside the formulas.
     pub elections: bool,
+    /// A junk flood at a ring's leader and what it cost.
+    pub flood: bool,
     /// Cristian and Berkeley on skewed clocks.
     pub clocks: bool,
 }
@@ -39,41 +49,38 @@ impl Sections {
         floor: true,
         rings: true,
         elections: true,
+        flood: true,
         clocks: true,
     };
 
     /// Parses `floor,rings,elections` (any of them, or `all`).
     pub fn parse(s: &str) -> Result<Self, CliError> {
-        let mut out = Sections {
+        let none = Sections {
             floor: false,
             rings: false,
             elections: false,
+            flood: false,
             clocks: false,
         };
+        let mut out = none;
         for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
             match part {
                 "all" => out = Sections::ALL,
                 "floor" => out.floor = true,
                 "rings" => out.rings = true,
                 "elections" => out.elections = true,
+                "flood" => out.flood = true,
                 "clocks" => out.clocks = true,
                 other => {
                     return Err(usage(format!(
-                        "--only: '{other}' is not a section (floor, rings, elections, clocks, all)"
+                        "--only: '{other}' is not a section (floor, rings, elections, flood, clocks, all)"
                     )))
                 }
             }
         }
-        if out
-            == (Sections {
-                floor: false,
-                rings: false,
-                elections: false,
-                clocks: false,
-            })
-        {
+        if out == none {
             return Err(usage(
-                "--only: name at least one section (floor, rings, elections, clocks, all)",
+                "--only: name at least one section (floor, rings, elections, flood, clocks, all)",
             ));
         }
         Ok(out)
@@ -108,6 +115,9 @@ pub fn run(sizes: &[usize], rounds: usize, sections: Sections, seed: u64) -> Res
         println!();
         println!("== clock sync ({BUILD}, one process per node, loopback, complete mesh, --clock-skew random:200,100)");
         clock::run_clocks(sizes, seed)?;
+    }
+    if sections.flood {
+        flood::print_flood(BUILD)?;
     }
     Ok(())
 }

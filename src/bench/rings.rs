@@ -1,5 +1,7 @@
 //! Rings of real processes launched through the launcher, measured from their traces.
 
+use crate::check::beliefs::Beliefs;
+use crate::check::Timeline;
 use crate::error::{failed, CliError};
 use crate::trace::{Event, RunDir};
 use std::path::{Path, PathBuf};
@@ -211,19 +213,16 @@ fn probe_hop_us(run: &RunDir, initiator: u64) -> Option<f64> {
         .map(|&us| us as f64 / run.info.nodes.len() as f64)
 }
 
+/// What every node believed, when: the checker's one replay of the run.
+pub(super) fn replay(run: &RunDir) -> Beliefs {
+    Beliefs::replay(run, &Timeline::build(run))
+}
+
 /// First `election_start` to the last `leader` event, milliseconds.
 pub(super) fn election_ms(run: &RunDir) -> Option<f64> {
-    let first = run
-        .node_events
-        .iter()
-        .find(|r| matches!(r.event, Event::ElectionStart { .. }))?
-        .t;
-    let last = run
-        .node_events
-        .iter()
-        .filter(|r| matches!(r.event, Event::Leader { .. }))
-        .map(|r| r.t)
-        .max()?;
+    let b = replay(run);
+    let first = b.started.first()?.t;
+    let last = b.learned.iter().map(|l| l.t).max()?;
     Some(last.saturating_sub(first) as f64 / 1000.0)
 }
 
@@ -254,9 +253,9 @@ pub fn run_rings(sizes: &[usize]) -> Result<Vec<RingFigures>, CliError> {
             n,
             &[
                 "--algo",
-                "ring-probe",
+                crate::algo::registry::RING_PROBE.name,
                 "--until",
-                "elected",
+                "done",
                 "--initiators",
                 &top,
                 "--set",

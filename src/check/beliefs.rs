@@ -10,6 +10,9 @@
 //! - `stop`, or the launcher killing it, or the process exiting: beliefs end with the process.
 //! - the end of the run closes what is still open.
 //!
+//! The replay is incremental ([`Beliefs::feed`]): the checker feeds a finished run, the
+//! launcher feeds its live view as the traces grow, the tests feed the simulator's records.
+//!
 //! Events of a process after it ended (a line flushed after SIGKILL was recorded) cannot be
 //! beliefs of a live process: they are counted and left out.
 
@@ -97,13 +100,32 @@ pub struct Beliefs {
     pub started: Vec<Started>,
     /// Per node, how many of its events came after its process had ended (left out).
     pub after_death: BTreeMap<NodeId, usize>,
+    nodes: BTreeMap<NodeId, NodeState>,
 }
 
-#[derive(Default)]
+/// One node's replay state.
+#[derive(Debug, Clone, Copy, Default)]
 struct NodeState {
     belief: Option<Belief>,
+    /// When it came to hold `belief` (or to hold none), microseconds.
+    since: u64,
+    /// The newest term it started or joined, if newer than its belief's.
+    electing: Option<u64>,
     /// Index into `spans` of the leadership still open.
     open: Option<usize>,
+    /// When its process ended without saying so (killed, exited): later lines are not its.
+    ended_at: Option<u64>,
+}
+
+/// Every live node follows one leader in one term, and that leader is among them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Agreed {
+    /// What they all believe.
+    pub belief: Belief,
+    /// When the last of them came to believe it, microseconds.
+    pub at_us: u64,
+    /// When the leader itself came to believe it, microseconds.
+    pub leader_since_us: u64,
 }
 
 impl Beliefs {
@@ -111,7 +133,9 @@ impl Beliefs {
     pub fn replay(run: &RunDir, timeline: &Timeline) -> Self {
         let end = timeline.end_us;
         let mut b = Beliefs::default();
-        let mut nodes: BTreeMap<NodeId, NodeState> = timeline.nodes().map(|n| (n, NodeState::default())).collect();
+        for n in timeline.nodes() {
+            b.nodes.entry(n).or_default();
+        }
         // A node's own events come before its death at the same microsecond: it wrote them alive.
         let mut steps: Vec<(u64, u8, usize)> = Vec::new();
         for (i, r) in run.node_events.iter().enumerate() {
@@ -125,32 +149,93 @@ impl Beliefs {
         for (t, rank, i) in steps.into_iter().take_while(|s| s.0 <= end) {
             if rank == 1 {
                 let (_, node, how) = deaths[i];
-                let st = nodes.entry(node).or_default();
-                b.close(st, t, SpanEnd::ProcessEnded(how));
-                st.belief = None;
+                b.process_ended(node, t, how);
                 continue;
             }
             let r = &run.node_events[i];
-            let Some(node) = r.node else { continue };
-            if !matches!(r.event, Event::Start { .. }) && timeline.state_before(node, t).ended() {
-                *b.after_death.entry(node).or_default() += 1;
-                continue;
+            if let Some(node) = r.node {
+                b.feed(node, t, &r.event);
             }
-            let st = nodes.entry(node).or_default();
-            b.apply(node, st, t, &r.event);
         }
-        for (&n, st) in nodes.iter_mut() {
-            b.close(st, end, SpanEnd::RunEnd);
-            b.at_end.insert(n, st.belief);
-        }
+        b.finish(end);
         b
     }
 
+    /// The process of `node` ended at `t` without its own `stop` (killed, exited).
+    pub fn process_ended(&mut self, node: NodeId, t: u64, how: Proc) {
+        let mut st = self.nodes.remove(&node).unwrap_or_default();
+        self.close(&mut st, t, SpanEnd::ProcessEnded(how));
+        st.belief = None;
+        st.electing = None;
+        st.since = t;
+        st.ended_at = Some(t);
+        self.nodes.insert(node, st);
+    }
+
+    /// One event `node` recorded at `t` (in each node's own order; nodes may interleave freely).
+    pub fn feed(&mut self, node: NodeId, t: u64, ev: &Event) {
+        let mut st = self.nodes.remove(&node).unwrap_or_default();
+        // After its process ended only a fresh `start` counts. A line written before the end but
+        // read after it (the launcher tails files) changes nothing: the process is gone.
+        if let (Some(d), false) = (st.ended_at, matches!(ev, Event::Start { .. })) {
+            if t > d {
+                *self.after_death.entry(node).or_default() += 1;
+            }
+        } else {
+            self.apply(node, &mut st, t, ev);
+        }
+        self.nodes.insert(node, st);
+    }
+
+    /// Closes what is still open at `end` and notes what every node believed then.
+    pub fn finish(&mut self, end: u64) {
+        let mut nodes = std::mem::take(&mut self.nodes);
+        for (&n, st) in nodes.iter_mut() {
+            self.close(st, end, SpanEnd::RunEnd);
+            self.at_end.insert(n, st.belief);
+        }
+        self.nodes = nodes;
+    }
+
+    /// What `node` believes now.
+    pub fn current(&self, node: NodeId) -> Option<Belief> {
+        self.nodes.get(&node).and_then(|s| s.belief)
+    }
+
+    /// The newer term `node` is electing in, when it has no leader for it yet.
+    pub fn electing(&self, node: NodeId) -> Option<u64> {
+        self.nodes.get(&node).and_then(|s| s.electing)
+    }
+
+    /// Since when `node` has held its current belief (or none), microseconds.
+    pub fn since(&self, node: NodeId) -> u64 {
+        self.nodes.get(&node).map_or(0, |s| s.since)
+    }
+
+    /// The agreement of the nodes `live`: at least one, each believing the same leader in the
+    /// same term, that leader one of them.
+    pub fn agreement(&self, live: &[NodeId]) -> Option<Agreed> {
+        let belief = self.current(*live.first()?)?;
+        if !live.contains(&belief.leader) || live.iter().any(|&n| self.current(n) != Some(belief)) {
+            return None;
+        }
+        Some(Agreed {
+            belief,
+            at_us: live.iter().map(|&n| self.since(n)).max().unwrap_or(0),
+            leader_since_us: self.since(belief.leader),
+        })
+    }
+
     fn apply(&mut self, node: NodeId, st: &mut NodeState, t: u64, ev: &Event) {
+        let before = st.belief;
         match *ev {
             Event::Start { .. } => {
                 self.close(st, t, SpanEnd::Restarted);
-                st.belief = None;
+                *st = NodeState {
+                    since: t,
+                    ..NodeState::default()
+                };
+                return;
             }
             Event::Leader { leader, term } => {
                 self.any_election = true;
@@ -170,6 +255,7 @@ impl Beliefs {
                     });
                 }
                 st.belief = Some(belief);
+                st.electing = None;
             }
             Event::StepDown { .. } => {
                 self.any_election = true;
@@ -182,13 +268,18 @@ impl Beliefs {
                 if st.belief.is_none_or(|b| b.term < term) {
                     self.close(st, t, SpanEnd::NewElection);
                     st.belief = None;
+                    st.electing = Some(term);
                 }
             }
             Event::Stop { .. } => {
                 self.close(st, t, SpanEnd::ProcessEnded(Proc::Stopped));
                 st.belief = None;
+                st.electing = None;
             }
-            _ => {}
+            _ => return,
+        }
+        if st.belief != before {
+            st.since = t;
         }
     }
 

@@ -8,8 +8,13 @@
 //! taken from its `send` event of that message, `pt_s + (t - t_s)`: the tolerance
 //! [`TOLERANCE_US`] plus 1000 ppm of `t - t_s` covers rounding and the reference's drift.
 
+use super::section::{Finding, Section};
+use super::timeline::Timeline;
+use super::Analysis;
 use crate::trace::{Event, NodeId, Record, RunDir};
+use std::any::Any;
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 /// The fixed part of the tolerance of a claim, microseconds (rounding to whole microseconds).
 pub const TOLERANCE_US: i64 = 3;
@@ -305,4 +310,49 @@ pub fn summary(f: &ClockFacts) -> String {
         }
     }
     s
+}
+
+/// The clock family's section of `coordlab check`: None when the run says nothing of clocks.
+pub fn section(run: &RunDir, _timeline: &Timeline) -> Option<Arc<dyn Section>> {
+    let f = analyse(run);
+    f.relevant().then(|| Arc::new(f) as Arc<dyn Section>)
+}
+
+impl Section for ClockFacts {
+    fn family(&self) -> &'static str {
+        "clock"
+    }
+
+    fn findings(&self) -> Vec<Finding> {
+        let mut out = Vec::new();
+        let broken = self.claims.iter().filter(|c| !c.holds()).count();
+        if broken > 0 {
+            out.push(Finding::violation(format!(
+                "clock: {broken} of {} corrections broke the error bound they claimed",
+                self.claims.len()
+            )));
+        }
+        let back = self.backwards.iter().filter(|b| !b.stepped).count();
+        if back > 0 {
+            out.push(Finding::violation(format!("clock: a clock ran backwards {back} times")));
+        }
+        out
+    }
+
+    fn properties(&self, _a: &Analysis) -> Vec<String> {
+        summary(self)
+            .trim()
+            .lines()
+            .filter(|l| !l.starts_with(' '))
+            .map(str::to_string)
+            .collect()
+    }
+
+    fn details(&self, _a: &Analysis, out: &mut String) {
+        out.push_str(summary(self).trim_start());
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
 }

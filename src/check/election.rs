@@ -2,7 +2,11 @@
 //! leadership overlap in true time, and a per-term account of each election.
 
 use super::beliefs::{Belief, Beliefs, LeadSpan, Learned};
+use super::explain::Explanation;
+use super::section::{Finding, Section};
+use super::storms::{Leaderless, Storms};
 use super::timeline::{Proc, Timeline};
+use super::Analysis;
 use crate::trace::NodeId;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -35,6 +39,38 @@ pub enum Violation {
         /// Those nodes.
         without: Vec<NodeId>,
     },
+    /// Nodes believed different leaders of the same term (at most one of them declared itself).
+    TermAgreement {
+        /// The term.
+        term: u64,
+        /// Each leader believed in that term, with the nodes that believed it.
+        groups: BTreeMap<NodeId, Vec<NodeId>>,
+    },
+    /// A term no run of this lab reaches by elections (at least [`ABSURD_TERM`]): forged or wrapped.
+    AbsurdTerm {
+        /// The term.
+        term: u64,
+        /// The first node that recorded it.
+        node: NodeId,
+        /// When, microseconds.
+        t: u64,
+    },
+}
+
+/// The smallest term the checker calls absurd: 2^32 elections would take years at one per
+/// millisecond, so such a term was forged or its arithmetic wrapped.
+pub const ABSURD_TERM: u64 = 1 << 32;
+
+impl Violation {
+    /// The term it is about, when it is about one term.
+    pub fn term(&self) -> Option<u64> {
+        match self {
+            Violation::Uniqueness { term, .. }
+            | Violation::TermAgreement { term, .. }
+            | Violation::AbsurdTerm { term, .. } => Some(*term),
+            _ => None,
+        }
+    }
 }
 
 /// A stretch of true time during which two or more nodes each believed they led.
@@ -134,12 +170,32 @@ pub struct ElectionFacts {
     pub same_term_overlap_us: u64,
     /// The properties violated.
     pub violations: Vec<Violation>,
+    /// Nodes whose trace is missing: no verdict about them is given.
+    pub unjudged: Vec<NodeId>,
+    /// Whether termination and agreement at the end were judged (they need faults.jsonl).
+    pub judged_end: bool,
+    /// What the ground truth says of each two-leaders violation (uniqueness, agreement within a term).
+    pub explanations: Vec<Explanation>,
+    /// Each term's protocol traffic, and the storms.
+    pub storms: Storms,
+    /// The stretches during which no running node believed it led.
+    pub leaderless: Vec<Leaderless>,
 }
 
 impl ElectionFacts {
     /// Judges the replayed beliefs against the process timeline.
     pub fn judge(beliefs: &Beliefs, timeline: &Timeline) -> Self {
-        let live_at_end = timeline.live_nodes_at_end();
+        Self::judge_with(beliefs, timeline, &[], true)
+    }
+
+    /// Judges, leaving out the nodes `unjudged` (their traces are missing) and, unless
+    /// `judge_end`, termination and agreement at the end (no ground truth of who was running).
+    pub fn judge_with(beliefs: &Beliefs, timeline: &Timeline, unjudged: &[NodeId], judge_end: bool) -> Self {
+        let live_at_end: Vec<NodeId> = timeline
+            .live_nodes_at_end()
+            .into_iter()
+            .filter(|n| !unjudged.contains(n))
+            .collect();
         let claims = claims(&beliefs.learned);
         let overlaps = overlaps(&beliefs.spans);
         let overlap_us = overlaps.iter().map(Overlap::us).sum();
@@ -160,10 +216,24 @@ impl ElectionFacts {
                 None => without.push(n),
             }
         }
-        if groups.len() > 1 {
+        violations.extend(term_agreement(&beliefs.learned, &claims));
+        if let Some(l) = beliefs.learned.iter().find(|l| l.belief.term >= ABSURD_TERM) {
+            violations.push(Violation::AbsurdTerm {
+                term: l.belief.term,
+                node: l.node,
+                t: l.t,
+            });
+        } else if let Some(s) = beliefs.started.iter().find(|s| s.term >= ABSURD_TERM) {
+            violations.push(Violation::AbsurdTerm {
+                term: s.term,
+                node: s.node,
+                t: s.t,
+            });
+        }
+        if judge_end && groups.len() > 1 {
             violations.push(Violation::Agreement { groups });
         }
-        if !without.is_empty() {
+        if judge_end && !without.is_empty() {
             violations.push(Violation::Termination { without });
         }
         ElectionFacts {
@@ -176,7 +246,22 @@ impl ElectionFacts {
             overlap_us,
             same_term_overlap_us,
             violations,
+            unjudged: unjudged.to_vec(),
+            judged_end: judge_end,
+            explanations: Vec::new(),
+            storms: Storms::default(),
+            leaderless: Vec::new(),
         }
+    }
+
+    /// The explanation of the violation about `term`, if the checker found one.
+    pub fn explanation(&self, term: u64) -> Option<&Explanation> {
+        self.explanations.iter().find(|e| e.term == term)
+    }
+
+    /// The longest stretch without a running leader.
+    pub fn longest_leaderless(&self) -> Option<Leaderless> {
+        self.leaderless.iter().copied().max_by_key(|l| l.to - l.from)
     }
 
     /// The one belief every live node held at the end, when they agreed and all had one.
@@ -197,6 +282,26 @@ fn claims(learned: &[Learned]) -> BTreeMap<u64, Vec<Claim>> {
         }
     }
     out
+}
+
+/// Per term with at most one self-declared leader, the nodes that believed different leaders.
+fn term_agreement(learned: &[Learned], claims: &BTreeMap<u64, Vec<Claim>>) -> Vec<Violation> {
+    let mut by_term: BTreeMap<u64, BTreeMap<NodeId, Vec<NodeId>>> = BTreeMap::new();
+    for l in learned {
+        let list = by_term
+            .entry(l.belief.term)
+            .or_default()
+            .entry(l.belief.leader)
+            .or_default();
+        if !list.contains(&l.node) {
+            list.push(l.node);
+        }
+    }
+    by_term
+        .into_iter()
+        .filter(|(term, groups)| groups.len() > 1 && claims.get(term).is_none_or(|c| c.len() < 2))
+        .map(|(term, groups)| Violation::TermAgreement { term, groups })
+        .collect()
 }
 
 /// Sweeps the leadership intervals for the stretches covered by two or more of them.
@@ -261,4 +366,49 @@ fn terms(beliefs: &Beliefs, timeline: &Timeline, claims: &BTreeMap<u64, Vec<Clai
         }
     }
     out.into_values().collect()
+}
+
+impl Section for ElectionFacts {
+    fn family(&self) -> &'static str {
+        "election"
+    }
+
+    fn findings(&self) -> Vec<Finding> {
+        let mut out: Vec<Finding> = self
+            .violations
+            .iter()
+            .map(|v| Finding {
+                what: super::summary::violation_line(v, None),
+                violation: true,
+                explanation: v.term().and_then(|t| self.explanation(t)).cloned(),
+            })
+            .collect();
+        for &term in &self.storms.over {
+            if let Some(tt) = self.storms.terms.iter().find(|t| t.term == term) {
+                out.push(Finding {
+                    what: format!(
+                        "storm: term {term} sent {} protocol messages ({:.0}/s), over the bound of {}",
+                        tt.messages,
+                        tt.rate(),
+                        self.storms.bound
+                    ),
+                    violation: false,
+                    explanation: None,
+                });
+            }
+        }
+        out
+    }
+
+    fn properties(&self, a: &Analysis) -> Vec<String> {
+        super::summary::election_properties(a, self)
+    }
+
+    fn details(&self, a: &Analysis, out: &mut String) {
+        super::summary::election_details(out, a, self);
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
 }

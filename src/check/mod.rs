@@ -2,15 +2,21 @@
 //!
 //! [`analyse`] turns a loaded run directory into facts ([`Analysis`]); [`summary`] puts those
 //! facts into words; [`check`] does both for `coordlab check` and writes `summary.txt`.
-//! Each rule lives in one place: process truth in [`timeline`], beliefs in [`beliefs`], the
-//! election properties in [`election`], suspicion verdicts in [`suspicion`], counters in
-//! [`traffic`]. The words never recompute a fact.
+//! Each rule lives in one place: process truth in [`timeline`], beliefs in [`beliefs`] (the
+//! only replay of beliefs: the launcher and the tests use it too), the election properties in
+//! [`election`], their causes in [`explain`], storms and leaderless stretches in [`storms`],
+//! suspicion verdicts in [`suspicion`], counters in [`traffic`]; each family's section in
+//! [`section`]. The words never recompute a fact. [`sim_run`] feeds a simulation to it.
 
 pub mod beliefs;
 pub mod clock;
 pub mod cut;
 pub mod election;
+pub mod explain;
+pub mod probe;
+pub mod section;
 pub mod snapshot;
+pub mod storms;
 pub mod summary;
 pub mod suspicion;
 pub mod timeline;
@@ -26,15 +32,19 @@ pub use timeline::{End, Proc, Timeline};
 pub use traffic::Traffic;
 
 use crate::error::{failed, usage, CliError};
-use crate::trace::{NodeId, RunDir};
+use crate::trace::{BadLine, Event, NodeId, Record, RunDir, RunInfo, RunNode};
+pub use section::{Finding, Section};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// What `coordlab check` concluded.
 #[derive(Debug, Clone)]
 pub struct Report {
-    /// The summary in words (also written to `summary.txt`).
+    /// The short summary in words (violations first, one line per property and node class).
     pub text: String,
+    /// The summary with every detail (`--verbose`; written to `summary.txt`).
+    pub full: String,
     /// Whether a property the algorithm promises was violated (exit status 1).
     pub violated: bool,
     /// The facts the words were built from.
@@ -56,14 +66,26 @@ pub struct Analysis {
     pub timeline: Timeline,
     /// The election facts; None when the run had no election event at all.
     pub election: Option<ElectionFacts>,
-    /// Every suspicion, judged.
+    /// The sections of the other families present in the run.
+    pub sections: Vec<Arc<dyn Section>>,
+    /// Every suspicion, judged (empty, and not judged, when faults.jsonl is missing).
     pub suspicions: Vec<Suspicion>,
+    /// The failure-detector timeout of the run (`run.json`), microseconds, if known.
+    pub timeout_us: Option<u64>,
+    /// Suspicions held for more than twice the timeout while their target ran: never healed.
+    pub stale: Vec<suspicion::Stale>,
     /// Drops and counters.
     pub traffic: Traffic,
     /// Per node, events written after its process had ended (left out of the beliefs).
     pub after_death: BTreeMap<NodeId, usize>,
     /// Trace lines that did not parse.
     pub bad_lines: usize,
+    /// Each of them: file, line, why.
+    pub bad: Vec<BadLine>,
+    /// Lines of unknown event kinds, by kind.
+    pub unknown: BTreeMap<String, usize>,
+    /// Files the run should have and does not (`node-7.jsonl`, `faults.jsonl`).
+    pub missing: Vec<String>,
 }
 
 impl Analysis {
@@ -72,9 +94,45 @@ impl Analysis {
         self.election.as_ref().map_or(&[], |e| &e.violations)
     }
 
-    /// Whether a property the algorithm promises was violated.
+    /// Every family's section: elections first.
+    pub fn all_sections(&self) -> Vec<&dyn Section> {
+        let mut out: Vec<&dyn Section> = Vec::new();
+        if let Some(e) = &self.election {
+            out.push(e);
+        }
+        out.extend(self.sections.iter().map(|s| s.as_ref()));
+        out
+    }
+
+    /// Every violation and flag of every section, most important first; then the suspicions
+    /// that never healed (a flag).
+    pub fn findings(&self) -> Vec<Finding> {
+        let mut out: Vec<Finding> = self.all_sections().iter().flat_map(|s| s.findings()).collect();
+        if let Some(worst) = self.stale.iter().max_by_key(|s| s.us()) {
+            out.push(Finding {
+                what: format!(
+                    "suspicions that did not heal: {} held for more than twice the timeout while the target ran \
+                     (longest: node {} suspected node {} for {} after it ran)",
+                    self.stale.len(),
+                    worst.by,
+                    worst.target,
+                    summary::dur(worst.us())
+                ),
+                violation: false,
+                explanation: None,
+            });
+        }
+        out
+    }
+
+    /// Whether a property the algorithm promises was violated and no fault explains it.
     pub fn violated(&self) -> bool {
-        !self.violations().is_empty()
+        self.findings().iter().any(Finding::fails)
+    }
+
+    /// Whether faults.jsonl (the ground truth) was there to judge suspicions and the end.
+    pub fn faults_known(&self) -> bool {
+        !self.missing.iter().any(|m| m == "faults.jsonl")
     }
 
     /// How many suspicions were true and how many false.
@@ -88,18 +146,111 @@ impl Analysis {
 pub fn analyse(run: &RunDir) -> Analysis {
     let timeline = Timeline::build(run);
     let beliefs = beliefs::Beliefs::replay(run, &timeline);
-    let election = beliefs.any_election.then(|| ElectionFacts::judge(&beliefs, &timeline));
+    let faults_known = !run.missing.iter().any(|m| m == "faults.jsonl");
+    let timeout_us = run.info.options["timeout_ms"].as_u64().map(|ms| ms * 1000);
+    let unjudged: Vec<NodeId> = run
+        .info
+        .nodes
+        .iter()
+        .map(|n| n.id)
+        .filter(|id| run.missing.contains(&format!("node-{id}.jsonl")))
+        .collect();
+    let election = beliefs.any_election.then(|| {
+        let mut e = ElectionFacts::judge_with(&beliefs, &timeline, &unjudged, faults_known);
+        let ground = explain::Ground::of(run);
+        e.explanations = e
+            .violations
+            .iter()
+            .filter_map(|v| explain::explain(v, run, &timeline, &ground))
+            .collect();
+        let mut first_starts: BTreeMap<u64, u64> = BTreeMap::new();
+        for s in &beliefs.started {
+            first_starts.entry(s.term).or_insert(s.t);
+        }
+        e.storms = storms::count(run, &first_starts, timeline.end_us);
+        e.leaderless = storms::leaderless(&e.spans, &timeline, run.info.start_us);
+        e
+    });
     Analysis {
         dir: run.path.clone(),
         algo: run.info.algo.clone(),
         topology: run.info.topology.clone(),
         start_us: run.info.start_us,
-        suspicions: suspicion::judge(run, &timeline),
+        suspicions: if faults_known {
+            suspicion::judge(run, &timeline)
+        } else {
+            Vec::new()
+        },
+        timeout_us,
+        stale: match timeout_us {
+            Some(t) if faults_known => suspicion::stale(run, &timeline, t),
+            _ => Vec::new(),
+        },
         traffic: Traffic::count(run),
         after_death: beliefs.after_death,
         bad_lines: run.bad_lines,
+        bad: run.bad.clone(),
+        unknown: run.unknown.clone(),
+        missing: run.missing.clone(),
+        sections: section::FAMILIES
+            .iter()
+            .filter(|(f, _)| *f == section::family(&run.info.algo))
+            .filter_map(|(_, build)| build(run, &timeline))
+            .collect(),
         election,
         timeline,
+    }
+}
+
+/// A simulation as the launcher would have recorded it: the simulator's trace and its faults
+/// (every node spawned at time 0, the run shut down now), for the checker to judge.
+pub fn sim_run<A: crate::algo::Algorithm>(s: &crate::sim::Sim<A>, algo: &str, topology: &str) -> RunDir {
+    let setups = s.setups();
+    let rec = |t: u64, node: Option<NodeId>, event: Event| Record {
+        t,
+        node,
+        lamport: None,
+        pt: None,
+        vc: None,
+        hlc: None,
+        event,
+    };
+    let mut faults: Vec<Record> = setups
+        .keys()
+        .map(|&id| {
+            let addr = format!("sim:{id}");
+            rec(0, Some(id), Event::Spawn { pid: 0, addr })
+        })
+        .collect();
+    faults.extend(s.faults.iter().cloned());
+    faults.push(rec(s.now().as_micros() as u64, None, Event::Shutdown {}));
+    let first = setups.values().next();
+    let set = first.map(|f| f.opts.clone()).unwrap_or_default();
+    let timeout_ms = first.map_or(0, |f| f.timeout.as_millis() as u64);
+    RunDir {
+        path: PathBuf::from(format!("simulation of {algo}")),
+        info: RunInfo {
+            algo: algo.into(),
+            topology: topology.into(),
+            nodes: setups
+                .values()
+                .map(|st| RunNode {
+                    id: st.me,
+                    addr: format!("sim:{}", st.me),
+                    peers: st.neighbours.clone(),
+                })
+                .collect(),
+            start_us: 0,
+            options: serde_json::json!({ "set": set, "timeout_ms": timeout_ms }),
+            control: None,
+        },
+        node_events: s.trace.clone(),
+        faults,
+        resource: Vec::new(),
+        bad_lines: 0,
+        bad: Vec::new(),
+        unknown: BTreeMap::new(),
+        missing: Vec::new(),
     }
 }
 
@@ -119,14 +270,14 @@ pub fn check(dir: &Path) -> Result<Report, CliError> {
         })
     })?;
     let analysis = analyse(&run);
-    let clocks = clock::analyse(&run);
-    let snapshots = snapshot::analyse(&run);
-    let text = summary::render(&analysis) + &clock::summary(&clocks) + &snapshot::summary(&snapshots);
+    let text = summary::render(&analysis, false);
+    let full = summary::render(&analysis, true);
     let out = dir.join("summary.txt");
-    std::fs::write(&out, &text).map_err(|e| failed(format!("cannot write {}: {e}", out.display())))?;
+    std::fs::write(&out, &full).map_err(|e| failed(format!("cannot write {}: {e}", out.display())))?;
     Ok(Report {
-        violated: analysis.violated() || clocks.violations() > 0 || !snapshots.broken().is_empty(),
+        violated: analysis.violated(),
         text,
+        full,
         analysis,
     })
 }

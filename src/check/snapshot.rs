@@ -3,8 +3,13 @@
 //! Chandy-Lamport snapshot that does not sum to it is a violation; a clock snapshot's error is
 //! reported, since with skewed clocks it is expected. Self-contained: [`analyse`], [`summary`].
 
+use super::section::{Finding, Section};
+use super::timeline::Timeline;
+use super::Analysis;
 use crate::trace::{Event, NodeId, Record, RunDir};
+use std::any::Any;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// One global state: the sum of every node's part.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -159,4 +164,40 @@ pub fn summary(f: &SnapshotFacts) -> String {
         );
     }
     s
+}
+
+/// The snapshot family's section of `coordlab check`: None when no snapshot was recorded.
+pub fn section(run: &RunDir, _timeline: &Timeline) -> Option<Arc<dyn Section>> {
+    let f = analyse(run);
+    (f.nodes > 0).then(|| Arc::new(f) as Arc<dyn Section>)
+}
+
+impl Section for SnapshotFacts {
+    fn family(&self) -> &'static str {
+        "snapshot"
+    }
+
+    fn findings(&self) -> Vec<Finding> {
+        let broken = self.broken();
+        if broken.is_empty() {
+            return Vec::new();
+        }
+        vec![Finding::violation(format!(
+            "snapshot: {} Chandy-Lamport snapshots do not sum to the {} the bank holds",
+            broken.len(),
+            self.initial
+        ))]
+    }
+
+    fn properties(&self, _a: &Analysis) -> Vec<String> {
+        summary(self).trim().lines().map(|l| l.trim().to_string()).collect()
+    }
+
+    fn details(&self, _a: &Analysis, out: &mut String) {
+        out.push_str(summary(self).trim_start());
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
 }

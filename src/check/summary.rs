@@ -2,15 +2,17 @@
 //! verdict comes from [`Analysis`].
 
 use super::beliefs::{Belief, SpanEnd};
-use super::election::{ElectionFacts, TermSummary, Violation};
+use super::election::{ElectionFacts, TermSummary, Violation, ABSURD_TERM};
 use super::suspicion::Suspicion;
 use super::timeline::{End, Proc};
 use super::Analysis;
 use crate::trace::NodeId;
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
-/// The whole summary.
-pub fn render(a: &Analysis) -> String {
+/// The whole summary: short (violations first, then one line per property, per node class,
+/// suspicions, traffic and input), or with every detail when `verbose`.
+pub fn render(a: &Analysis, verbose: bool) -> String {
     let mut out = String::new();
     let nodes: Vec<NodeId> = a.timeline.nodes().collect();
     let end = match a.timeline.end {
@@ -27,18 +29,89 @@ pub fn render(a: &Analysis) -> String {
         count(nodes.len(), "node"),
         at(a.start_us, a.timeline.end_us)
     );
-    out.push('\n');
-    match &a.election {
-        None => out.push_str("Election: no election in this run; election properties not judged\n"),
-        Some(e) => election(&mut out, a, e),
+    for m in &a.missing {
+        let _ = writeln!(out, "{m} is missing: {}", missing_means(m));
     }
-    out.push('\n');
-    suspicions(&mut out, a);
-    out.push('\n');
-    traffic(&mut out, a);
-    out.push('\n');
+    findings(&mut out, a);
+    let sections = a.all_sections();
+    if sections.is_empty() {
+        out.push_str("Election: no election in this run; election properties not judged\n");
+    }
+    for s in &sections {
+        let _ = writeln!(out, "{}", title(s.family()));
+        for line in s.properties(a) {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
+    node_classes(&mut out, a);
+    suspicions(&mut out, a, verbose);
+    traffic(&mut out, a, verbose);
+    input(&mut out, a, verbose);
+    if verbose {
+        for s in &sections {
+            out.push('\n');
+            s.details(a, &mut out);
+        }
+    }
     let _ = writeln!(out, "Verdict: {}", verdict(a));
     out
+}
+
+fn title(family: &str) -> String {
+    let mut c = family.chars();
+    c.next()
+        .map(|f| f.to_uppercase().chain(c).collect())
+        .unwrap_or_default()
+}
+
+fn missing_means(file: &str) -> &'static str {
+    if file == "faults.jsonl" {
+        "no ground truth of what the launcher did: suspicions, termination and agreement at the end are not judged"
+    } else {
+        "no verdict about that node is given"
+    }
+}
+
+fn findings(out: &mut String, a: &Analysis) {
+    let all = a.findings();
+    if all.is_empty() {
+        out.push_str("Violations: none\n");
+        return;
+    }
+    out.push_str("Violations and flags\n");
+    for f in &all {
+        let mark = match (&f.explanation, f.violation) {
+            (_, false) => "FLAG",
+            (Some(e), true) if e.inherent => "EXPLAINED",
+            _ => "VIOLATED",
+        };
+        let _ = writeln!(out, "  {mark}: {}", f.what);
+        if let Some(e) = &f.explanation {
+            let _ = writeln!(out, "    cause: {}", e.words);
+        }
+    }
+}
+
+/// One line per class of node at the end: what it was and what it believed.
+fn node_classes(out: &mut String, a: &Analysis) {
+    let mut classes: BTreeMap<String, Vec<NodeId>> = BTreeMap::new();
+    for n in a.timeline.nodes() {
+        let (state, _) = a.timeline.state_at(n, a.timeline.end_us);
+        let belief = a.election.as_ref().and_then(|e| e.at_end.get(&n).copied().flatten());
+        let mut class = state_words(state, None);
+        if a.missing.contains(&format!("node-{n}.jsonl")) {
+            class = "trace missing".into();
+        } else if let Some(b) = belief.filter(|_| state.alive()) {
+            let _ = write!(class, ", believing {}", belief_words(&b));
+        } else if a.election.is_some() && state.alive() {
+            class.push_str(", believing no leader");
+        }
+        classes.entry(class).or_default().push(n);
+    }
+    out.push_str("Nodes at the end\n");
+    for (class, ns) in classes {
+        let _ = writeln!(out, "  {}: {class}", nodes_list(&ns));
+    }
 }
 
 /// One suspicion in a sentence, e.g. `node 7 suspected node 8 at +412 ms after 300 ms of
@@ -77,32 +150,139 @@ pub fn dur(us: u64) -> String {
     }
 }
 
-/// The verdict line: which promised properties were violated, if any.
-pub fn verdict(a: &Analysis) -> String {
-    if a.election.is_none() {
-        return "no election in this run: nothing to judge".into();
-    }
-    let broken: Vec<String> = a
-        .violations()
-        .iter()
-        .map(|v| match v {
-            Violation::Uniqueness { term, .. } => format!("uniqueness (term {term})"),
-            Violation::Agreement { .. } => "agreement".into(),
-            Violation::Termination { .. } => "termination".into(),
-        })
-        .collect();
-    if broken.is_empty() {
-        "no property violated (termination, uniqueness within a term, agreement)".into()
-    } else {
-        format!("VIOLATED: {}", broken.join(", "))
+/// One violation in words, without times (the findings list).
+pub fn violation_line(v: &Violation, start_us: Option<u64>) -> String {
+    match v {
+        Violation::Uniqueness { term, claims } => {
+            let who: Vec<String> = claims
+                .iter()
+                .map(|c| match start_us {
+                    Some(s) => format!("node {} at {}", c.node, at(s, c.t)),
+                    None => format!("node {}", c.node),
+                })
+                .collect();
+            let nodes: Vec<NodeId> = claims.iter().map(|c| c.node).collect();
+            format!(
+                "uniqueness: VIOLATED in term {term}: {} each declared themselves leader ({})",
+                nodes_list(&nodes),
+                who.join(", ")
+            )
+        }
+        Violation::TermAgreement { term, groups } => {
+            let parts: Vec<String> = groups
+                .iter()
+                .map(|(l, ns)| format!("{} {} node {l} leads it", nodes_list(ns), believe(ns)))
+                .collect();
+            format!("agreement within a term: VIOLATED in term {term}: {}", parts.join("; "))
+        }
+        Violation::AbsurdTerm { term, node, .. } => format!(
+            "absurd term: node {node} recorded term {term} (no run reaches {ABSURD_TERM} elections: forged or wrapped)"
+        ),
+        Violation::Agreement { groups } => {
+            let parts: Vec<String> = groups
+                .iter()
+                .map(|(b, ns)| format!("{} {} {}", nodes_list(ns), believe(ns), belief_words(b)))
+                .collect();
+            format!("agreement: VIOLATED: {}", parts.join("; "))
+        }
+        Violation::Termination { without } => format!(
+            "termination: VIOLATED: {} running at the end but had learned no leader",
+            were(without)
+        ),
     }
 }
 
-fn election(out: &mut String, a: &Analysis, e: &ElectionFacts) {
-    out.push_str("Election properties (at the end, over the nodes running then)\n");
-    for line in properties(a, e) {
-        let _ = writeln!(out, "  {line}");
+/// The verdict line: which promised properties were violated, if any.
+pub fn verdict(a: &Analysis) -> String {
+    let all = a.findings();
+    if a.all_sections().is_empty() {
+        return "no election in this run: nothing to judge".into();
     }
+    let failing: Vec<String> = all
+        .iter()
+        .filter(|f| f.fails())
+        .map(|f| f.what.split(':').next().unwrap_or("").to_string() + &term_of(&f.what))
+        .collect();
+    let explained = all.iter().filter(|f| f.violation && !f.fails()).count();
+    let flags = all.iter().filter(|f| !f.violation).count();
+    let mut tail = String::new();
+    if explained > 0 {
+        let _ = write!(tail, "; {} explained by the faults", count(explained, "violation"));
+    }
+    if flags > 0 {
+        let _ = write!(tail, "; {}", count(flags, "flag"));
+    }
+    if failing.is_empty() {
+        let families: Vec<&str> = a.all_sections().iter().map(|s| s.family()).collect();
+        let props = match &a.election {
+            Some(_) => "termination, uniqueness within a term, agreement".to_string(),
+            None => format!("the {} goal", families.join(", ")),
+        };
+        format!("no property violated ({props}){tail}")
+    } else {
+        format!("VIOLATED: {}{tail}", failing.join(", "))
+    }
+}
+
+fn term_of(what: &str) -> String {
+    what.split_once("in term ")
+        .and_then(|(_, r)| r.split(':').next())
+        .map(|t| format!(" (term {t})"))
+        .unwrap_or_default()
+}
+
+/// The election section's property lines: one each.
+pub fn election_properties(a: &Analysis, e: &ElectionFacts) -> Vec<String> {
+    let mut out = properties(a, e);
+    let top = e.terms.iter().map(|t| t.term).max();
+    let absurd = e.violations.iter().any(|v| matches!(v, Violation::AbsurdTerm { .. }));
+    out.push(match top {
+        Some(t) => format!(
+            "terms: {} (highest {t}){}",
+            e.terms.len(),
+            if absurd { ", ABSURD" } else { "" }
+        ),
+        None => "terms: none".into(),
+    });
+    out.push(match e.storms.busiest() {
+        None => "storms: no term had protocol messages".into(),
+        Some(b) => format!(
+            "storms: {}; busiest term {}: {} protocol messages in {} ({:.0}/s); bound per term {}",
+            if e.storms.over.is_empty() {
+                "none".to_string()
+            } else {
+                format!("{} over the bound", count(e.storms.over.len(), "term"))
+            },
+            b.term,
+            b.messages,
+            dur(b.to.saturating_sub(b.from)),
+            b.rate(),
+            e.storms.bound
+        ),
+    });
+    out.push(match e.longest_leaderless() {
+        None => "leaderless: never (a running node believed it led throughout)".into(),
+        Some(l) => {
+            let total: u64 = e.leaderless.iter().map(|l| l.to - l.from).sum();
+            format!(
+                "leaderless: longest stretch {} to {} ({}); {} in all",
+                at(a.start_us, l.from),
+                at(a.start_us, l.to),
+                dur(l.to - l.from),
+                dur(total)
+            )
+        }
+    });
+    out
+}
+
+/// The election section's details: every term, every leadership interval.
+pub fn election_details(out: &mut String, a: &Analysis, e: &ElectionFacts) {
+    election(out, a, e);
+}
+
+fn election(out: &mut String, a: &Analysis, e: &ElectionFacts) {
+    out.push_str("Election details\n");
     let gone: Vec<String> = a
         .timeline
         .nodes()
@@ -137,32 +317,26 @@ fn properties(a: &Analysis, e: &ElectionFacts) -> Vec<String> {
     let mut termination = Vec::new();
     let mut uniqueness = Vec::new();
     let mut agreement = Vec::new();
+    let mut within = Vec::new();
     for v in &e.violations {
+        let line = violation_line(v, Some(a.start_us));
+        let line = match v.term().and_then(|t| e.explanation(t)) {
+            Some(x) if x.inherent => format!("{line} [explained: {}]", x.words),
+            _ => line,
+        };
         match v {
-            Violation::Termination { without } => termination.push(format!(
-                "termination: VIOLATED: {} running at the end but had learned no leader",
-                were(without)
-            )),
-            Violation::Uniqueness { term, claims } => {
-                let who: Vec<String> = claims
-                    .iter()
-                    .map(|c| format!("node {} at {}", c.node, at(a.start_us, c.t)))
-                    .collect();
-                let nodes: Vec<NodeId> = claims.iter().map(|c| c.node).collect();
-                uniqueness.push(format!(
-                    "uniqueness: VIOLATED in term {term}: {} each declared themselves leader ({})",
-                    nodes_list(&nodes),
-                    who.join(", ")
-                ));
-            }
-            Violation::Agreement { groups } => {
-                let parts: Vec<String> = groups
-                    .iter()
-                    .map(|(b, ns)| format!("{} {} {}", nodes_list(ns), believe(ns), belief(b)))
-                    .collect();
-                agreement.push(format!("agreement: VIOLATED: {}", parts.join("; ")));
-            }
+            Violation::Termination { .. } => termination.push(line),
+            Violation::Uniqueness { .. } | Violation::AbsurdTerm { .. } => uniqueness.push(line),
+            Violation::Agreement { .. } => agreement.push(line),
+            Violation::TermAgreement { .. } => within.push(line),
         }
+    }
+    if !e.judged_end {
+        termination.push("termination: not judged (faults.jsonl is missing)".into());
+        agreement.push("agreement: not judged (faults.jsonl is missing)".into());
+    }
+    if within.is_empty() {
+        within.push("agreement within a term: ok, no two nodes believed different leaders of one term".into());
     }
     if termination.is_empty() {
         termination.push(match live {
@@ -187,13 +361,22 @@ fn properties(a: &Analysis, e: &ElectionFacts) -> Vec<String> {
                 "agreement: ok, {} {} {}",
                 all_live(live),
                 believe(&e.live_at_end),
-                belief(&b)
+                belief_words(&b)
             ),
             None if live == 0 => "agreement: holds vacuously, no node was running at the end".into(),
             None => "agreement: ok, no two running nodes believed different leaders".into(),
         });
     }
-    termination.into_iter().chain(uniqueness).chain(agreement).collect()
+    let mut out: Vec<String> = termination
+        .into_iter()
+        .chain(uniqueness)
+        .chain(within)
+        .chain(agreement)
+        .collect();
+    if !e.unjudged.is_empty() {
+        out.push(format!("not judged: {} (trace missing)", nodes_list(&e.unjudged)));
+    }
+    out
 }
 
 fn term_line(ts: &TermSummary, start_us: u64) -> String {
@@ -321,7 +504,11 @@ fn overlap(out: &mut String, a: &Analysis, e: &ElectionFacts) {
     }
 }
 
-fn suspicions(out: &mut String, a: &Analysis) {
+fn suspicions(out: &mut String, a: &Analysis, verbose: bool) {
+    if !a.faults_known() {
+        out.push_str("Suspicions: not judged (faults.jsonl is missing)\n");
+        return;
+    }
     if a.suspicions.is_empty() {
         out.push_str("Suspicions: none\n");
         return;
@@ -334,41 +521,46 @@ fn suspicions(out: &mut String, a: &Analysis) {
         a.suspicions.len(),
         wrong - paused
     );
-    for s in &a.suspicions {
-        let _ = writeln!(out, "  {}", narrate(s, a.start_us));
+    if verbose {
+        for s in &a.suspicions {
+            let _ = writeln!(out, "  {}", narrate(s, a.start_us));
+        }
     }
 }
 
-fn traffic(out: &mut String, a: &Analysis) {
+fn traffic(out: &mut String, a: &Analysis, verbose: bool) {
     let tr = &a.traffic;
-    out.push_str("Traffic\n");
     if tr.stops == 0 {
-        out.push_str("  no stop events (no process stopped cleanly): no counter totals\n");
+        out.push_str("Traffic: no stop events (no process stopped cleanly): no counter totals\n");
     } else {
         let _ = writeln!(
             out,
-            "  from {}: sent {}, received {}, dropped {}",
+            "Traffic: from {}: sent {}, received {}, dropped {}, ignored {}",
             count(tr.stops, "stop event"),
             tr.sent,
             tr.received,
-            tr.dropped
+            tr.dropped,
+            tr.ignored
         );
-        if !tr.by_type.is_empty() {
-            let kinds: Vec<String> = tr.by_type.iter().map(|(k, v)| format!("{k} {v}")).collect();
-            let _ = writeln!(out, "  sent by type: {}", kinds.join(", "));
-        }
     }
-    if tr.drops.is_empty() {
+    if verbose && !tr.by_type.is_empty() {
+        let kinds: Vec<String> = tr.by_type.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        let _ = writeln!(out, "  sent by type: {}", kinds.join(", "));
+    }
+    let mut groups: Vec<_> = tr.drops.values().collect();
+    groups.sort_by_key(|g| std::cmp::Reverse(g.count));
+    if groups.is_empty() {
         out.push_str("  drop events: none\n");
     } else {
         let _ = writeln!(out, "  drop events by reason ({} in all):", tr.drop_events());
-        let mut groups: Vec<_> = tr.drops.values().collect();
-        groups.sort_by_key(|g| std::cmp::Reverse(g.count));
-        for g in groups {
+        let shown = if verbose { groups.len() } else { 3 };
+        for g in groups.iter().take(shown) {
             let _ = writeln!(out, "    {} x {}", g.count, g.example);
         }
+        if groups.len() > shown {
+            let _ = writeln!(out, "    ... {} more reasons (--verbose)", groups.len() - shown);
+        }
     }
-    let _ = writeln!(out, "  trace lines that did not parse: {}", a.bad_lines);
     for (n, k) in &a.after_death {
         let _ = writeln!(
             out,
@@ -378,10 +570,26 @@ fn traffic(out: &mut String, a: &Analysis) {
     }
 }
 
+fn input(out: &mut String, a: &Analysis, verbose: bool) {
+    let _ = writeln!(out, "Input: trace lines that did not parse: {}", a.bad_lines);
+    let shown = if verbose { a.bad.len() } else { 3 };
+    for b in a.bad.iter().take(shown) {
+        let _ = writeln!(out, "  {}:{}: {}", b.file, b.line, b.why);
+    }
+    if a.bad.len() > shown {
+        let _ = writeln!(out, "  ... {} more (--verbose)", a.bad.len() - shown);
+    }
+    if !a.unknown.is_empty() {
+        let kinds: Vec<String> = a.unknown.iter().map(|(k, v)| format!("{k} x {v}")).collect();
+        let _ = writeln!(out, "  unknown event kinds (counted, not judged): {}", kinds.join(", "));
+    }
+}
+
 fn state_words(p: Proc, since: Option<String>) -> String {
     let since = since.map(|s| format!(" at {s}")).unwrap_or_default();
     match p {
         Proc::NotStarted => "never started".into(),
+        Proc::Running if since.is_empty() => "running".into(),
         Proc::Running => format!("running since{since}"),
         Proc::Paused => format!("paused{since}"),
         Proc::Killed => format!("killed{since}"),
@@ -390,7 +598,7 @@ fn state_words(p: Proc, since: Option<String>) -> String {
     }
 }
 
-fn belief(b: &Belief) -> String {
+fn belief_words(b: &Belief) -> String {
     format!("node {} leads term {}", b.leader, b.term)
 }
 

@@ -50,3 +50,92 @@ pub fn judge(run: &RunDir, timeline: &Timeline) -> Vec<Suspicion> {
         })
         .collect()
 }
+
+/// A suspicion of a running node that outlived its excuse: held for longer than twice the
+/// timeout while its target ran (and its holder ran, able to hear it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stale {
+    /// Who held it.
+    pub by: NodeId,
+    /// Whom.
+    pub target: NodeId,
+    /// From when the target was running (again) while suspected, microseconds.
+    pub from: u64,
+    /// Until the suspicion was withdrawn, the target stopped running, or the run ended.
+    pub to: u64,
+    /// Whether it was ever withdrawn (else it lasted to the end of the holder or the run).
+    pub withdrawn: bool,
+}
+
+impl Stale {
+    /// How long it was held while the target ran, microseconds.
+    pub fn us(&self) -> u64 {
+        self.to - self.from
+    }
+}
+
+/// Every suspicion that was held for longer than `2 * timeout_us` while its target was
+/// running and its holder running too: suspicions that never heal.
+pub fn stale(run: &RunDir, timeline: &Timeline, timeout_us: u64) -> Vec<Stale> {
+    use std::collections::BTreeMap;
+    let end = timeline.end_us;
+    // Each suspicion held: (by, target) -> since.
+    let mut open: BTreeMap<(NodeId, NodeId), u64> = BTreeMap::new();
+    let mut held: Vec<(NodeId, NodeId, u64, u64, bool)> = Vec::new();
+    let mut deaths_sorted: Vec<(u64, NodeId)> = timeline.deaths().map(|(t, n, _)| (t, n)).collect();
+    deaths_sorted.sort();
+    let mut di = 0;
+    let close_all = |open: &mut BTreeMap<(NodeId, NodeId), u64>, held: &mut Vec<_>, by: NodeId, t: u64| {
+        let keys: Vec<_> = open.keys().filter(|k| k.0 == by).copied().collect();
+        for k in keys {
+            let s = open.remove(&k).unwrap_or(t);
+            held.push((k.0, k.1, s, t, false));
+        }
+    };
+    for r in run.node_events.iter().filter(|r| r.t <= end) {
+        while di < deaths_sorted.len() && deaths_sorted[di].0 < r.t {
+            close_all(&mut open, &mut held, deaths_sorted[di].1, deaths_sorted[di].0);
+            di += 1;
+        }
+        let Some(by) = r.node else { continue };
+        match r.event {
+            Event::Suspect { target, .. } => {
+                open.entry((by, target)).or_insert(r.t);
+            }
+            Event::Unsuspect { target } => {
+                if let Some(s) = open.remove(&(by, target)) {
+                    held.push((by, target, s, r.t, true));
+                }
+            }
+            Event::Start { .. } | Event::Stop { .. } => close_all(&mut open, &mut held, by, r.t),
+            _ => {}
+        }
+    }
+    for &(t, n) in deaths_sorted[di..].iter().filter(|d| d.0 <= end) {
+        close_all(&mut open, &mut held, n, t);
+    }
+    for ((by, target), s) in open {
+        held.push((by, target, s, end, false));
+    }
+    let mut out = Vec::new();
+    for (by, target, s, e, withdrawn) in held {
+        let Some(changes) = timeline.changes.get(&target) else {
+            continue;
+        };
+        for (i, c) in changes.iter().enumerate().filter(|(_, c)| c.state == Proc::Running) {
+            let next = changes.get(i + 1).map_or(end, |n| n.t);
+            let (from, to) = (s.max(c.t), e.min(next));
+            if to > from + 2 * timeout_us && timeline.state_at(by, from + 2 * timeout_us).0 == Proc::Running {
+                out.push(Stale {
+                    by,
+                    target,
+                    from,
+                    to,
+                    withdrawn: withdrawn && to == e,
+                });
+            }
+        }
+    }
+    out.sort_by_key(|s| (s.from, s.by, s.target));
+    out
+}

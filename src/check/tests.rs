@@ -156,6 +156,9 @@ impl Run {
             faults: self.faults.clone(),
             resource: Vec::new(),
             bad_lines: 0,
+            bad: Vec::new(),
+            unknown: BTreeMap::new(),
+            missing: Vec::new(),
         }
     }
 
@@ -237,11 +240,12 @@ fn a_clean_election_violates_nothing_and_is_written_to_summary_txt() {
     assert_eq!((e.spans[0].from, e.spans[0].to), (ms(30), ms(100)));
     assert_eq!(e.overlap_us, 0);
     let written = std::fs::read_to_string(tmp.0.join("summary.txt")).unwrap();
-    assert_eq!(written, report.text);
+    assert_eq!(written, report.full);
+    assert!(report.full.starts_with(report.text.lines().next().unwrap()));
     assert!(report
         .text
         .contains("agreement: ok, all 3 running nodes believe node 3 leads term 1"));
-    assert!(report.text.contains("election took 21 ms"));
+    assert!(report.full.contains("election took 21 ms"));
     assert!(report.text.contains("Verdict: no property violated"));
 }
 
@@ -268,7 +272,7 @@ fn two_self_declared_leaders_in_one_term_are_a_named_violation() {
     // Both led term 1 from +25 to +40 ms: overlap within one term.
     assert_eq!(e.same_term_overlap_us, 15_000);
     assert_eq!(e.overlap_us, 15_000);
-    let text = summary::render(&a);
+    let text = summary::render(&a, true);
     assert!(text.contains("uniqueness: VIOLATED in term 1: nodes 2 and 3 each declared themselves leader"));
     assert!(text.contains("Verdict: VIOLATED: uniqueness (term 1)"));
 }
@@ -288,7 +292,7 @@ fn disagreement_at_the_end_is_a_violation() {
     ]);
     assert_eq!(e.violations, vec![Violation::Agreement { groups }]);
     assert!(a.violated());
-    let text = summary::render(&a);
+    let text = summary::render(&a, true);
     assert!(
         text.contains(
             "agreement: VIOLATED: node 2 believes node 2 leads term 2; nodes 1 and 3 believe node 3 leads term 1"
@@ -308,16 +312,15 @@ fn a_killed_node_is_not_owed_a_leader_but_a_running_one_is() {
     let e = facts(&a);
     assert_eq!(e.live_at_end, vec![1, 2]);
     assert!(e.violations.is_empty(), "{:?}", e.violations);
-    assert!(summary::render(&a).contains("not running at the end: node 3 (killed at +5 ms)"));
+    assert!(summary::render(&a, true).contains("not running at the end: node 3 (killed at +5 ms)"));
 
     // The same run where node 1 never heard of the leader: termination fails, naming node 1.
     r.node_events
         .retain(|e| !(e.node == Some(1) && matches!(e.event, Event::Leader { .. })));
     let a = r.analyse();
     assert_eq!(facts(&a).violations, vec![Violation::Termination { without: vec![1] }]);
-    assert!(
-        summary::render(&a).contains("termination: VIOLATED: node 1 was running at the end but had learned no leader")
-    );
+    assert!(summary::render(&a, true)
+        .contains("termination: VIOLATED: node 1 was running at the end but had learned no leader"));
 }
 
 #[test]
@@ -343,7 +346,7 @@ fn suspecting_a_paused_node_is_false_and_a_killed_one_true() {
     );
     assert_eq!((s[2].target_state, s[2].is_true()), (Proc::Running, false));
     assert_eq!(a.suspicion_counts(), (1, 2));
-    let text = summary::render(&a);
+    let text = summary::render(&a, true);
     for line in [
         "node 1 suspected node 4 at +400 ms after 300 ms of silence; node 4 was paused, not dead: false suspicion",
         "node 2 suspected node 3 at +820 ms after 320 ms of silence; node 3 was dead (killed at +500 ms): true suspicion",
@@ -395,7 +398,7 @@ fn overlap_across_terms_is_measured_and_zero_within_a_term() {
     assert_eq!(t2.expected, vec![1, 2]);
     assert_eq!(t2.late(), vec![(3, ms(906))]);
     assert_eq!(t2.election_us(), Some(81_000));
-    let text = summary::render(&a);
+    let text = summary::render(&a, true);
     assert!(
         text.contains("two or more nodes each believed they led for 305 ms in all"),
         "{text}"
@@ -429,7 +432,7 @@ fn a_restart_forgets_beliefs_and_late_lines_of_a_dead_process_are_left_out() {
     assert_eq!(e.live_at_end, vec![1, 2, 3]);
     // Nodes 1 and 2 still follow the dead leader; the fresh node 3 knows nothing yet.
     assert_eq!(e.violations, vec![Violation::Termination { without: vec![3] }]);
-    assert!(summary::render(&a).contains("node 3: 1 event written after its process had ended, left out"));
+    assert!(summary::render(&a, true).contains("node 3: 1 event written after its process had ended, left out"));
 }
 
 #[test]
@@ -439,7 +442,7 @@ fn a_run_without_election_events_is_not_judged_on_elections() {
     let a = r.analyse();
     assert!(a.election.is_none());
     assert!(!a.violated());
-    let text = summary::render(&a);
+    let text = summary::render(&a, true);
     assert!(text.contains("no election in this run"));
     assert!(text.contains("node 2 was running: false suspicion"));
 }
@@ -459,6 +462,8 @@ fn drops_are_grouped_by_reason_and_bad_lines_counted() {
             Event::Drop {
                 reason: reason.into(),
                 addr: "node 2".into(),
+                count: 1,
+                class: String::new(),
             },
         );
     }
@@ -578,7 +583,7 @@ fn a_simulated_chang_roberts_run_with_a_paused_leader() {
     let of8: Vec<_> = a.suspicions.iter().filter(|s| s.target == 8).collect();
     assert!(!of8.is_empty());
     assert!(of8.iter().all(|s| s.target_state == Proc::Paused && !s.is_true()));
-    assert!(report.text.contains("node 8 was paused, not dead: false suspicion"));
+    assert!(report.full.contains("node 8 was paused, not dead: false suspicion"));
 
     // Node 8 believed it led term 1 until it stepped down after waking; node 7 led the new term.
     let step_down = s
@@ -618,4 +623,245 @@ fn without_a_shutdown_the_run_ends_before_the_first_clean_stop_or_at_the_last_ev
     assert_eq!(facts(&a).live_at_end, vec![1, 2, 3]);
     assert!(!a.violated());
     assert_eq!(a.traffic.stops, 3);
+}
+
+#[test]
+fn a_follower_of_another_leader_in_the_same_term_breaks_agreement_within_the_term() {
+    let mut r = Run::new(&[1, 2, 3]);
+    r.ev(10, 3, leader(3, 1))
+        .ev(11, 1, leader(3, 1))
+        .ev(12, 2, leader(1, 1))
+        .shutdown(100);
+    let a = r.analyse();
+    let groups = BTreeMap::from([(1, vec![2]), (3, vec![3, 1])]);
+    assert!(facts(&a)
+        .violations
+        .contains(&Violation::TermAgreement { term: 1, groups }));
+    assert!(a.violated());
+    let text = summary::render(&a, false);
+    assert!(
+        text.contains("agreement within a term: VIOLATED in term 1: node 2 believes node 1 leads it"),
+        "{text}"
+    );
+}
+
+#[test]
+fn an_absurd_term_is_reported() {
+    let mut r = Run::new(&[1, 2]);
+    r.everyone_learns(10, 2, 1)
+        .everyone_learns(50, 2, u64::MAX)
+        .shutdown(100);
+    let a = r.analyse();
+    assert!(facts(&a).violations.iter().any(|v| matches!(
+        v,
+        Violation::AbsurdTerm {
+            term: u64::MAX,
+            node: 2,
+            ..
+        }
+    )));
+    assert!(a.violated());
+    assert!(summary::render(&a, false).contains("absurd term: node 2 recorded term 18446744073709551615"));
+}
+
+#[test]
+fn invalid_bytes_and_unknown_kinds_are_counted_per_file_and_line_and_missing_files_named() {
+    let tmp = TempDir::new("input");
+    let mut r = clean_run();
+    r.ids.push(7);
+    r.write(&tmp.0);
+    std::fs::remove_file(tmp.0.join("node-7.jsonl")).unwrap();
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(tmp.0.join("node-2.jsonl"))
+        .unwrap();
+    use std::io::Write as _;
+    f.write_all(b"{\"t\":1,\"ev\":\"le\xffder\"}\n").unwrap();
+    writeln!(f, r#"{{"t":{},"node":2,"ev":"telepathy","x":1}}"#, ms(50)).unwrap();
+    drop(f);
+    let report = check(&tmp.0).unwrap();
+    let a = &report.analysis;
+    assert_eq!(a.bad_lines, 1);
+    assert_eq!((a.bad[0].file.as_str(), a.bad[0].line), ("node-2.jsonl", 4));
+    assert!(a.bad[0].why.contains("invalid UTF-8"));
+    assert_eq!(a.unknown, BTreeMap::from([("telepathy".to_string(), 1)]));
+    assert_eq!(a.missing, vec!["node-7.jsonl".to_string()]);
+    // Node 7 is not judged: no termination violation about it.
+    assert!(!report.violated, "{}", report.text);
+    assert_eq!(facts(a).unjudged, vec![7]);
+    for line in [
+        "node-7.jsonl is missing: no verdict about that node is given",
+        "node-2.jsonl:4: invalid UTF-8 at byte",
+        "unknown event kinds (counted, not judged): telepathy x 1",
+        "node 7: trace missing",
+    ] {
+        assert!(report.text.contains(line), "missing {line:?} in\n{}", report.text);
+    }
+
+    // Without faults.jsonl no suspicion and no end-of-run property is judged.
+    std::fs::remove_file(tmp.0.join("faults.jsonl")).unwrap();
+    let report = check(&tmp.0).unwrap();
+    assert!(report.analysis.suspicions.is_empty());
+    assert!(!facts(&report.analysis).judged_end);
+    assert!(report.text.contains("faults.jsonl is missing: no ground truth"));
+    assert!(report.text.contains("Suspicions: not judged (faults.jsonl is missing)"));
+    assert!(report.text.contains("termination: not judged"));
+}
+
+#[test]
+fn storms_and_the_longest_leaderless_stretch_are_reported() {
+    let mut r = Run::new(&[1, 2, 3]);
+    r.ev(0, 1, election_start(1)).everyone_learns(10, 3, 1).pause(100, 3);
+    r.ev(400, 1, election_start(2));
+    // 3 nodes and no links listed: the bound is 2*9 + 6*0 + 4*3 = 30 protocol messages per term.
+    for k in 0..60 {
+        let send = Event::Send {
+            to: 2,
+            msg: "ELECTION".into(),
+            bytes: 10,
+            seq: k,
+        };
+        r.ev(400 + k / 10, 1, send);
+    }
+    for k in 0..100 {
+        let hb = Event::Send {
+            to: 2,
+            msg: "HEARTBEAT".into(),
+            bytes: 10,
+            seq: 100 + k,
+        };
+        r.ev(400 + k, 1, hb);
+    }
+    r.everyone_learns(700, 2, 2).shutdown(1000);
+    let a = r.analyse();
+    let e = facts(&a);
+    assert_eq!(e.storms.bound, 30);
+    assert_eq!(e.storms.over, vec![2]);
+    let t2 = e.storms.terms.iter().find(|t| t.term == 2).unwrap();
+    assert_eq!(t2.messages, 60, "heartbeats are not protocol messages");
+    // Node 3 was paused at +100 ms: no running leader until node 2 at +700 ms.
+    let l = e.longest_leaderless().unwrap();
+    assert_eq!((l.from, l.to), (ms(100), ms(700)));
+    let f = a.findings();
+    assert!(f
+        .iter()
+        .any(|f| !f.violation && f.what.starts_with("storm: term 2 sent 60")));
+    // A storm is flagged, not a broken promise.
+    assert!(!a.violated());
+    let text = summary::render(&a, false);
+    assert!(text.contains("FLAG: storm: term 2"), "{text}");
+    assert!(
+        text.contains("leaderless: longest stretch +100 ms to +700 ms (600 ms)"),
+        "{text}"
+    );
+}
+
+fn mesh_line(r: &Run) -> RunDir {
+    // 1 - 2 - 3: node 2 is a cut vertex.
+    let mut rd = r.load();
+    rd.info.topology = "mesh:file".into();
+    for n in &mut rd.info.nodes {
+        n.peers = match n.id {
+            2 => vec![1, 3],
+            _ => vec![2],
+        };
+    }
+    rd
+}
+
+#[test]
+fn two_leaders_split_by_a_dead_cut_vertex_are_explained_but_not_in_majority_mode() {
+    let mut r = Run::new(&[1, 2, 3]);
+    r.everyone_learns(10, 2, 1)
+        .kill(100, 2)
+        .ev(400, 1, election_start(2))
+        .ev(400, 3, election_start(2))
+        .ev(410, 1, leader(1, 2))
+        .ev(411, 3, leader(3, 2))
+        .fault(600, 2, Event::Restart { pid: 0 })
+        .ev(601, 2, start(2))
+        .ev(602, 2, election_start(3))
+        .everyone_learns(700, 3, 3)
+        .shutdown(1000);
+    r.node_events
+        .retain(|e| !(e.node == Some(2) && e.t > ms(100) && e.t < ms(600)));
+    let rd = mesh_line(&r);
+    let a = analyse(&rd);
+    let e = facts(&a);
+    assert!(matches!(e.violations[0], Violation::Uniqueness { term: 2, .. }));
+    let x = e.explanation(2).expect("explained");
+    assert!(x.inherent);
+    assert!(
+        x.words.contains("the cut vertex node 2 (dead since +100 ms)"),
+        "{}",
+        x.words
+    );
+    assert!(!a.violated(), "{}", summary::render(&a, false));
+    assert!(summary::render(&a, false).contains("EXPLAINED: uniqueness: VIOLATED in term 2"));
+
+    let mut rd = mesh_line(&r);
+    rd.info.options = serde_json::json!({"set": {"majority": "true"}});
+    let a = analyse(&rd);
+    assert!(!facts(&a).explanation(2).unwrap().inherent);
+    assert!(a.violated());
+}
+
+#[test]
+fn a_resumed_node_claiming_a_term_it_joined_before_its_pause_is_explained_one_that_joined_after_is_not() {
+    let mut r = Run::new(&[1, 2, 3]);
+    r.ev(10, 3, election_start(1))
+        .pause(20, 3)
+        .ev(30, 1, election_start(1))
+        .ev(40, 2, leader(2, 1))
+        .ev(41, 1, leader(2, 1))
+        .fault(500, 3, Event::Resume { pid: 0 })
+        .ev(501, 3, leader(3, 1))
+        .shutdown(1000);
+    let a = r.analyse();
+    let x = facts(&a).explanation(1).unwrap();
+    assert!(x.inherent, "{}", x.words);
+    assert!(
+        x.words.contains("node 3 was paused from +20 ms to +500 ms"),
+        "{}",
+        x.words
+    );
+    // The same claim by a node that joined the term only after waking is ours, not inherent.
+    r.node_events.retain(|e| !(e.node == Some(3) && e.t == ms(10)));
+    r.ev(500, 3, election_start(1));
+    let a = r.analyse();
+    assert!(!facts(&a).explanation(1).unwrap().inherent);
+    assert!(a.violated());
+}
+
+#[test]
+fn a_suspicion_held_long_after_its_target_runs_again_is_flagged_a_withdrawn_one_is_not() {
+    let mut r = Run::new(&[1, 2, 3]);
+    r.everyone_learns(10, 3, 1)
+        .pause(100, 2)
+        .ev(400, 1, suspect(2, 300))
+        .ev(400, 3, suspect(2, 300))
+        .fault(500, 2, Event::Resume { pid: 0 })
+        // Node 3 withdraws within twice the timeout (600 ms); node 1 never does.
+        .ev(700, 3, Event::Unsuspect { target: 2 })
+        .shutdown(3000);
+    let mut rd = r.load();
+    rd.info.options = serde_json::json!({"timeout_ms": 300});
+    let a = analyse(&rd);
+    assert_eq!(a.timeout_us, Some(300_000));
+    assert_eq!(
+        a.stale,
+        vec![suspicion::Stale {
+            by: 1,
+            target: 2,
+            from: ms(500),
+            to: ms(3000),
+            withdrawn: false,
+        }]
+    );
+    let text = summary::render(&a, false);
+    assert!(
+        text.contains("FLAG: suspicions that did not heal: 1 held for more than twice the timeout"),
+        "{text}"
+    );
+    assert!(!a.violated());
 }

@@ -40,12 +40,13 @@ impl Traffic {
         let mut tr = Traffic::default();
         for r in &run.node_events {
             match &r.event {
-                Event::Drop { reason, .. } => {
+                Event::Drop { reason, count, .. } => {
                     let g = tr.drops.entry(reason_kind(reason)).or_insert_with(|| DropGroup {
                         count: 0,
                         example: reason.clone(),
                     });
-                    g.count += 1;
+                    // One record stands for `count` refused datagrams.
+                    g.count += *count as usize;
                 }
                 Event::Ignore { reason, .. } => {
                     let g = tr.ignores.entry(reason_kind(reason)).or_insert_with(|| DropGroup {

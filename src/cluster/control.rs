@@ -2,6 +2,11 @@
 //! terminal gives console commands (`coordlab pause 8`). One command per connection: the client
 //! sends a line, the launcher answers and closes. An answer that starts with `error: ` is a
 //! refusal.
+//!
+//! A client that connects and sends nothing must not cost the launcher its descriptors: a
+//! connection without a whole command within [`IDLE_TIMEOUT`] is closed with an error line, and
+//! at most [`MAX_PENDING`] are held; when that many wait, the one waiting longest is closed to
+//! make room (a real client sends its command at once, so it is never the oldest for long).
 
 use crate::error::{failed, usage, CliError};
 use crate::trace::RunInfo;
@@ -9,7 +14,7 @@ use std::collections::HashMap;
 use std::io::{self, ErrorKind, Read, Write};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The prefix of a refusal.
 pub const ERROR_PREFIX: &str = "error: ";
@@ -20,14 +25,27 @@ pub const SOCKET_NAME: &str = "control.sock";
 /// Longest command line accepted.
 const MAX_LINE: usize = 4096;
 
-/// How long an answer may take to reach the client before it is given up.
-const WRITE_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long a connection may wait to send a whole command line.
+pub const IDLE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// How many connections may wait for their command at once.
+pub const MAX_PENDING: usize = 64;
+
+/// How long a client waits to connect and for the answer.
+const CLIENT_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// The launcher's end: a listener and the connections still sending their command.
 pub struct Server {
     path: PathBuf,
     listener: UnixListener,
-    pending: HashMap<usize, (UnixStream, Vec<u8>)>,
+    pending: HashMap<usize, Pending>,
+}
+
+/// A connection still sending its command.
+struct Pending {
+    stream: UnixStream,
+    buf: Vec<u8>,
+    since: Instant,
 }
 
 /// What a connection produced when it became readable.
@@ -71,19 +89,64 @@ impl Server {
                     if stream.set_nonblocking(true).is_err() {
                         continue;
                     }
+                    if self.pending.len() >= MAX_PENDING {
+                        self.evict_oldest();
+                    }
                     let k = key();
                     out.push((k, stream.as_raw_fd()));
-                    self.pending.insert(k, (stream, Vec::new()));
+                    self.pending.insert(
+                        k,
+                        Pending {
+                            stream,
+                            buf: Vec::new(),
+                            since: Instant::now(),
+                        },
+                    );
                 }
                 Err(e) if e.kind() == ErrorKind::Interrupted => continue,
-                Err(_) => return out,
+                Err(_) => break,
             }
         }
+        // A connection evicted within this batch is closed, and its descriptor number may
+        // already belong to a later one: only those still held may be registered.
+        out.retain(|(k, _)| self.pending.contains_key(k));
+        out
+    }
+
+    fn evict_oldest(&mut self) {
+        if let Some(&k) = self.pending.iter().min_by_key(|(_, p)| p.since).map(|(k, _)| k) {
+            let msg = format!("{ERROR_PREFIX}closed: {MAX_PENDING} connections were waiting to send a command");
+            self.answer(k, &msg);
+        }
+    }
+
+    /// How many connections wait for their command.
+    pub fn pending(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Closes, with an error line, every connection that has not sent a whole command within
+    /// [`IDLE_TIMEOUT`] of connecting; returns how many.
+    pub fn expire(&mut self, now: Instant) -> usize {
+        let stale: Vec<usize> = self
+            .pending
+            .iter()
+            .filter(|(_, p)| now.duration_since(p.since) >= IDLE_TIMEOUT)
+            .map(|(&k, _)| k)
+            .collect();
+        let msg = format!(
+            "{ERROR_PREFIX}no whole command line within {} s",
+            IDLE_TIMEOUT.as_secs()
+        );
+        for &k in &stale {
+            self.answer(k, &msg);
+        }
+        stale.len()
     }
 
     /// Reads what connection `k` sent so far.
     pub fn read(&mut self, k: usize) -> Incoming {
-        let Some((stream, buf)) = self.pending.get_mut(&k) else {
+        let Some(Pending { stream, buf, .. }) = self.pending.get_mut(&k) else {
             return Incoming::Gone;
         };
         let mut chunk = [0u8; 1024];
@@ -117,14 +180,13 @@ impl Server {
     }
 
     /// Sends `reply` on connection `k` and closes it (the poll forgets a closed descriptor).
+    /// The write never blocks: an answer fits the socket buffer, and a client that does not
+    /// read must not stall the launcher (what does not fit is lost with the connection).
     pub fn answer(&mut self, k: usize, reply: &str) {
-        let Some((stream, _)) = self.pending.remove(&k) else {
+        let Some(p) = self.pending.remove(&k) else {
             return;
         };
-        let _ = stream
-            .set_nonblocking(false)
-            .and_then(|_| stream.set_write_timeout(Some(WRITE_TIMEOUT)))
-            .and_then(|_| (&stream).write_all(format!("{reply}\n").as_bytes()));
+        let _ = (&p.stream).write_all(format!("{reply}\n").as_bytes());
     }
 }
 
@@ -157,23 +219,35 @@ pub fn send(run_dir: &Path, command: &str) -> Result<String, CliError> {
             )))
         }
     };
-    let mut stream = UnixStream::connect(&sock).map_err(|e| match e.kind() {
+    let secs = CLIENT_TIMEOUT.as_secs();
+    let mut stream = connect(&sock).map_err(|e| match e.kind() {
         ErrorKind::NotFound | ErrorKind::ConnectionRefused => failed(format!(
             "no launcher is running for {} (nothing listens on {}): the run has ended",
             run_dir.display(),
             sock.display()
         )),
+        ErrorKind::TimedOut | ErrorKind::WouldBlock => failed(format!(
+            "the launcher did not accept the connection within {secs} s ({})",
+            sock.display()
+        )),
         _ => failed(format!("cannot reach the launcher at {}: {e}", sock.display())),
     })?;
     let talk = |stream: &mut UnixStream| -> io::Result<String> {
-        stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+        stream.set_read_timeout(Some(CLIENT_TIMEOUT))?;
+        stream.set_write_timeout(Some(CLIENT_TIMEOUT))?;
         stream.write_all(format!("{}\n", command.trim()).as_bytes())?;
         stream.shutdown(std::net::Shutdown::Write)?;
         let mut reply = String::new();
         stream.read_to_string(&mut reply)?;
         Ok(reply)
     };
-    let reply = talk(&mut stream).map_err(|e| failed(format!("talking to the launcher at {}: {e}", sock.display())))?;
+    let reply = talk(&mut stream).map_err(|e| match e.kind() {
+        ErrorKind::TimedOut | ErrorKind::WouldBlock => failed(format!(
+            "the launcher did not answer within {secs} s ({})",
+            sock.display()
+        )),
+        _ => failed(format!("talking to the launcher at {}: {e}", sock.display())),
+    })?;
     let reply = reply.trim_end().to_string();
     if reply.is_empty() {
         return Err(failed(
@@ -183,5 +257,67 @@ pub fn send(run_dir: &Path, command: &str) -> Result<String, CliError> {
     match reply.strip_prefix(ERROR_PREFIX) {
         Some(msg) => Err(usage(msg.to_string())),
         None => Ok(reply),
+    }
+}
+
+/// Connects to the control socket, giving up after [`CLIENT_TIMEOUT`] (a launcher whose
+/// backlog is full would otherwise keep the client waiting forever).
+fn connect(sock: &Path) -> io::Result<UnixStream> {
+    use socket2::{Domain, SockAddr, Socket, Type};
+    let addr = SockAddr::unix(sock)?;
+    let deadline = Instant::now() + CLIENT_TIMEOUT;
+    loop {
+        let s = Socket::new(Domain::UNIX, Type::STREAM, None)?;
+        match s.connect_timeout(&addr, CLIENT_TIMEOUT) {
+            Ok(()) => {
+                s.set_nonblocking(false)?;
+                return Ok(UnixStream::from(std::os::fd::OwnedFd::from(s)));
+            }
+            // A full backlog refuses a non-blocking connect at once: try again until the deadline.
+            Err(e) if e.kind() == ErrorKind::WouldBlock && Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn idle_connections_are_capped_and_expire_with_an_error_line() {
+        let dir = std::env::temp_dir().join(format!("coordlab-control-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(SOCKET_NAME);
+        let mut server = Server::bind(&path).unwrap();
+        let clients: Vec<UnixStream> = (0..MAX_PENDING + 10)
+            .map(|_| UnixStream::connect(&path).unwrap())
+            .collect();
+        let mut next = 0;
+        let held = server.accept(|| {
+            next += 1;
+            next
+        });
+        assert_eq!(server.pending(), MAX_PENDING);
+        assert_eq!(
+            held.len(),
+            MAX_PENDING,
+            "evicted ones are not handed out for registration"
+        );
+        let answer = |mut s: &UnixStream| {
+            s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            let mut a = String::new();
+            let _ = s.read_to_string(&mut a);
+            a
+        };
+        assert!(answer(&clients[0]).contains("connections were waiting"));
+        assert_eq!(server.expire(Instant::now()), 0);
+        assert_eq!(server.expire(Instant::now() + IDLE_TIMEOUT), MAX_PENDING);
+        assert!(answer(&clients[MAX_PENDING + 9]).contains("no whole command line within 2 s"));
+        drop(server);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

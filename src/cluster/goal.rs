@@ -1,6 +1,7 @@
 //! What a run is for, stepped after every tick: a console (until quit or `--duration`),
 //! `--until elected`, or a `--demo` story. Each says when the run ends and with which status.
 
+use super::chaos::{criteria, Chaos};
 use super::demo::Demo;
 use super::nodes::{Agreement, Fleet};
 use super::plan::Plan;
@@ -46,7 +47,8 @@ pub enum Goal {
         /// The last agreement printed: leader, term, how many agreed.
         shown: Option<(u64, u64, usize)>,
     },
-    /// `--until elected`: end as soon as every live node agrees.
+    /// `--until done` (`--until elected`): end as soon as the family's goal holds (for elections:
+    /// every live node agrees on a live leader).
     Elected {
         /// Give up then.
         deadline: Instant,
@@ -57,6 +59,8 @@ pub enum Goal {
     },
     /// A scripted story.
     Demo(Box<Demo>),
+    /// The chaos soak: random faults for `--duration`, then the soak's criteria.
+    Chaos(Box<Chaos>),
     /// `--demo snapshot`.
     Snapshot(super::snapshot_demo::SnapshotDemo),
 }
@@ -73,6 +77,9 @@ impl Goal {
         let n = plan.nodes.len();
         if plan.snapshot_demo {
             return Goal::Snapshot(super::snapshot_demo::SnapshotDemo::new(t0));
+        }
+        if let (Some(seed), Some(d)) = (plan.chaos, plan.duration) {
+            return Goal::Chaos(Box::new(Chaos::new(seed, t0, d, timeout)));
         }
         match (plan.demo, plan.until_elected) {
             (Some(kind), _) => Goal::Demo(Box::new(Demo::new(kind, n, timeout, t0))),
@@ -116,14 +123,8 @@ impl Goal {
                 limit,
                 by_duration,
             } => {
-                if let Some(a) = fleet.agreement() {
-                    return Some(Ending::ok(format!(
-                        "elected: node {} leads term {}; all {} live nodes agree ({} ms after start)",
-                        a.leader,
-                        a.term,
-                        a.nodes.len(),
-                        a.at_us.saturating_sub(fleet.start_us) / 1000
-                    )));
+                if let Some(done) = fleet.done() {
+                    return Some(Ending::ok(done));
                 }
                 (now >= *deadline).then(|| {
                     let waited = if *by_duration {
@@ -131,24 +132,37 @@ impl Goal {
                     } else {
                         "the launcher's patience"
                     };
-                    Ending::failed(format!(
-                        "not elected: the live nodes did not agree on a live leader within {waited} \
-                         ({:.1} s)",
-                        limit.as_secs_f64()
-                    ))
+                    let what = match fleet.progress {
+                        Some(_) => "not done: the family's goal did not hold",
+                        None => "not elected: the live nodes did not agree on a live leader",
+                    };
+                    Ending::failed(format!("{what} within {waited} ({:.1} s)", limit.as_secs_f64()))
                 })
             }
             Goal::Demo(demo) => demo.step(fleet, now),
+            Goal::Chaos(chaos) => chaos.step(fleet, now),
             Goal::Snapshot(demo) => demo.step(now),
         }
     }
 
-    /// What the goal adds to the checker's summary at the end (a demo's closing lines).
-    pub fn conclude(&self, analysis: &crate::check::Analysis) -> Vec<String> {
+    /// What the goal adds to the checker's summary at the end (a demo's closing lines, the
+    /// soak's criteria), and whether the goal failed by them.
+    pub fn conclude(&self, analysis: &crate::check::Analysis) -> (Vec<String>, bool) {
         match self {
-            Goal::Demo(demo) => demo.conclude(analysis),
-            Goal::Snapshot(demo) => demo.conclude(&analysis.dir),
-            _ => Vec::new(),
+            Goal::Demo(demo) => (demo.conclude(analysis), false),
+            Goal::Chaos(_) => {
+                let c = criteria(analysis);
+                let failed = c.iter().any(|c| !c.ok);
+                let mut lines = vec!["Chaos soak criteria".to_string()];
+                lines.extend(
+                    c.iter()
+                        .map(|c| format!("  {}: {}", if c.ok { "ok" } else { "FAILED" }, c.words)),
+                );
+                lines.push(format!("chaos: {}", if failed { "FAILED" } else { "passed" }));
+                (lines, failed)
+            }
+            Goal::Snapshot(demo) => (demo.conclude(&analysis.dir), false),
+            _ => (Vec::new(), false),
         }
     }
 
@@ -158,6 +172,7 @@ impl Goal {
             Goal::Console { .. } => Ending::ok(format!("stopped: {why}")),
             Goal::Elected { .. } => Ending::failed(format!("stopped ({why}) before every live node agreed")),
             Goal::Demo(demo) => Ending::failed(format!("demo stopped ({why}) {}", demo.where_now())),
+            Goal::Chaos(_) => Ending::failed(format!("chaos stopped ({why}) before its duration")),
             Goal::Snapshot(_) => Ending::failed(format!("demo snapshot stopped ({why}) before its end")),
         }
     }

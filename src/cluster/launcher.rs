@@ -11,6 +11,7 @@ use super::signals::LauncherSignals;
 use super::spawn::NodeArgs;
 use super::{LaunchOptions, Layout};
 use crate::error::{failed, CliError};
+use crate::node::keyfile;
 use crate::trace::{wall_us, RunInfo, RunNode};
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
@@ -65,11 +66,22 @@ pub fn run(opts: LaunchOptions, plan: Plan) -> Result<i32, CliError> {
     rundir::write_info(&dir, &info)?;
     rundir::point_latest(&opts.logs, &dir)?;
 
-    let args = NodeArgs::new(&opts, &plan, &dir).map_err(|e| failed(format!("cannot find my own binary: {e}")))?;
+    let key_path = match &opts.key {
+        Some(path) => path.clone(),
+        None => {
+            let path = dir.join(keyfile::KEY_FILE);
+            keyfile::write(&path, &keyfile::generate().map_err(failed)?).map_err(failed)?;
+            path
+        }
+    };
+    let args =
+        NodeArgs::new(&opts, &plan, &dir, &key_path).map_err(|e| failed(format!("cannot find my own binary: {e}")))?;
     let mut fleet = Fleet::new(&plan.nodes, args, &dir, start_us)
         .map_err(|e| failed(format!("cannot write {}: {e}", dir.join("faults.jsonl").display())))?;
+    fleet.progress = crate::check::section::progress(crate::check::section::family(&opts.algo));
     if let Err(e) = fleet.spawn_all() {
         fleet.stop_all();
+        let _ = crate::check::check(&dir);
         return Err(failed(e));
     }
     let goal = Goal::new(&plan, Duration::from_millis(opts.timeout_ms), t0);
@@ -151,6 +163,7 @@ impl Launcher {
             Ok(p) => p,
             Err(e) => {
                 fleet.stop_all();
+                let _ = crate::check::check(&fleet.dir);
                 return Err(failed(format!("cannot set up the launcher's poll: {e}")));
             }
         };
@@ -211,6 +224,7 @@ impl Launcher {
     }
 
     fn tick(&mut self) -> Option<Ending> {
+        self.server.expire(Instant::now());
         self.fleet.refresh();
         self.report_exits();
         self.goal.step(&mut self.fleet, Instant::now())
@@ -229,14 +243,26 @@ impl Launcher {
         let n = self.fleet.nodes.len();
         say!("stopped all {n} nodes; every process reaped");
         let mut code = ending.code;
-        if ending.check {
-            match crate::check::check(&self.fleet.dir) {
+        // Every run writes summary.txt, whatever ended it; a goal that asked for it is also judged.
+        let checked = crate::check::check(&self.fleet.dir);
+        if !ending.check {
+            match &checked {
+                Ok(r) => say!(
+                    "checked: {} (details: {})",
+                    crate::check::summary::verdict(&r.analysis),
+                    self.fleet.dir.join("summary.txt").display()
+                ),
+                Err(e) => say!("coordlab check: {e}"),
+            }
+        } else {
+            match checked {
                 Ok(report) => {
                     say!("{}", report.text.trim_end());
-                    for line in self.goal.conclude(&report.analysis) {
+                    let (lines, failed) = self.goal.conclude(&report.analysis);
+                    for line in lines {
                         say!("{}", line);
                     }
-                    if report.violated {
+                    if report.violated || failed {
                         code = 1;
                     }
                 }

@@ -1,14 +1,14 @@
 //! The launcher: spawns a ring or a mesh of node processes, injects faults with signals, keeps
 //! a console, and writes the run directory of `docs/trace.md`.
 //!
-//! `launch` checks every option before anything starts ([`plan`], with the algorithm/topology
-//! rules of [`fit`]), writes `run.json` and points
+//! `launch` checks every option before anything starts ([`plan`], with the algorithm's registry
+//! entry: its keys and where it runs), writes `run.json` and points
 //! `logs/latest` at the new run ([`rundir`]), spawns the nodes ([`spawn`]), then runs one mio
 //! loop ([`launcher`]): console lines from stdin ([`console`]), one command per connection on a
 //! Unix control socket ([`control`]), SIGINT/SIGTERM/SIGHUP/SIGCHLD through a signalfd
 //! ([`signals`]), and a 50 ms tick that tails every `node-<id>.jsonl` ([`watch`]) into a model
-//! of each node ([`model`], kept by [`nodes`]). What the run is for -- a console, `--until elected`, a `--duration`
-//! or the `--demo` story -- is a [`goal`] stepped on every tick.
+//! of each node ([`model`], kept by [`nodes`]). What the run is for -- a console, `--until done`, a `--duration`,
+//! the `--demo` story or the [`chaos`] soak -- is a [`goal`] stepped on every tick.
 //!
 //! Every fault the launcher causes is written to `faults.jsonl` before the signal is sent. The
 //! clean stop writes `shutdown` first; the SIGTERM that follows is the stop itself, not a fault,
@@ -24,10 +24,10 @@ macro_rules! say {
     }};
 }
 
+mod chaos;
 mod console;
 pub mod control;
 mod demo;
-pub mod fit;
 mod goal;
 mod launcher;
 mod model;
@@ -101,8 +101,12 @@ pub struct LaunchOptions {
     pub logs: PathBuf,
     /// A scripted story to run instead of the console (`false-suspicion`, `split-brain`).
     pub demo: Option<String>,
+    /// `--key FILE`: the run's key (None: a fresh random key in the run directory).
+    pub key: Option<PathBuf>,
     /// Algorithm options passed to every node (`--set key=value`).
     pub set: BTreeMap<String, String>,
+    /// `coordlab chaos`: inject random faults for `duration`, then judge the soak.
+    pub chaos: bool,
     /// `--clock-offset-ms ID:MS,...`: nodes whose clocks start off true time.
     pub clock_offset_ms: Option<String>,
     /// `--clock-drift-ppm ID:PPM,...`: nodes whose clocks run fast or slow.
@@ -114,6 +118,7 @@ pub struct LaunchOptions {
 /// Runs a launch; returns the process exit status.
 pub fn launch(opts: LaunchOptions) -> Result<i32, CliError> {
     let plan = plan::plan(&opts)?;
+    rundir::check_writable(&opts.logs)?;
     launcher::run(opts, plan)
 }
 

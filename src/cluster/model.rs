@@ -1,9 +1,10 @@
-//! What the launcher knows of one node: its process state, and whom it believes leads, read
-//! from its own trace (`election_start` / `leader` / `step_down`), with the suspicions and
-//! step-downs it recorded.
+//! What the launcher knows of one node: its process state, and the suspicions, step-downs and
+//! elections it recorded. Whom it believes leads is the checker's replay
+//! ([`crate::check::beliefs::Beliefs`]), fed by the fleet: there is one reading of a run.
 
 use super::plan::NodePlan;
 use super::watch::Tail;
+use crate::check::beliefs::Beliefs;
 use crate::trace::{Event, Record};
 use nix::unistd::Pid;
 
@@ -18,17 +19,6 @@ pub enum State {
     Killed,
     /// Reaped; how it ended (`exit 0`, `signal SIGKILL`).
     Exited(String),
-}
-
-/// Whom a node believes leads, from its `election_start` / `leader` / `step_down` events.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Belief {
-    /// Its current term.
-    pub term: u64,
-    /// The leader it follows in that term, if any.
-    pub leader: Option<u64>,
-    /// When it came to believe it (trace time, microseconds).
-    pub since_us: u64,
 }
 
 /// A suspicion a node recorded.
@@ -66,8 +56,6 @@ pub struct Node {
     pub state: State,
     /// Whether its current process wrote `start` yet.
     pub started: bool,
-    /// Whom it believes leads.
-    pub belief: Belief,
     /// Its last event: kind and trace time.
     pub last: Option<(&'static str, u64)>,
     /// Every suspicion it recorded.
@@ -88,7 +76,6 @@ impl Node {
             pid: None,
             state,
             started: false,
-            belief: Belief::default(),
             last: None,
             suspicions: Vec::new(),
             step_downs: Vec::new(),
@@ -106,30 +93,9 @@ impl Node {
     pub fn apply(&mut self, rec: &Record) {
         self.last = Some((rec.event.kind(), rec.t));
         match &rec.event {
-            Event::Start { .. } => {
-                self.started = true;
-                self.belief = Belief::default();
-            }
-            Event::ElectionStart { term } => {
-                self.elections.push((rec.t, *term));
-                self.belief = Belief {
-                    term: *term,
-                    leader: None,
-                    since_us: rec.t,
-                }
-            }
-            Event::Leader { leader, term } => {
-                self.belief = Belief {
-                    term: *term,
-                    leader: Some(*leader),
-                    since_us: rec.t,
-                }
-            }
+            Event::Start { .. } => self.started = true,
+            Event::ElectionStart { term } => self.elections.push((rec.t, *term)),
             Event::StepDown { term, reason } => {
-                if self.belief.leader == Some(self.plan.id) {
-                    self.belief.leader = None;
-                    self.belief.since_us = rec.t;
-                }
                 self.step_downs.push(StepDown {
                     t: rec.t,
                     term: *term,
@@ -157,15 +123,15 @@ pub fn describe_state(n: &Node) -> String {
     }
 }
 
-/// Whom it believes leads, in words.
-pub fn describe_belief(n: &Node) -> String {
-    let b = &n.belief;
-    match b.leader {
+/// Whom it believes leads, in words, from the replay `beliefs`.
+pub fn describe_belief(n: &Node, beliefs: &Beliefs) -> String {
+    let id = n.plan.id;
+    match (beliefs.current(id), beliefs.electing(id)) {
         _ if !n.started => "not started yet".into(),
-        Some(l) if l == n.plan.id => format!("itself leads term {}", b.term),
-        Some(l) => format!("node {l} leads term {}", b.term),
-        None if b.term == 0 => "no leader yet".into(),
-        None => format!("no leader yet (electing, term {})", b.term),
+        (Some(b), _) if b.leader == id => format!("itself leads term {}", b.term),
+        (Some(b), _) => format!("node {} leads term {}", b.leader, b.term),
+        (None, Some(term)) => format!("no leader yet (electing, term {term})"),
+        (None, None) => "no leader yet".into(),
     }
 }
 
@@ -187,7 +153,7 @@ mod tests {
     }
 
     #[test]
-    fn a_view_follows_the_nodes_own_trace() {
+    fn a_view_follows_the_nodes_own_trace_and_the_belief_is_the_checkers() {
         let plan = NodePlan {
             id: 5,
             addr: "127.0.0.1:9005".parse::<SocketAddr>().unwrap(),
@@ -195,24 +161,38 @@ mod tests {
             initiator: true,
         };
         let mut n = Node::new(plan, State::Running, "/nonexistent".into());
+        let mut beliefs = Beliefs::default();
+        let mut apply = |n: &mut Node, r: Record| {
+            n.apply(&r);
+            beliefs.feed(5, r.t, &r.event);
+            describe_belief(n, &beliefs)
+        };
         let start = Event::Start {
             addr: "127.0.0.1:9005".into(),
             algo: "chang-roberts".into(),
             pid: 1,
             peers: vec![4, 1],
         };
-        n.apply(&rec(1, start));
+        assert_eq!(apply(&mut n, rec(1, start)), "no leader yet");
         assert!(n.live());
-        n.apply(&rec(2, Event::ElectionStart { term: 1 }));
-        n.apply(&rec(3, Event::Leader { leader: 5, term: 1 }));
-        assert_eq!((n.belief.leader, n.belief.term, n.belief.since_us), (Some(5), 1, 3));
-        assert_eq!(describe_belief(&n), "itself leads term 1");
+        assert_eq!(
+            apply(&mut n, rec(2, Event::ElectionStart { term: 1 })),
+            "no leader yet (electing, term 1)"
+        );
+        assert_eq!(
+            apply(&mut n, rec(3, Event::Leader { leader: 5, term: 1 })),
+            "itself leads term 1"
+        );
         let reason = "heard of term 2 from node 1".to_string();
-        n.apply(&rec(4, Event::StepDown { term: 1, reason }));
-        assert_eq!(n.belief.leader, None);
-        n.apply(&rec(5, Event::ElectionStart { term: 2 }));
-        n.apply(&rec(6, Event::Leader { leader: 4, term: 2 }));
-        assert_eq!(describe_belief(&n), "node 4 leads term 2");
+        assert_eq!(
+            apply(&mut n, rec(4, Event::StepDown { term: 1, reason })),
+            "no leader yet"
+        );
+        apply(&mut n, rec(5, Event::ElectionStart { term: 2 }));
+        assert_eq!(
+            apply(&mut n, rec(6, Event::Leader { leader: 4, term: 2 })),
+            "node 4 leads term 2"
+        );
         assert_eq!(n.step_downs.len(), 1);
         assert_eq!(n.elections, vec![(2, 1), (5, 2)]);
         assert_eq!(n.last, Some(("leader", 6)));

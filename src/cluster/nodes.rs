@@ -2,9 +2,12 @@
 //! into each node's [`Node`] view, their agreement, and the faults the launcher caused them,
 //! written to `faults.jsonl` before each signal is sent.
 
-use super::model::{describe_belief, describe_state, Belief, Node, State, Suspicion};
+use super::model::{describe_belief, describe_state, Node, State, Suspicion};
 use super::plan::NodePlan;
 use super::spawn::NodeArgs;
+use crate::check::beliefs::Beliefs;
+use crate::check::section::Progress;
+use crate::check::timeline::Proc;
 use crate::trace::{wall_us, Event, JsonlWriter, Record};
 use nix::errno::Errno;
 use nix::sys::signal::{kill, Signal};
@@ -39,6 +42,10 @@ pub struct Fleet {
     pub dir: PathBuf,
     /// When the nodes' algorithms begin (wall clock, microseconds).
     pub start_us: u64,
+    /// Whom each node believes leads: the checker's replay, fed as the traces grow.
+    pub beliefs: Beliefs,
+    /// The family's own progress toward its goal (None for elections: see `beliefs`).
+    pub progress: Option<Box<dyn Progress>>,
     args: NodeArgs,
     faults: JsonlWriter,
     group: Option<Pid>,
@@ -59,6 +66,8 @@ impl Fleet {
             nodes,
             dir: dir.to_path_buf(),
             start_us,
+            beliefs: Beliefs::default(),
+            progress: None,
             args,
             faults,
             group: None,
@@ -119,7 +128,6 @@ impl Fleet {
         node.pid = Some(pid);
         node.state = State::Running;
         node.started = false;
-        node.belief = Belief::default();
         Ok(pid)
     }
 
@@ -196,6 +204,9 @@ impl Fleet {
         };
         self.fault(Some(id), record(pid.as_raw() as u32));
         kill(pid, sig).map_err(|e| format!("cannot send {} to node {id} (pid {pid}): {e}", sig.as_str()))?;
+        if after == State::Killed {
+            self.beliefs.process_ended(id, wall_us(), Proc::Killed);
+        }
         self.nodes[i].state = after;
         Ok(pid)
     }
@@ -257,6 +268,9 @@ impl Fleet {
             },
         );
         let expected = self.nodes[i].state == State::Killed;
+        if !expected {
+            self.beliefs.process_ended(id, wall_us(), Proc::Exited);
+        }
         self.nodes[i].state = State::Exited(status.clone());
         (!expected).then(|| {
             format!(
@@ -289,7 +303,15 @@ impl Fleet {
     fn refresh_node(&mut self, i: usize) {
         let node = &mut self.nodes[i];
         match node.tail.read_new() {
-            Ok(recs) => recs.iter().for_each(|r| node.apply(r)),
+            Ok(recs) => {
+                for r in &recs {
+                    node.apply(r);
+                    self.beliefs.feed(node.plan.id, r.t, &r.event);
+                    if let Some(p) = self.progress.as_mut() {
+                        p.feed(node.plan.id, r);
+                    }
+                }
+            }
             Err(e) => eprintln!("coordlab: cannot read the trace of node {}: {e}", node.plan.id),
         }
     }
@@ -300,26 +322,37 @@ impl Fleet {
         if self.nodes.iter().any(|n| n.state == State::Running && !n.started) {
             return None;
         }
-        let live: Vec<&Node> = self.nodes.iter().filter(|n| n.live()).collect();
-        let first = live.first()?;
-        let (term, leader) = (first.belief.term, first.belief.leader?);
-        if !live.iter().any(|n| n.plan.id == leader)
-            || live
-                .iter()
-                .any(|n| n.belief.term != term || n.belief.leader != Some(leader))
-        {
-            return None;
-        }
+        let live: Vec<u64> = self.live_ids();
+        let a = self.beliefs.agreement(&live)?;
         Some(Agreement {
-            leader,
-            term,
-            nodes: live.iter().map(|n| n.plan.id).collect(),
-            at_us: live.iter().map(|n| n.belief.since_us).max().unwrap_or(0),
-            leader_since_us: live
-                .iter()
-                .find(|n| n.plan.id == leader)
-                .map_or(0, |n| n.belief.since_us),
+            leader: a.belief.leader,
+            term: a.belief.term,
+            nodes: live,
+            at_us: a.at_us,
+            leader_since_us: a.leader_since_us,
         })
+    }
+
+    /// When the run's goal holds, in words: the family's progress, or for elections the
+    /// agreement of every live node on a live leader.
+    pub fn done(&self) -> Option<String> {
+        match &self.progress {
+            Some(p) => p.done(&self.live_ids()),
+            None => self.agreement().map(|a| {
+                format!(
+                    "elected: node {} leads term {}; all {} live nodes agree ({} ms after start)",
+                    a.leader,
+                    a.term,
+                    a.nodes.len(),
+                    a.at_us.saturating_sub(self.start_us) / 1000
+                )
+            }),
+        }
+    }
+
+    /// The ids of the nodes running and started.
+    pub fn live_ids(&self) -> Vec<u64> {
+        self.nodes.iter().filter(|n| n.live()).map(|n| n.plan.id).collect()
     }
 
     /// Every suspicion of `target` recorded at or after `since`, earliest first.
@@ -362,7 +395,7 @@ impl Fleet {
             let (state, believes) = match &n.state {
                 State::Running | State::Paused => (
                     if n.state == State::Running { "running" } else { "paused" },
-                    describe_belief(n),
+                    describe_belief(n, &self.beliefs),
                 ),
                 State::Killed => ("dead", "-".into()),
                 State::Exited(s) => ("dead", format!("- ({s})")),

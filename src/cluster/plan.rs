@@ -5,10 +5,10 @@
 //! [`Setup`] the node will build: a bad option is refused up front (exit 2), not found later
 //! in a node's log.
 
-use super::fit;
 use super::{LaunchOptions, Layout};
-use crate::algo::{registry, Setup};
-use crate::error::{failed, usage, CliError};
+use crate::algo::registry::{self, SetBy};
+use crate::algo::Setup;
+use crate::error::{usage, CliError};
 use crate::node::config::parse_ids;
 use crate::topology;
 use std::collections::BTreeMap;
@@ -16,8 +16,9 @@ use std::io;
 use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
 use std::time::Duration;
 
-/// The option that tells a node it runs on a mesh (the wrapper then floods leader heartbeats
-/// over its neighbours): set by the launcher, never by the user.
+/// The option that tells a node it runs on a mesh (the election wrapper then floods leader
+/// heartbeats over its neighbours): set by the launcher, never by the user, for the
+/// algorithms whose registry entry takes it.
 pub const MESH_KEY: &str = "mesh";
 
 /// One node as it will be launched.
@@ -61,7 +62,7 @@ pub struct Plan {
     pub topology: String,
     /// The `--set` options every node gets (the user's, plus `mesh=true` on a mesh).
     pub set: BTreeMap<String, String>,
-    /// `--until elected`.
+    /// `--until done` (or its election spelling `--until elected`): end when the family's goal holds.
     pub until_elected: bool,
     /// `--duration`.
     pub duration: Option<Duration>,
@@ -71,6 +72,8 @@ pub struct Plan {
     pub snapshot_demo: bool,
     /// Every node's physical clock (`--clock-offset-ms`, `--clock-drift-ppm`, `--clock-skew`).
     pub clocks: BTreeMap<u64, crate::clock::ClockSpec>,
+    /// `coordlab chaos`: the seed of its faults.
+    pub chaos: Option<u64>,
 }
 
 impl Plan {
@@ -95,31 +98,46 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
     if n < 2 {
         return Err(usage(format!("a {noun} needs at least 2 nodes (got {n})")));
     }
-    let ids = launch_ids(n, opts.ids.as_deref(), noun)?;
-    if !registry::is_known(&opts.algo) {
-        return Err(usage(format!(
-            "unknown algorithm '{}' (known: {})",
-            opts.algo,
-            registry::names()
-        )));
+    crate::node::config::check_timing(opts.heartbeat_ms, opts.timeout_ms)?;
+    if let Some(path) = &opts.key {
+        crate::node::keyfile::load(path).map_err(usage)?;
     }
-    if opts.set.contains_key(MESH_KEY) {
+    let ids = launch_ids(n, opts.ids.as_deref(), noun)?;
+    let entry = registry::lookup(&opts.algo).map_err(usage)?;
+    if let Some(k) = opts
+        .set
+        .keys()
+        .find_map(|k| entry.key(k).filter(|k| k.set_by == SetBy::Launcher))
+    {
         return Err(usage(format!(
-            "--set {MESH_KEY}: the launcher sets this itself (coordlab mesh sets it, coordlab ring does not)"
+            "--set {}: the launcher sets this itself (coordlab mesh sets it, coordlab ring does not)",
+            k.name
         )));
     }
     let graph = match &opts.topology {
         Layout::Ring => None,
         Layout::Mesh(spec) => Some((spec.as_str(), topology::build(spec, &ids, opts.seed).map_err(usage)?)),
     };
-    let rule = fit::fit(&opts.algo).ok_or_else(|| failed(format!("no topology rule for algorithm '{}'", opts.algo)))?;
-    rule.check(&opts.algo, graph.as_ref().map(|(s, g)| (*s, g)))
+    entry
+        .runs_on
+        .check(&opts.algo, graph.as_ref().map(|(s, g)| (*s, g)))
         .map_err(usage)?;
     let initiators = initiators(&opts.initiators, &ids, noun)?;
     let until_elected = match opts.until.as_deref() {
         None => false,
-        Some("elected") => true,
-        Some(other) => return Err(usage(format!("--until: unknown condition '{other}' (known: elected)"))),
+        Some("done") => true,
+        Some("elected") if crate::check::section::family(&opts.algo) == "election" => true,
+        Some("elected") => {
+            return Err(usage(format!(
+                "--until elected: {} is not an election; use --until done",
+                opts.algo
+            )))
+        }
+        Some(other) => {
+            return Err(usage(format!(
+                "--until: unknown condition '{other}' (known: done, and elected for elections)"
+            )))
+        }
     };
     let snapshot_demo = opts.demo.as_deref() == Some(SNAPSHOT_DEMO);
     let demo = match opts.demo.as_deref() {
@@ -142,6 +160,11 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
         Some(s) if s.is_finite() && s > 0.0 && s < 1e9 => Some(Duration::from_secs_f64(s)),
         Some(s) => return Err(usage(format!("--duration: {s} is not a positive number of seconds"))),
     };
+    if opts.chaos && (demo.is_some() || until_elected || duration.is_none()) {
+        return Err(usage(
+            "chaos runs for --duration SECS; it cannot be combined with --demo or --until",
+        ));
+    }
     if snapshot_demo && opts.algo != "bank" {
         return Err(usage(format!(
             "--demo snapshot runs the bank (--algo bank), not {}",
@@ -170,7 +193,7 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
     )
     .map_err(usage)?;
     let mut set = opts.set.clone();
-    if graph.is_some() {
+    if graph.is_some() && entry.key(MESH_KEY).is_some() {
         set.insert(MESH_KEY.into(), "true".into());
     }
     // Addresses are filled in once every other check passed: finding ports binds sockets.
@@ -191,6 +214,7 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
         demo,
         snapshot_demo,
         clocks,
+        chaos: opts.chaos.then_some(opts.seed),
     };
     for node in &plan.nodes {
         registry::check_setup(&opts.algo, &plan.setup(opts, node)).map_err(usage)?;
@@ -282,6 +306,7 @@ mod tests {
 
     fn opts(n: usize) -> LaunchOptions {
         LaunchOptions {
+            chaos: false,
             n,
             topology: Layout::Ring,
             algo: "chang-roberts".into(),
@@ -294,6 +319,7 @@ mod tests {
             until: None,
             seed: 1,
             logs: PathBuf::from("logs"),
+            key: None,
             demo: None,
             set: BTreeMap::new(),
             clock_offset_ms: None,
@@ -347,8 +373,12 @@ mod tests {
         o.initiators = "4".into();
         assert!(err(o).contains("node 4 is not in the ring"));
         let mut o = opts(3);
-        o.until = Some("done".into());
+        o.until = Some("forever".into());
         assert!(err(o).contains("--until"));
+        let mut o = opts(3);
+        o.algo = "ring-probe".into();
+        o.until = Some("elected".into());
+        assert!(err(o).contains("ring-probe is not an election; use --until done"));
         let mut o = opts(3);
         o.demo = Some("party".into());
         assert!(err(o).contains("known: false-suspicion, split-brain"));
@@ -387,6 +417,27 @@ mod tests {
         o.set.clear();
         o.set.insert(MESH_KEY.into(), "false".into());
         assert!(err(o).contains("the launcher sets this itself"));
+    }
+
+    #[test]
+    fn keys_come_from_the_algorithms_registry_entry() {
+        let mut o = opts(4);
+        o.topology = Layout::Mesh("bidirectional-ring".into());
+        o.algo = "ring-probe".into();
+        assert!(
+            plan(&o).unwrap().set.is_empty(),
+            "mesh=true only for an entry that takes it"
+        );
+        o.set.insert("laps".into(), "3".into());
+        assert_eq!(plan(&o).unwrap().set.get("laps").map(String::as_str), Some("3"));
+        o.set.insert("majority".into(), "true".into());
+        assert!(err(o.clone()).contains("--set majority does not apply to ring-probe"));
+        let mut o = opts(3);
+        o.set.insert("loss".into(), "0.2".into());
+        assert_eq!(
+            err(o),
+            "unknown key loss for chang-roberts; it takes: max_slew_ppm, step, vc, majority, weights"
+        );
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The run directory: a fresh `logs/<run-id>/`, its `run.json`, and the `logs/latest` link.
 
-use crate::error::{failed, CliError};
+use crate::error::{failed, usage, CliError};
 use crate::node::logging::fmt_wall;
 use crate::trace::RunInfo;
 use std::fs;
@@ -30,6 +30,16 @@ pub fn create(logs: &Path, wall_us: u64, noun: &str, n: usize, algo: &str) -> Re
         }
     }
     unreachable!("the loop returns")
+}
+
+/// Refuses (exit 2) a `--logs` directory that cannot be created or written, before anything
+/// starts: creates it if needed and makes and removes a scratch directory in it.
+pub fn check_writable(logs: &Path) -> Result<(), CliError> {
+    let refuse = |e: io::Error| usage(format!("--logs {}: cannot be created or written: {e}", logs.display()));
+    fs::create_dir_all(logs).map_err(refuse)?;
+    let probe = logs.join(format!(".coordlab-probe-{}", std::process::id()));
+    fs::create_dir(&probe).map_err(refuse)?;
+    fs::remove_dir(&probe).map_err(refuse)
 }
 
 /// Writes `run.json` whole or not at all (readers poll for it while the launcher starts).

@@ -25,11 +25,12 @@ pub struct NodeArgs {
     log_dir: PathBuf,
     set: Vec<String>,
     clocks: std::collections::BTreeMap<u64, crate::clock::ClockSpec>,
+    key: PathBuf,
 }
 
 impl NodeArgs {
-    /// The shared arguments of a launch of `plan`, logging to `log_dir`.
-    pub fn new(opts: &LaunchOptions, plan: &Plan, log_dir: &Path) -> io::Result<Self> {
+    /// The shared arguments of a launch of `plan`, logging to `log_dir`, with the key file `key`.
+    pub fn new(opts: &LaunchOptions, plan: &Plan, log_dir: &Path, key: &Path) -> io::Result<Self> {
         let members = plan
             .nodes
             .iter()
@@ -46,6 +47,7 @@ impl NodeArgs {
             log_dir: log_dir.to_path_buf(),
             set: plan.set.iter().map(|(k, v)| format!("{k}={v}")).collect(),
             clocks: plan.clocks.clone(),
+            key: std::path::absolute(key)?,
         })
     }
 
@@ -81,7 +83,9 @@ impl NodeArgs {
             .args(["--timeout-ms", &self.timeout_ms.to_string()])
             .args(["--seed", &self.seed.to_string()])
             .arg("--log-dir")
-            .arg(&self.log_dir);
+            .arg(&self.log_dir)
+            .arg("--key")
+            .arg(&self.key);
         let neighbours: Vec<String> = node.neighbours.iter().map(u64::to_string).collect();
         cmd.args(["--neighbours", &neighbours.join(",")]);
         if initiator {

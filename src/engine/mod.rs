@@ -1,8 +1,11 @@
-//! The sans-IO engine both drivers share: the wire envelope and its codec, keyed timers, and
-//! the host that stamps records and keeps the Lamport clock and counters. Nothing here touches
-//! the operating system; `crate::node` (real processes) and `crate::sim` (the simulator) feed it
-//! bytes and time.
+//! The sans-IO engine both drivers share: the authenticated wire format and its codec, the
+//! replay window, keyed timers, drop tallies, and the host that stamps records and keeps the
+//! Lamport clock and counters. Nothing here touches the operating system; `crate::node` (real
+//! processes) and `crate::sim` (the simulator) feed it bytes, time and the run's key.
 
+pub mod drops;
 pub mod host;
+pub mod key;
+pub mod replay;
 pub mod timers;
 pub mod wire;

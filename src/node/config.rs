@@ -22,6 +22,21 @@ pub struct NodeOptions {
     /// Wall-clock time (microseconds) at which the algorithm starts, so that every node of a
     /// launch is bound before the first message flies; None: at once.
     pub start_at_us: Option<u64>,
+    /// The run's key file (`--key FILE`, required: every datagram is sealed and checked with
+    /// the key), read once the other options passed their checks.
+    pub key_file: Option<PathBuf>,
+}
+
+/// Refuses timing that cannot work: a timeout not above the heartbeat period makes every node
+/// suspect its peers between two of their heartbeats (an endless stream of elections).
+pub fn check_timing(heartbeat_ms: u64, timeout_ms: u64) -> Result<(), CliError> {
+    if timeout_ms <= heartbeat_ms {
+        return Err(usage(format!(
+            "--timeout-ms {timeout_ms} must be above --heartbeat-ms {heartbeat_ms}: \
+             nodes would suspect live peers between their heartbeats"
+        )));
+    }
+    Ok(())
 }
 
 /// Parses `1=127.0.0.1:9001,2=127.0.0.1:9002,...`, keeping the order (ring order).
@@ -96,5 +111,17 @@ mod tests {
         }
         assert_eq!(parse_ids("--ids", "5,2,8").unwrap(), vec![5, 2, 8]);
         assert!(parse_ids("--ids", "5,2,5").unwrap_err().to_string().contains("twice"));
+    }
+
+    #[test]
+    fn a_timeout_must_be_above_the_heartbeat() {
+        assert!(check_timing(100, 300).is_ok());
+        for (hb, to) in [(100, 1), (100, 100)] {
+            let e = check_timing(hb, to).unwrap_err();
+            assert!(
+                matches!(e, CliError::Usage(_)) && e.to_string().contains("must be above"),
+                "{e}"
+            );
+        }
     }
 }

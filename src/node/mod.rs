@@ -2,6 +2,7 @@
 //! The sans-IO core it drives lives in `crate::engine`.
 
 pub mod config;
+pub mod keyfile;
 pub mod logging;
 pub mod runtime;
 pub mod signals;

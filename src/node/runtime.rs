@@ -1,18 +1,22 @@
 //! The real process: one UDP socket, one mio `Poll`, the keyed timers' earliest deadline as
 //! the poll timeout, and a signalfd for a clean stop.
 //!
-//! Loop: poll -> drain `recv_from` until `WouldBlock` (each datagram is checked, decoded and
+//! Loop: poll -> read at most [`BUDGET`] datagrams (each is checked, cheapest check first, and
 //! handed to the algorithm; its answers leave at once) -> fire expired timers -> write the
-//! trace -> repeat. `EINTR` means poll again. A failed `send_to` is a lost datagram.
+//! trace -> repeat. A socket with datagrams left over is read again after the timers, without
+//! waiting (mio readiness is edge-triggered, so "more left" is remembered here): under a flood
+//! the timers and heartbeats are served between batches instead of never. `EINTR` means poll
+//! again. A failed `send_to` is a lost datagram.
 
 use super::config::NodeOptions;
+use super::keyfile;
 use super::logging::HumanLog;
 use super::signals::{SignalSource, STOP};
 use super::socket::bind_udp;
 use crate::algo::registry::{self, Runner};
 use crate::algo::{Algorithm, NodeId, Setup};
 use crate::engine::host::{Host, Now};
-use crate::engine::wire::MAX_DATAGRAM;
+use crate::engine::key::Key;
 use crate::error::{failed, usage, CliError};
 use crate::trace::{wall_us, Event, JsonlWriter};
 use mio::unix::SourceFd;
@@ -24,6 +28,8 @@ use std::time::Instant;
 
 const SOCKET: Token = Token(0);
 const SIGNALS: Token = Token(1);
+/// Datagrams read per wakeup before the timers get their turn.
+const BUDGET: usize = 256;
 
 /// Runs the node described by `opts` until SIGTERM/SIGINT/SIGHUP.
 pub fn run_node(opts: NodeOptions) -> Result<(), CliError> {
@@ -33,7 +39,11 @@ pub fn run_node(opts: NodeOptions) -> Result<(), CliError> {
     let setup = opts.setup.clone();
     let name = opts.algo.clone();
     registry::check_setup(&name, &setup).map_err(usage)?;
-    registry::dispatch(&name, &setup, ProcessRunner { opts }).unwrap_or_else(|| {
+    let key_file = opts.key_file.as_deref().ok_or_else(|| {
+        usage("--key FILE is required: every datagram is authenticated with the run's key (the launcher writes one per run: logs/<run>/key)")
+    })?;
+    let key = keyfile::load(key_file).map_err(usage)?;
+    registry::dispatch(&name, &setup, ProcessRunner { opts, key }).unwrap_or_else(|| {
         Err(usage(format!(
             "unknown algorithm '{name}' (known: {})",
             registry::names()
@@ -43,12 +53,16 @@ pub fn run_node(opts: NodeOptions) -> Result<(), CliError> {
 
 struct ProcessRunner {
     opts: NodeOptions,
+    key: Key,
 }
 
 impl Runner for ProcessRunner {
     type Output = Result<(), CliError>;
     fn run<A: Algorithm>(self, setup: &Setup, a: A) -> Self::Output {
-        Process::new(self.opts, Host::new(setup, a))?.run()
+        // The boot id: the start time, so a restarted node's boot is later and peers open a
+        // new replay window for it instead of refusing its datagrams as replays.
+        let host = Host::with_key(setup, a, &self.key, wall_us());
+        Process::new(self.opts, host)?.run()
     }
 }
 
@@ -122,8 +136,13 @@ impl<A: Algorithm> Process<A> {
         self.pump();
         let mut events = Events::with_capacity(64);
         let mut buf = vec![0u8; 65_536];
+        let mut more = false;
         loop {
-            let timeout = self.host.next_deadline().map(|d| d.saturating_sub(self.t0.elapsed()));
+            let timeout = if more {
+                Some(std::time::Duration::ZERO)
+            } else {
+                self.host.next_deadline().map(|d| d.saturating_sub(self.t0.elapsed()))
+            };
             if let Err(e) = self.poll.poll(&mut events, timeout) {
                 if e.kind() == io::ErrorKind::Interrupted {
                     continue;
@@ -131,12 +150,16 @@ impl<A: Algorithm> Process<A> {
                 return Err(failed(format!("poll failed: {e}")));
             }
             let mut stopping = false;
+            let mut readable = std::mem::take(&mut more);
             for ev in events.iter() {
                 match ev.token() {
-                    SOCKET => self.drain_socket(&mut buf),
+                    SOCKET => readable = true,
                     SIGNALS => stopping |= !self.signals.drain().is_empty(),
                     _ => {}
                 }
+            }
+            if readable {
+                more = self.read_socket(&mut buf);
             }
             // Timers are checked against the clock after every wakeup, never inferred from
             // an empty poll: a wakeup can be early, late or spurious.
@@ -154,29 +177,28 @@ impl<A: Algorithm> Process<A> {
         }
     }
 
-    fn drain_socket(&mut self, buf: &mut [u8]) {
-        loop {
+    /// Reads and handles at most [`BUDGET`] datagrams; true if the socket may hold more.
+    fn read_socket(&mut self, buf: &mut [u8]) -> bool {
+        // One clock reading per batch: a batch takes well under a millisecond.
+        let now = self.now();
+        for _ in 0..BUDGET {
             match self.socket.recv_from(buf) {
                 Ok((len, src)) => {
-                    let now = self.now();
-                    let addr = src.to_string();
-                    if len > MAX_DATAGRAM {
-                        self.host
-                            .drop_datagram(now, format!("too large: {len} bytes (limit {MAX_DATAGRAM})"), &addr);
-                    } else {
-                        let from = self.by_addr.get(&src).copied();
-                        self.host.deliver(now, from, &buf[..len], &addr);
-                    }
+                    let from = self.by_addr.get(&src).copied();
+                    // A longer datagram than the buffer arrives truncated and is still refused
+                    // as too large (or as short), never misread.
+                    self.host.deliver(now, from, &buf[..len], src);
                     self.pump();
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return false,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => {
                     log::warn!("recv_from failed: {e}");
-                    return;
+                    return false;
                 }
             }
         }
+        true
     }
 
     /// Sends what the host wants sent and logs what it recorded.

@@ -6,6 +6,11 @@ use std::collections::BTreeMap;
 /// A node id, as on the wire and in traces.
 pub type NodeId = u64;
 
+/// An absent `count` (a trace written before drops were tallied) is one datagram.
+fn one() -> u64 {
+    1
+}
+
 /// One trace line: the common fields of docs/trace.md and the event itself.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Record {
@@ -61,8 +66,17 @@ pub enum Event {
         #[serde(default)]
         seq: u64,
     },
-    /// A datagram was refused by the engine (malformed, too large, unknown sender, ...).
-    Drop { reason: String, addr: String },
+    /// Datagrams refused by the engine (malformed, too large, unknown sender, forged,
+    /// replayed, foreign run, ...): `count` of them of one `class` within an interval; `reason`
+    /// and `addr` are the first one's.
+    Drop {
+        reason: String,
+        addr: String,
+        #[serde(default = "one")]
+        count: u64,
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        class: String,
+    },
     /// The protocol chose to ignore a message it accepted (stale term, already decided, ...).
     Ignore { from: NodeId, reason: String },
     /// The failure detector now suspects `target`.
@@ -223,7 +237,10 @@ impl Event {
             Event::Recv { from, msg, bytes, seq } => {
                 format!("got {msg} #{seq} from node {from} ({bytes} bytes)")
             }
-            Event::Drop { reason, addr } => format!("dropped a datagram from {addr}: {reason}"),
+            Event::Drop { reason, addr, count, .. } if *count > 1 => {
+                format!("dropped {count} datagrams in the last second, the first from {addr}: {reason}")
+            }
+            Event::Drop { reason, addr, .. } => format!("dropped a datagram from {addr}: {reason}"),
             Event::Ignore { from, reason } => format!("ignored a message from node {from}: {reason}"),
             Event::Suspect { target, silence_ms, timeout_ms, cause } => match cause.as_str() {
                 "ack" => format!(

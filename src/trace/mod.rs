@@ -5,5 +5,5 @@ mod reader;
 mod writer;
 
 pub use event::{Event, NodeId, Record};
-pub use reader::{read_jsonl, RunDir, RunInfo, RunNode};
+pub use reader::{read_jsonl, read_jsonl_file, BadLine, Jsonl, RunDir, RunInfo, RunNode};
 pub use writer::{wall_us, JsonlWriter};

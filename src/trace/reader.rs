@@ -2,8 +2,9 @@
 
 use super::Record;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::fs;
-use std::io::{self, BufRead, BufReader};
+use std::io;
 use std::path::{Path, PathBuf};
 
 /// One node as launched (in `run.json`).
@@ -37,26 +38,87 @@ pub struct RunInfo {
     pub control: Option<String>,
 }
 
-/// Reads every line of a `.jsonl` file; a line that does not parse is skipped and counted.
-pub fn read_jsonl(path: &Path) -> io::Result<(Vec<Record>, usize)> {
-    let file = match fs::File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok((Vec::new(), 0)),
-        Err(e) => return Err(e),
+/// A trace line that could not be read as a record: which file, which line, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadLine {
+    /// The file's name inside the run directory (`node-3.jsonl`).
+    pub file: String,
+    /// The line number, from 1.
+    pub line: usize,
+    /// Why: `invalid UTF-8 at byte 17`, or the JSON parser's complaint.
+    pub why: String,
+}
+
+/// What reading one `.jsonl` file found.
+#[derive(Debug, Clone, Default)]
+pub struct Jsonl {
+    /// Every line that parsed, in file order.
+    pub records: Vec<Record>,
+    /// Every line that did not (invalid bytes included: a bad line never stops the reading).
+    pub bad: Vec<BadLine>,
+    /// Lines of an event kind this reader does not know, by kind (`ev`).
+    pub unknown: BTreeMap<String, usize>,
+    /// Whether the file exists at all.
+    pub exists: bool,
+}
+
+/// Reads every line of a `.jsonl` file; a line that does not parse (invalid UTF-8 included)
+/// is skipped and counted with its line number; a missing file reads as empty with
+/// `exists == false`.
+pub fn read_jsonl_file(path: &Path) -> io::Result<Jsonl> {
+    let bytes = match fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Jsonl::default()),
+        Err(e) => return Err(io::Error::new(e.kind(), format!("{}: {e}", path.display()))),
     };
-    let mut recs = Vec::new();
-    let mut bad = 0;
-    for line in BufReader::new(file).lines() {
-        let line = line?;
-        if line.trim().is_empty() {
+    let file = path
+        .file_name()
+        .map_or_else(String::new, |f| f.to_string_lossy().into_owned());
+    let mut out = Jsonl {
+        exists: true,
+        ..Jsonl::default()
+    };
+    for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
+        if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        match serde_json::from_str::<Record>(&line) {
-            Ok(r) => recs.push(r),
-            Err(_) => bad += 1,
+        let bad = |why: String| BadLine {
+            file: file.clone(),
+            line: i + 1,
+            why,
+        };
+        let text = match std::str::from_utf8(line) {
+            Ok(t) => t,
+            Err(e) => {
+                out.bad
+                    .push(bad(format!("invalid UTF-8 at byte {}", e.valid_up_to() + 1)));
+                continue;
+            }
+        };
+        match serde_json::from_str::<Record>(text) {
+            Ok(r) => {
+                if r.event == super::Event::Other {
+                    let kind = serde_json::from_str::<Kind>(text).map_or_else(|_| "?".into(), |k| k.ev);
+                    *out.unknown.entry(kind).or_default() += 1;
+                }
+                out.records.push(r);
+            }
+            Err(e) => out.bad.push(bad(e.to_string())),
         }
     }
-    Ok((recs, bad))
+    Ok(out)
+}
+
+/// Only the kind of a line, to name an unknown one.
+#[derive(Deserialize)]
+struct Kind {
+    ev: String,
+}
+
+/// Reads every line of a `.jsonl` file; returns the records and how many lines did not parse.
+pub fn read_jsonl(path: &Path) -> io::Result<(Vec<Record>, usize)> {
+    let j = read_jsonl_file(path)?;
+    Ok((j.records, j.bad.len()))
 }
 
 /// A run directory loaded in memory.
@@ -74,6 +136,12 @@ pub struct RunDir {
     pub resource: Vec<Record>,
     /// Lines that did not parse, over all files.
     pub bad_lines: usize,
+    /// Each of those lines: file, line number, why.
+    pub bad: Vec<BadLine>,
+    /// Lines of unknown event kinds, by kind, over all files (kept in the records as `Other`).
+    pub unknown: BTreeMap<String, usize>,
+    /// Files the run should have and does not (`node-7.jsonl`, `faults.jsonl`).
+    pub missing: Vec<String>,
 }
 
 impl RunDir {
@@ -88,25 +156,41 @@ impl RunDir {
         })?;
         let info: RunInfo = serde_json::from_str(&text)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("{}: {e}", info_path.display())))?;
-        let mut bad_lines = 0;
+        let mut all = Jsonl::default();
+        let mut missing = Vec::new();
+        let mut read = |name: String, all: &mut Jsonl| -> io::Result<Vec<Record>> {
+            let j = read_jsonl_file(&dir.join(&name))?;
+            if !j.exists {
+                missing.push(name);
+            }
+            all.bad.extend(j.bad);
+            for (k, v) in j.unknown {
+                *all.unknown.entry(k).or_default() += v;
+            }
+            Ok(j.records)
+        };
         let mut node_events = Vec::new();
         for n in &info.nodes {
-            let (recs, bad) = read_jsonl(&dir.join(format!("node-{}.jsonl", n.id)))?;
-            bad_lines += bad;
-            node_events.extend(recs);
+            node_events.extend(read(format!("node-{}.jsonl", n.id), &mut all)?);
         }
         node_events.sort_by_key(|r| r.t);
-        let (faults, bad) = read_jsonl(&dir.join("faults.jsonl"))?;
-        bad_lines += bad;
-        let (resource, bad) = read_jsonl(&dir.join("resource.jsonl"))?;
-        bad_lines += bad;
+        let faults = read("faults.jsonl".into(), &mut all)?;
+        let mut resource = read("resource.jsonl".into(), &mut all)?;
+        // Only mutual exclusion writes resource.jsonl: its absence is news only when it is expected.
+        missing.retain(|m| m != "resource.jsonl");
+        if !dir.join("resource.jsonl").exists() {
+            resource.clear();
+        }
         Ok(Self {
             path: dir.to_path_buf(),
             info,
             node_events,
             faults,
             resource,
-            bad_lines,
+            bad_lines: all.bad.len(),
+            bad: all.bad,
+            unknown: all.unknown,
+            missing,
         })
     }
 }

@@ -1,9 +1,11 @@
 //! What the process-level tests share: a guard around a real launcher (it stops the launcher,
 //! and so every node, even when a test fails), waits that poll the run directory with a
-//! deadline, and readers of the nodes' beliefs from their traces.
+//! deadline, and the nodes' beliefs read by the checker's own replay.
 // Each test file uses its own part of this module.
 #![allow(dead_code)]
 
+use coordlab::check::beliefs::Beliefs;
+use coordlab::check::{Belief, Timeline};
 use coordlab::trace::{Event, RunDir};
 use std::fs::{self, File};
 use std::io::Write;
@@ -160,32 +162,29 @@ impl Drop for Launch {
     }
 }
 
-/// Whom node `id` believes leads, replaying its own trace: (leader, term).
+/// What every node believes, by the checker's own replay (the only one).
+pub fn beliefs(rd: &RunDir) -> Beliefs {
+    Beliefs::replay(rd, &Timeline::build(rd))
+}
+
+/// Whom node `id` believes leads, by the checker's replay: (leader, term).
 pub fn belief(rd: &RunDir, id: u64) -> Option<(u64, u64)> {
-    let mut b = None;
-    for r in rd.node_events.iter().filter(|r| r.node == Some(id)) {
-        match &r.event {
-            Event::Start { .. } | Event::ElectionStart { .. } => b = None,
-            Event::Leader { leader, term } => b = Some((*leader, *term)),
-            Event::StepDown { .. } if b.map(|(l, _)| l) == Some(id) => b = None,
-            _ => {}
-        }
-    }
-    b
+    beliefs(rd).current(id).map(|b| (b.leader, b.term))
 }
 
 /// The term in which every node of `ids` believes `leader` leads, if they all do.
 pub fn all_follow(rd: &RunDir, ids: &[u64], leader: u64) -> Option<u64> {
-    let beliefs: Vec<_> = ids.iter().map(|&i| belief(rd, i)).collect::<Option<_>>()?;
-    let term = beliefs[0].1;
-    beliefs.iter().all(|&b| b == (leader, term)).then_some(term)
+    let b = beliefs(rd);
+    let term = b.current(*ids.first()?)?.term;
+    ids.iter()
+        .all(|&i| b.current(i) == Some(Belief { leader, term }))
+        .then_some(term)
 }
 
 /// The leader and term every node of `ids` believes in, if they all believe the same and the
 /// leader is one of them.
 pub fn agreed(rd: &RunDir, ids: &[u64]) -> Option<(u64, u64)> {
-    let first = belief(rd, *ids.first()?)?;
-    (ids.contains(&first.0) && ids.iter().all(|&i| belief(rd, i) == Some(first))).then_some(first)
+    beliefs(rd).agreement(ids).map(|a| (a.belief.leader, a.belief.term))
 }
 
 /// The highest term any node learned a leader in, and every leader learned in it.

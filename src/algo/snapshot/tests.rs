@@ -46,7 +46,7 @@ fn chandy_lamport_conserves_money_under_loss_duplication_and_reordering() {
         let f = analyse_records(&s.trace);
         assert_eq!(f.initial, 6000);
         let cl: Vec<_> = f.complete.iter().filter(|g| g.method == "chandy-lamport").collect();
-        assert!(cl.len() >= 10, "seed {seed}: only {} snapshots", cl.len());
+        assert!(cl.len() >= 6, "seed {seed}: only {} snapshots", cl.len());
         assert!(f.broken().is_empty(), "seed {seed}: {:?}", f.broken());
         // Money really was in flight in some of them, so the channels' states mattered.
         assert!(cl.iter().any(|g| g.in_flight > 0), "seed {seed}");

@@ -1,5 +1,5 @@
-//! Which algorithm runs on which layout: one table, one rule per algorithm, checked before
-//! anything starts so that a misfit is refused with a message saying what would fit.
+//! Where an algorithm runs (each registry entry names its rule), checked before anything
+//! starts so that a misfit is refused with a message saying what would fit.
 
 use crate::topology::Graph;
 
@@ -19,27 +19,17 @@ pub enum Fit {
     AnyGraph,
 }
 
-/// The rule of every algorithm; a unit test keeps it covering the registry.
-pub const FITS: &[(&str, Fit)] = &[
-    ("chang-roberts", Fit::RingOrder),
-    ("ring-list", Fit::RingOrder),
-    ("anon-ring", Fit::RingOrder),
-    ("ring-probe", Fit::RingOrder),
-    ("franklin", Fit::TwoWayRing),
-    ("bully", Fit::Complete),
-    ("cristian", Fit::Complete),
-    ("berkeley", Fit::Complete),
-    ("yoyo", Fit::AnyGraph),
-    ("echo", Fit::AnyGraph),
-    ("bank", Fit::AnyGraph),
-];
-
-/// The rule of algorithm `algo`, if the table has one.
-pub fn fit(algo: &str) -> Option<Fit> {
-    FITS.iter().find(|(n, _)| *n == algo).map(|&(_, f)| f)
-}
-
 impl Fit {
+    /// Where it runs, in a few words (for `coordlab algos`).
+    pub fn describe(self) -> &'static str {
+        match self {
+            Fit::RingOrder => "ring (one-way, in ring order)",
+            Fit::TwoWayRing => "bidirectional ring",
+            Fit::Complete => "complete graph",
+            Fit::AnyGraph => "any connected graph",
+        }
+    }
+
     /// A layout this rule accepts, as `(subcommand, --topology)` (for examples and tests).
     pub fn example(self) -> (&'static str, Option<&'static str>) {
         match self {
@@ -100,27 +90,22 @@ impl Fit {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-    use crate::algo::registry::ALGORITHMS;
+    use crate::algo::registry::{find, ENTRIES};
     use crate::topology::build;
-
-    #[test]
-    fn every_registered_algorithm_has_a_rule() {
-        for (name, _) in ALGORITHMS {
-            assert!(fit(name).is_some(), "no topology rule for {name}: add it to FITS");
-        }
-    }
 
     fn check(algo: &str, spec: Option<&str>) -> Result<(), String> {
         let ids: Vec<u64> = (1..=5).collect();
         let g = spec.map(|s| (s, build(s, &ids, 1).unwrap()));
-        fit(algo).unwrap().check(algo, g.as_ref().map(|(s, g)| (*s, g)))
+        find(algo)
+            .unwrap()
+            .runs_on
+            .check(algo, g.as_ref().map(|(s, g)| (*s, g)))
     }
 
     #[test]
     fn each_rule_accepts_its_example_and_refuses_misfits_by_name() {
-        for (name, f) in FITS {
-            let (_, spec) = f.example();
+        for e in ENTRIES {
+            let (name, (_, spec)) = (e.name, e.runs_on.example());
             assert_eq!(check(name, spec), Ok(()), "{name}");
         }
         assert_eq!(check("chang-roberts", Some("bidirectional-ring")), Ok(()));

@@ -1,0 +1,104 @@
+//! The one registry of algorithms: each is one entry ([`Entry`], listed in `entries.rs`) with
+//! its name, family, summary, where it runs, its `--set` keys and benchmark cases, and how to
+//! build it. Dispatch, option validation, the topology fit, `coordlab algos` and the bench all
+//! read it; nothing else in the tree keys on an algorithm's name.
+
+mod check;
+mod entries;
+mod fit;
+mod keys;
+mod listing;
+
+pub use check::check_setup;
+pub use entries::*;
+pub use fit::Fit;
+pub use keys::{id_weights, Key, Kind, SetBy};
+pub use listing::listing;
+
+use super::{Algorithm, Setup};
+
+/// A check of a node's setup beyond each key's type; the error is one line naming the problem.
+pub type SetupCheck = fn(&Setup) -> Result<(), String>;
+
+/// A family of algorithms and the wrapper they run in: its keys are taken by every member.
+#[derive(Debug, Clone, Copy)]
+pub struct Family {
+    /// Its name (`election`, `mutex`, `clock`, `probe`).
+    pub name: &'static str,
+    /// One line on what the family does.
+    pub summary: &'static str,
+    /// The keys of the family's wrapper, taken by every algorithm of the family.
+    pub keys: &'static [Key],
+    /// Checks of the wrapper beyond each key's type (e.g. a majority needs direct links).
+    pub check: Option<SetupCheck>,
+}
+
+/// How a registry entry builds its algorithm's bench cases at size `n` with seed `seed`.
+pub type BenchCases = fn(n: usize, seed: u64) -> Vec<crate::bench::Case>;
+
+/// One algorithm.
+#[derive(Debug, Clone, Copy)]
+pub struct Entry {
+    /// Its textbook name, as `--algo` takes it.
+    pub name: &'static str,
+    /// Its family (and so the wrapper's keys).
+    pub family: &'static Family,
+    /// One line on what it is.
+    pub summary: &'static str,
+    /// The graphs it runs on.
+    pub runs_on: Fit,
+    /// Its own keys (besides its family's).
+    pub keys: &'static [Key],
+    /// Checks of its setup beyond each key's type (e.g. at most two neighbours).
+    pub check: Option<SetupCheck>,
+    /// Its cases in `coordlab bench` (the elections table), if it has any.
+    pub bench: Option<BenchCases>,
+}
+
+impl Entry {
+    /// Every key it takes: the engine's, its family's, then its own.
+    pub fn all_keys(&self) -> impl Iterator<Item = &'static Key> {
+        ENGINE.keys.iter().chain(self.family.keys).chain(self.keys)
+    }
+
+    /// The keys a user may give it (not those the launcher sets).
+    pub fn user_keys(&self) -> impl Iterator<Item = &'static Key> {
+        self.all_keys().filter(|k| k.set_by == SetBy::User)
+    }
+
+    /// The key `name`, if it takes it.
+    pub fn key(&self, name: &str) -> Option<&'static Key> {
+        self.all_keys().find(|k| k.name == name)
+    }
+}
+
+/// Something that can run any algorithm given its concrete type (the runtime, the simulator).
+pub trait Runner {
+    /// What running produces.
+    type Output;
+    /// Runs algorithm `a`.
+    fn run<A: Algorithm>(self, setup: &Setup, a: A) -> Self::Output;
+}
+
+/// The entry named `name`.
+pub fn find(name: &str) -> Option<&'static Entry> {
+    ENTRIES.iter().find(|e| e.name == name)
+}
+
+/// The entry named `name`, or an error listing the known names.
+pub fn lookup(name: &str) -> Result<&'static Entry, String> {
+    find(name).ok_or_else(|| format!("unknown algorithm '{name}' (known: {})", names()))
+}
+
+/// Whether `name` is a known algorithm.
+pub fn is_known(name: &str) -> bool {
+    find(name).is_some()
+}
+
+/// The list of names, for error messages.
+pub fn names() -> String {
+    ENTRIES.iter().map(|e| e.name).collect::<Vec<_>>().join(", ")
+}
+
+/// The algorithm `--algo` runs when none is named.
+pub const DEFAULT_ALGO: &str = CHANG_ROBERTS.name;

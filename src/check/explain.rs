@@ -1,0 +1,248 @@
+//! Why two nodes led (or were followed as leader of) one term, from the ground truth alone:
+//! `faults.jsonl` (who was dead, paused or cut off when) and the topology in `run.json`.
+//!
+//! Without majority mode an election cannot tell a dead node from a cut-off one, so two
+//! leaders in one term are inherent when the nodes involved could not hear each other:
+//! - a **cut vertex**: on a mesh, the nodes down at the time split the graph and the two
+//!   leaders were on different sides (a ring repairs around any dead node: never a cut);
+//! - a **partition**: the launcher cut the links between the two leaders' sides;
+//! - a **resumed node**: a leader was paused during the term's election, having joined the
+//!   term before its pause, and claimed it after waking: it could not know. A node that joined
+//!   the term only after waking heard of it, so its claim is not inherent.
+//!
+//! In majority mode a leader needs a majority's votes, so no two leaders of one term are ever
+//! explained.
+
+use super::election::{Claim, Violation};
+use super::timeline::{Proc, Timeline};
+use crate::trace::{Event, NodeId, RunDir};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What the ground truth says about one violation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Explanation {
+    /// The term.
+    pub term: u64,
+    /// Whether the cause makes it inherent to the algorithm (then it does not fail the check).
+    pub inherent: bool,
+    /// The cause in words (`node 4 was dead (killed at +812 ms) and split the graph: ...`).
+    pub words: String,
+}
+
+/// How the run may be judged: majority mode, and the graph when messages follow its edges.
+#[derive(Debug, Clone, Default)]
+pub struct Ground {
+    /// `--set majority=true`.
+    pub majority: bool,
+    /// The mesh's links (None on a ring: a ring repairs around any node).
+    pub graph: Option<BTreeMap<NodeId, Vec<NodeId>>>,
+    /// Whether faults.jsonl exists (no ground truth, no explanation).
+    pub faults_known: bool,
+    /// The run's start, for `+ms` in the words.
+    pub start_us: u64,
+}
+
+impl Ground {
+    /// What `run` says about itself.
+    pub fn of(run: &RunDir) -> Self {
+        let set = &run.info.options["set"];
+        let majority = set["majority"]
+            .as_str()
+            .is_some_and(|v| matches!(v, "true" | "1" | "yes"));
+        let graph = run.info.topology.starts_with("mesh").then(|| {
+            run.info
+                .nodes
+                .iter()
+                .map(|n| (n.id, n.peers.clone()))
+                .collect::<BTreeMap<_, _>>()
+        });
+        Ground {
+            majority,
+            graph,
+            faults_known: !run.missing.iter().any(|m| m == "faults.jsonl"),
+            start_us: run.info.start_us,
+        }
+    }
+}
+
+/// Explains `v` (uniqueness or agreement within a term); None for other violations.
+pub fn explain(v: &Violation, run: &RunDir, timeline: &Timeline, g: &Ground) -> Option<Explanation> {
+    let (term, parties, claims): (u64, Vec<NodeId>, &[Claim]) = match v {
+        Violation::Uniqueness { term, claims } => (*term, claims.iter().map(|c| c.node).collect(), claims),
+        Violation::TermAgreement { term, groups } => (*term, groups.values().map(|ns| ns[0]).collect(), &[]),
+        _ => return None,
+    };
+    let not = |words: String| {
+        Some(Explanation {
+            term,
+            inherent: false,
+            words,
+        })
+    };
+    if g.majority {
+        return not("majority mode promises one leader per term: not inherent".into());
+    }
+    if !g.faults_known {
+        return not("faults.jsonl is missing: no ground truth to explain it".into());
+    }
+    let at = |t: u64| super::summary::at(g.start_us, t);
+    // The moments the term was being decided: its starts and claims.
+    let mut moments: BTreeSet<u64> = claims.iter().map(|c| c.t).collect();
+    for r in &run.node_events {
+        match r.event {
+            Event::ElectionStart { term: t } | Event::Leader { term: t, .. } if t == term => {
+                moments.insert(r.t);
+            }
+            _ => {}
+        }
+    }
+    for &t in &moments {
+        if let Some(side) = partition_at(run, t) {
+            let (a, b): (Vec<NodeId>, Vec<NodeId>) = parties.iter().partition(|p| side.contains(p));
+            if !a.is_empty() && !b.is_empty() {
+                return Some(Explanation {
+                    term,
+                    inherent: true,
+                    words: format!(
+                        "a partition at {} cut {} off from {}: each side elected its own",
+                        at(t),
+                        list(&a),
+                        list(&b)
+                    ),
+                });
+            }
+        }
+    }
+    if let Some(graph) = &g.graph {
+        for &t in &moments {
+            let down: Vec<NodeId> = timeline
+                .nodes()
+                .filter(|&n| timeline.state_at(n, t).0 != Proc::Running)
+                .collect();
+            let comp = components(graph, &down);
+            let sides: BTreeSet<usize> = parties.iter().filter_map(|p| comp.get(p).copied()).collect();
+            if sides.len() > 1 {
+                let cut: Vec<String> = down
+                    .iter()
+                    .filter(|d| {
+                        let touches: BTreeSet<usize> = graph[d].iter().filter_map(|x| comp.get(x)).copied().collect();
+                        touches.len() > 1
+                    })
+                    .map(|&d| {
+                        let (state, since) = timeline.state_at(d, t);
+                        let how = if state == Proc::Paused { "paused" } else { "dead" };
+                        format!("node {d} ({how} since {})", since.map(at).unwrap_or_default())
+                    })
+                    .collect();
+                return Some(Explanation {
+                    term,
+                    inherent: true,
+                    words: format!(
+                        "at {} {} split the graph: {} could not reach each other, and each side elected",
+                        at(t),
+                        if cut.len() == 1 {
+                            format!("the cut vertex {}", cut[0])
+                        } else {
+                            format!("the cut vertices {}", cut.join(", "))
+                        },
+                        list(&parties)
+                    ),
+                });
+            }
+        }
+    }
+    let first = claims.iter().map(|c| c.t).min();
+    for c in claims.iter().filter(|c| Some(c.t) != first) {
+        if let Some(e) = resumed(run, timeline, term, c, first.unwrap_or(0), g) {
+            return Some(e);
+        }
+    }
+    not("no fault explains it (no partition, no cut vertex, no resumed node): not inherent".into())
+}
+
+/// A claimant that was paused while the term was decided and claimed after waking.
+fn resumed(run: &RunDir, timeline: &Timeline, term: u64, c: &Claim, first: u64, g: &Ground) -> Option<Explanation> {
+    let at = |t: u64| super::summary::at(g.start_us, t);
+    let changes = timeline.changes.get(&c.node)?;
+    let (i, pause) = changes
+        .iter()
+        .enumerate()
+        .rfind(|(_, ch)| ch.state == Proc::Paused && ch.t <= c.t)?;
+    let woke = changes
+        .get(i + 1)
+        .filter(|ch| ch.state == Proc::Running && ch.t <= c.t)?;
+    if woke.t < first {
+        return None;
+    }
+    let joined = run
+        .node_events
+        .iter()
+        .find(|r| r.node == Some(c.node) && matches!(r.event, Event::ElectionStart { term: t } if t == term))
+        .map(|r| r.t);
+    let before = joined.is_some_and(|j| j <= pause.t);
+    let words = format!(
+        "node {} was paused from {} to {}, while the term was decided, and claimed it at {} after waking; {}",
+        c.node,
+        at(pause.t),
+        at(woke.t),
+        at(c.t),
+        if before {
+            "it had joined the term before its pause and could not know".to_string()
+        } else {
+            format!(
+                "it joined the term only after waking ({}), when it was already decided: not inherent",
+                joined.map(at).unwrap_or_else(|| "never recorded".into())
+            )
+        }
+    );
+    Some(Explanation {
+        term,
+        inherent: before,
+        words,
+    })
+}
+
+/// The side the launcher cut off at `t`, if a partition was in force then.
+fn partition_at(run: &RunDir, t: u64) -> Option<Vec<NodeId>> {
+    let mut side = None;
+    for r in run.faults.iter().filter(|r| r.t <= t) {
+        match &r.event {
+            Event::Partition { nodes } => side = Some(nodes.clone()),
+            Event::Heal { .. } => side = None,
+            _ => {}
+        }
+    }
+    side
+}
+
+/// The connected component of every node not `down`.
+fn components(graph: &BTreeMap<NodeId, Vec<NodeId>>, down: &[NodeId]) -> BTreeMap<NodeId, usize> {
+    let mut comp = BTreeMap::new();
+    let mut k = 0;
+    for &start in graph.keys().filter(|n| !down.contains(n)) {
+        if comp.contains_key(&start) {
+            continue;
+        }
+        let mut todo = vec![start];
+        comp.insert(start, k);
+        while let Some(a) = todo.pop() {
+            for &b in graph.get(&a).into_iter().flatten() {
+                if !down.contains(&b) && !comp.contains_key(&b) {
+                    comp.insert(b, k);
+                    todo.push(b);
+                }
+            }
+        }
+        k += 1;
+    }
+    comp
+}
+
+fn list(ns: &[NodeId]) -> String {
+    let ids: Vec<String> = ns.iter().map(u64::to_string).collect();
+    match ids.as_slice() {
+        [one] => format!("node {one}"),
+        [init @ .., last] => format!("nodes {} and {last}", init.join(", ")),
+        [] => "no node".into(),
+    }
+}

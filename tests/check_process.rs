@@ -1,0 +1,106 @@
+//! The checker and the chaos soak as a user runs them: `coordlab check` into a closed pipe,
+//! summary.txt after any ending, and a short soak.
+
+mod common;
+
+use common::*;
+use coordlab::trace::Event;
+use std::fs;
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+/// A finished run: a ring of 3 that elected, stopped by `--until done`.
+fn finished_run(name: &str) -> std::path::PathBuf {
+    let logs = temp_logs(name);
+    let mut l = Launch::start(3, &logs, &["--until", "done"]);
+    assert!(l.wait().success(), "{}", l.output());
+    logs.join("latest")
+}
+
+#[test]
+fn check_into_a_closed_pipe_does_not_panic_and_every_run_writes_summary_txt() {
+    let run = finished_run("check-pipe");
+    // `--until done` ended it: summary.txt is there, and the launcher said so.
+    let summary = fs::read_to_string(run.join("summary.txt")).expect("summary.txt written");
+    assert!(summary.contains("Verdict: no property violated"), "{summary}");
+
+    // `coordlab check | head -c 1`: the reader goes away after one byte.
+    let mut child = Command::new(BIN)
+        .args(["check", "--verbose"])
+        .arg(&run)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 1];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    let status = wait_until(&mut child, Instant::now() + DEADLINE).expect("check ended");
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(status.code(), Some(0), "{err}");
+
+    // The short summary is short; --verbose has every line.
+    let short = Command::new(BIN).arg("check").arg(&run).output().unwrap();
+    let long = Command::new(BIN)
+        .args(["check", "--verbose"])
+        .arg(&run)
+        .output()
+        .unwrap();
+    assert_eq!(short.status.code(), Some(0));
+    let (s, l) = (short.stdout.len(), long.stdout.len());
+    assert!(s < l, "short {s} bytes, verbose {l} bytes");
+    assert!(String::from_utf8_lossy(&short.stdout).lines().count() <= 30);
+
+    // A console run stopped by `quit` writes it too.
+    let logs = temp_logs("check-quit");
+    let mut l = Launch::start(3, &logs, &[]);
+    l.wait_for("a leader", |rd| agreed(rd, &[1, 2, 3]));
+    assert!(l.quit().success());
+    assert!(logs.join("latest/summary.txt").is_file(), "{}", l.output());
+    let _ = fs::remove_dir_all(&logs);
+    let _ = fs::remove_dir_all(run.parent().unwrap());
+}
+
+/// A chaos soak of `extra` on 5 nodes for 8 s, seed 7; returns its exit status and output.
+fn soak(name: &str, extra: &[&str]) -> (bool, String) {
+    let logs = temp_logs(name);
+    let mut args = vec!["--duration", "8", "--seed", "7"];
+    args.extend_from_slice(extra);
+    let mut l = Launch::command("chaos", 5, &logs, &args);
+    let status = l.wait();
+    let out = l.output();
+    let rd = coordlab::trace::RunDir::load(&logs.join("latest")).unwrap_or_else(|e| panic!("{e}:\n{out}"));
+    assert_all_reaped(&rd);
+    let faults = rd
+        .faults
+        .iter()
+        .filter(|r| matches!(r.event, Event::Pause { .. } | Event::Kill { .. }))
+        .count();
+    assert!(faults >= 2, "only {faults} faults injected:\n{out}");
+    assert!(logs.join("latest/summary.txt").is_file());
+    for c in [
+        "suspicions of a running node",
+        "storms:",
+        "two leaders in a term",
+        "one agreed leader at the end",
+    ] {
+        assert!(out.contains(c), "criterion {c:?} not reported:\n{out}");
+    }
+    // The exit status is the soak's verdict.
+    assert_eq!(status.success(), out.contains("chaos: passed"), "{out}");
+    let _ = fs::remove_dir_all(&logs);
+    (status.success(), out)
+}
+
+#[test]
+fn short_chaos_soaks_inject_faults_and_judge_the_run() {
+    // What holds today whatever the faults: no storm. Suspicions that never heal and a missing
+    // agreement at the end are the known algorithm bugs (issue 7): the soak reports them, and
+    // these assertions tighten once they are fixed.
+    let (_, out) = soak("chaos-cr", &["--algo", "chang-roberts"]);
+    assert!(out.contains("ok: storms: none"), "{out}");
+    let (_, out) = soak("chaos-bully", &["--algo", "bully", "--mesh", "complete"]);
+    assert!(out.contains("ok: storms: none"), "{out}");
+}
