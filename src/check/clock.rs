@@ -127,7 +127,14 @@ pub fn analyse_records(records: &[Record]) -> ClockFacts {
         start_t: records.first().map_or(0, |r| r.t),
         ..ClockFacts::default()
     };
-    let mut sends: HashMap<(NodeId, u64), (u64, u64)> = HashMap::new();
+    // Every send first: a claim's reference need not come before it in the merged order when
+    // two processes stamp the same microsecond.
+    let mut sends: HashMap<(NodeId, u64), Vec<(u64, u64)>> = HashMap::new();
+    for r in records {
+        if let (Some(node), Some(pt), Event::Send { seq, .. }) = (r.node, r.pt, &r.event) {
+            sends.entry((node, *seq)).or_default().push((r.t, pt));
+        }
+    }
     let mut last_pt: HashMap<NodeId, u64> = HashMap::new();
     let mut stepped: HashMap<NodeId, bool> = HashMap::new();
     let mut current: BTreeMap<NodeId, i64> = BTreeMap::new();
@@ -161,9 +168,6 @@ pub fn analyse_records(records: &[Record]) -> ClockFacts {
         last_pt.insert(node, pt);
         stepped.insert(node, false);
         match &r.event {
-            Event::Send { seq, .. } => {
-                sends.insert((node, *seq), (r.t, pt));
-            }
             Event::ClockAdjust {
                 offset_us,
                 bound_us,
@@ -184,8 +188,12 @@ pub fn analyse_records(records: &[Record]) -> ClockFacts {
                     });
                 }
                 if let (Some(rf), Some(seq)) = (reference, ref_seq) {
-                    match sends.get(&(*rf, *seq)) {
-                        Some(&(ts, pts)) => {
+                    // A restarted sender reuses seqs: the latest send at or before the claim.
+                    let found = sends
+                        .get(&(*rf, *seq))
+                        .and_then(|v| v.iter().rev().find(|(ts, _)| *ts <= r.t).or(v.first()).copied());
+                    match found {
+                        Some((ts, pts)) => {
                             let gap = r.t.saturating_sub(ts) as i64;
                             let truth = pts as i64 + gap + ref_offset_us;
                             f.claims.push(Claim {
