@@ -167,48 +167,46 @@ pub fn analyse_records(records: &[Record]) -> ClockFacts {
         }
         last_pt.insert(node, pt);
         stepped.insert(node, false);
-        match &r.event {
-            Event::ClockAdjust {
-                offset_us,
-                bound_us,
-                reference,
-                ref_seq,
-                ref_offset_us,
-                step,
-                ..
-            } => {
-                n.adjustments += 1;
-                stepped.insert(node, *step);
-                if *step && *offset_us < 0 {
-                    f.backwards.push(Backwards {
-                        node,
-                        t: r.t,
-                        by_us: offset_us.unsigned_abs(),
-                        stepped: true,
-                    });
-                }
-                if let (Some(rf), Some(seq)) = (reference, ref_seq) {
-                    // A restarted sender reuses seqs: the latest send at or before the claim.
-                    let found = sends
-                        .get(&(*rf, *seq))
-                        .and_then(|v| v.iter().rev().find(|(ts, _)| *ts <= r.t).or(v.first()).copied());
-                    match found {
-                        Some((ts, pts)) => {
-                            let gap = r.t.saturating_sub(ts) as i64;
-                            let truth = pts as i64 + gap + ref_offset_us;
-                            f.claims.push(Claim {
-                                node,
-                                t: r.t,
-                                bound_us: *bound_us,
-                                error_us: pt as i64 + offset_us - truth,
-                                tolerance_us: TOLERANCE_US + gap / 1000,
-                            });
-                        }
-                        None => f.unverifiable += 1,
+        if let Event::ClockAdjust {
+            offset_us,
+            bound_us,
+            reference,
+            ref_seq,
+            ref_offset_us,
+            step,
+            ..
+        } = &r.event
+        {
+            n.adjustments += 1;
+            stepped.insert(node, *step);
+            if *step && *offset_us < 0 {
+                f.backwards.push(Backwards {
+                    node,
+                    t: r.t,
+                    by_us: offset_us.unsigned_abs(),
+                    stepped: true,
+                });
+            }
+            if let (Some(rf), Some(seq)) = (reference, ref_seq) {
+                // A restarted sender reuses seqs: the latest send at or before the claim.
+                let found = sends
+                    .get(&(*rf, *seq))
+                    .and_then(|v| v.iter().rev().find(|(ts, _)| *ts <= r.t).or(v.first()).copied());
+                match found {
+                    Some((ts, pts)) => {
+                        let gap = r.t.saturating_sub(ts) as i64;
+                        let truth = pts as i64 + gap + ref_offset_us;
+                        f.claims.push(Claim {
+                            node,
+                            t: r.t,
+                            bound_us: *bound_us,
+                            error_us: pt as i64 + offset_us - truth,
+                            tolerance_us: TOLERANCE_US + gap / 1000,
+                        });
                     }
+                    None => f.unverifiable += 1,
                 }
             }
-            _ => {}
         }
         current.insert(node, offset);
         if spread(current.values().copied()) > WITHIN_US {
