@@ -25,6 +25,8 @@ struct Cli {
 enum Cmd {
     /// Run one node process (the launcher spawns these; you can too).
     Node(NodeArgs),
+    /// Run the shared resource of a mutual-exclusion run (the launcher spawns it as node 0).
+    Resource(ResourceArgs),
     /// Spawn N nodes in a ring and keep a console.
     Ring {
         /// How many nodes (at least 2).
@@ -63,6 +65,18 @@ enum Cmd {
     Restart(Target),
     /// Who is alive, paused or dead, and whom each node believes leads.
     Status(RunArg),
+    /// The last lines of node ID's human log, from the running launch.
+    Logs {
+        /// The node id.
+        id: u64,
+        /// How many lines.
+        #[arg(default_value_t = 10)]
+        lines: usize,
+        #[command(flatten)]
+        run: RunArg,
+    },
+    /// Stop the running launch cleanly, as `quit` at its console does.
+    Quit(RunArg),
     /// Measure: loopback floor, cost per hop, election times and counts, memory per node, clock sync.
     Bench {
         /// Ring sizes to measure.
@@ -71,7 +85,7 @@ enum Cmd {
         /// Ping-pong rounds for the loopback floor.
         #[arg(long, default_value_t = 20_000)]
         rounds: usize,
-        /// Sections to run: floor, rings (with the floor), elections, flood, clocks, or all.
+        /// Sections to run: floor, rings (with the floor), elections, mutex, flood, clocks, or all.
         #[arg(long, default_value = "all")]
         only: String,
         /// Seed of the shuffled id arrangements and random graphs.
@@ -108,6 +122,24 @@ enum Cmd {
         #[arg(long, value_name = "MS")]
         at_vc: Option<f64>,
     },
+    /// The probability P_v that a majority quorum lets two in when coordinators forget grants.
+    QuorumRisk {
+        /// Coordinators.
+        #[arg(long)]
+        n: u64,
+        /// Quorum size (a majority of n).
+        #[arg(long)]
+        m: u64,
+        /// Probability that a coordinator restarts and forgets its grant.
+        #[arg(long)]
+        p: f64,
+        /// Also estimate it by drawing that many random runs of the same model.
+        #[arg(long)]
+        simulate: Option<u64>,
+        /// Seed of the draws.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
     /// List every algorithm: family, where it runs, summary, and its --set keys.
     Algos,
     /// Check a run's traces: termination, uniqueness, agreement, storms, false suspicions.
@@ -119,6 +151,47 @@ enum Cmd {
         #[arg(long)]
         verbose: bool,
     },
+    /// Draw a run's space-time diagram: timeline.svg and timeline.html (or timeline.mmd).
+    Timeline {
+        #[command(flatten)]
+        window: WindowArgs,
+        /// Write a Mermaid sequenceDiagram (timeline.mmd) instead.
+        #[arg(long)]
+        mermaid: bool,
+    },
+    /// Draw a run's graph with the election's result on it (graph.svg).
+    Graph {
+        /// The run directory.
+        #[arg(default_value = "logs/latest")]
+        dir: PathBuf,
+    },
+    /// Write a run's events with vector clocks as a ShiViz log (shiviz.log).
+    Shiviz {
+        #[command(flatten)]
+        window: WindowArgs,
+    },
+}
+
+#[derive(Args)]
+struct WindowArgs {
+    /// The run directory.
+    #[arg(default_value = "logs/latest")]
+    dir: PathBuf,
+    /// Draw from this many milliseconds after the run's start.
+    #[arg(long)]
+    from: Option<u64>,
+    /// Draw up to this many milliseconds after the run's start.
+    #[arg(long)]
+    to: Option<u64>,
+    /// Also draw what is hidden by default: heartbeats.
+    #[arg(long)]
+    show: Vec<String>,
+}
+
+impl WindowArgs {
+    fn window(&self) -> Result<coordlab::render::Window, CliError> {
+        coordlab::render::Window::new(self.from, self.to, &self.show)
+    }
 }
 
 #[derive(Args)]
@@ -200,6 +273,46 @@ struct LaunchArgs {
     /// random:MAXMS,MAXPPM.
     #[arg(long)]
     clock_skew: Option<String>,
+    /// Mutual exclusion: mean think time between requests, ms; same as --set think_ms=...
+    #[arg(long)]
+    think_ms: Option<u64>,
+    /// Mutual exclusion: how long a node holds the resource, ms; same as --set hold_ms=...
+    #[arg(long)]
+    hold_ms: Option<u64>,
+    /// Mutual exclusion: requests per node; same as --set requests=...
+    #[arg(long)]
+    requests: Option<u64>,
+    /// Mutual exclusion: the resource rejects stale fencing tokens; same as --set fencing=true.
+    #[arg(long)]
+    fencing: bool,
+    /// Quorum, Maekawa: coordinators persist their grants (fsync before answering); same as --set durable=true.
+    #[arg(long)]
+    durable: bool,
+    /// The console prints only agreement and faults, not the running story.
+    #[arg(long)]
+    quiet: bool,
+}
+
+#[derive(Args)]
+struct ResourceArgs {
+    /// The resource's node id.
+    #[arg(long, default_value_t = 0)]
+    id: u64,
+    /// The UDP address to bind.
+    #[arg(long)]
+    listen: std::net::SocketAddr,
+    /// Every member as ID=ADDR, comma-separated (the resource included).
+    #[arg(long)]
+    members: String,
+    /// Directory for resource.jsonl (no machine trace without it).
+    #[arg(long)]
+    log_dir: Option<PathBuf>,
+    /// Options of the run (KEY=VALUE; repeatable): the resource reads fencing=true|false.
+    #[arg(long = "set")]
+    set: Vec<String>,
+    /// The run's key file (32 bytes, mode 0600; the launcher writes logs/<run>/key).
+    #[arg(long)]
+    key: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -319,10 +432,30 @@ fn node_options(a: NodeArgs) -> Result<NodeOptions, CliError> {
     })
 }
 
+fn resource_options(a: ResourceArgs) -> Result<NodeOptions, CliError> {
+    let members = parse_members(&a.members)?;
+    let ids: Vec<u64> = members.iter().map(|m| m.0).collect();
+    if !ids.contains(&a.id) {
+        return Err(usage(format!("--id {} is not in --members", a.id)));
+    }
+    let others = ids.iter().copied().filter(|&x| x != a.id).collect();
+    let mut setup = Setup::new(a.id, ids, others);
+    setup.opts = parse_set(&a.set)?;
+    Ok(NodeOptions {
+        setup,
+        algo: coordlab::node::runtime::RESOURCE_ALGO.into(),
+        listen: a.listen,
+        addrs: members.into_iter().collect(),
+        log_dir: a.log_dir,
+        start_at_us: None,
+        key_file: a.key,
+    })
+}
+
 fn launch_options(n: usize, topology: Layout, a: LaunchArgs) -> Result<LaunchOptions, CliError> {
     let ids = a.ids.as_deref().map(|s| parse_ids("--ids", s)).transpose()?;
+    let mut set = launch_set(&a.set, &a)?;
     let snapshot_demo = a.demo.as_deref() == Some("snapshot");
-    let mut set = launch_set(&a.set, a.stable, a.majority, a.pick, a.weights)?;
     let mut clock_skew = a.clock_skew;
     if snapshot_demo {
         // The story needs both kinds of snapshot on clocks that disagree.
@@ -353,6 +486,7 @@ fn launch_options(n: usize, topology: Layout, a: LaunchArgs) -> Result<LaunchOpt
         demo: a.demo,
         key: a.key,
         set,
+        quiet: a.quiet,
         chaos: false,
         clock_offset_ms: a.clock_offset_ms,
         clock_drift_ppm: a.clock_drift_ppm,
@@ -361,19 +495,19 @@ fn launch_options(n: usize, topology: Layout, a: LaunchArgs) -> Result<LaunchOpt
 }
 
 /// `--set` values plus the named option flags, refusing a flag that contradicts a `--set`.
-fn launch_set(
-    set: &[String],
-    stable: bool,
-    majority: bool,
-    pick: Option<String>,
-    weights: Option<String>,
-) -> Result<BTreeMap<String, String>, CliError> {
+fn launch_set(set: &[String], a: &LaunchArgs) -> Result<BTreeMap<String, String>, CliError> {
     let mut out = parse_set(set)?;
+    let num = |v: Option<u64>| v.map(|x| x.to_string());
     let flags = [
-        ("stable", stable.then(|| "true".to_string())),
-        ("majority", majority.then(|| "true".to_string())),
-        ("pick", pick),
-        ("weights", weights),
+        ("stable", a.stable.then(|| "true".to_string())),
+        ("majority", a.majority.then(|| "true".to_string())),
+        ("pick", a.pick.clone()),
+        ("weights", a.weights.clone()),
+        ("think_ms", num(a.think_ms)),
+        ("hold_ms", num(a.hold_ms)),
+        ("requests", num(a.requests)),
+        ("fencing", a.fencing.then(|| "true".to_string())),
+        ("durable", a.durable.then(|| "true".to_string())),
     ];
     for (key, value) in flags {
         let Some(value) = value else { continue };
@@ -401,6 +535,11 @@ fn run(cli: Cli) -> Result<i32, CliError> {
             coordlab::node::runtime::run_node(node_options(a)?)?;
             Ok(0)
         }
+        Cmd::Resource(a) => {
+            coordlab::node::logging::init();
+            coordlab::node::runtime::run_resource(resource_options(a)?)?;
+            Ok(0)
+        }
         Cmd::Ring { n, launch } => cluster::launch(launch_options(n, Layout::Ring, launch)?),
         Cmd::Mesh { n, topology, launch } => cluster::launch(launch_options(n, Layout::Mesh(topology), launch)?),
         Cmd::Chaos { n, mesh, mut launch } => {
@@ -415,6 +554,8 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         Cmd::Kill(t) => control(&t.run.run, format!("kill {}", t.id)),
         Cmd::Restart(t) => control(&t.run.run, format!("restart {}", t.id)),
         Cmd::Status(r) => control(&r.run, "status".into()),
+        Cmd::Logs { id, lines, run } => control(&run.run, format!("logs {id} {lines}")),
+        Cmd::Quit(r) => control(&r.run, "quit".into()),
         Cmd::Bench {
             sizes,
             rounds,
@@ -455,6 +596,51 @@ fn run(cli: Cli) -> Result<i32, CliError> {
             };
             let run = coordlab::trace::RunDir::load(&dir).map_err(|e| usage(e.to_string()))?;
             print!("{}", report(&run, rule).map_err(usage)?);
+            Ok(0)
+        }
+        Cmd::QuorumRisk {
+            n,
+            m,
+            p,
+            simulate,
+            seed,
+        } => {
+            use coordlab::algo::mutex::risk;
+            risk::check(n, m, p).map_err(usage)?;
+            let l = risk::log10_violation(n, m, p);
+            println!(
+                "P_v = {} (n = {n} coordinators, quorum m = {m}, P = {p}; log10 P_v = {l:.3})",
+                risk::format_log10(l)
+            );
+            if let Some(runs) = simulate {
+                if runs == 0 {
+                    return Err(usage("--simulate: at least 1 run"));
+                }
+                let hits = risk::simulate(n, m, p, runs, seed);
+                println!(
+                    "drawn: {hits} violations in {runs} runs = {:.6} (formula {})",
+                    hits as f64 / runs as f64,
+                    risk::format_log10(l)
+                );
+            }
+            Ok(0)
+        }
+        Cmd::Timeline { window, mermaid } => {
+            for f in coordlab::render::timeline(&window.dir, &window.window()?, mermaid)? {
+                println!("wrote {}", f.display());
+            }
+            Ok(0)
+        }
+        Cmd::Graph { dir } => {
+            println!("wrote {}", coordlab::render::graph(&dir)?.display());
+            Ok(0)
+        }
+        Cmd::Shiviz { window } => {
+            let f = coordlab::render::shiviz(&window.dir, &window.window()?)?;
+            println!(
+                "wrote {} (open it at https://distributedclocks.github.io/shiviz/)",
+                f.display()
+            );
             Ok(0)
         }
         Cmd::Algos => {

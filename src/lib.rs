@@ -29,6 +29,7 @@ pub mod cluster;
 pub mod engine;
 pub mod error;
 pub mod node;
+pub mod render;
 pub mod rng;
 pub mod sim;
 pub mod topology;

@@ -73,6 +73,8 @@ pub struct Sim<A: Algorithm> {
     items: HashMap<u64, Item>,
     seq: u64,
     cut: BTreeSet<(NodeId, NodeId)>,
+    /// Each node's durable state, which survives its crash.
+    stores: BTreeMap<NodeId, Vec<u8>>,
     /// Every trace record of every node, in simulated time order.
     pub trace: Vec<Record>,
     /// What was done to the nodes (crash, restart, pause, resume, partition, heal), as the
@@ -94,6 +96,7 @@ impl<A: Algorithm> Sim<A> {
             items: HashMap::new(),
             seq: 0,
             cut: BTreeSet::new(),
+            stores: BTreeMap::new(),
             trace: Vec::new(),
             faults: Vec::new(),
         };
@@ -266,7 +269,8 @@ impl<A: Algorithm> Sim<A> {
     }
 
     fn boot(&mut self, id: NodeId, epoch: u64) {
-        let setup = self.setups[&id].clone();
+        let mut setup = self.setups[&id].clone();
+        setup.durable = self.stores.get(&id).cloned();
         // Each boot of a node gets a later boot id, as a real restart's start time is later.
         let host = Host::with_key(&setup, (self.factory)(&setup), &Key::simulated(), epoch);
         self.nodes.insert(
@@ -327,6 +331,9 @@ impl<A: Algorithm> Sim<A> {
     /// Moves a host's output into the network and the trace, and schedules its next wakeup.
     fn after_action(&mut self, id: NodeId) {
         let n = self.nodes.get_mut(&id).unwrap();
+        if let Some(bytes) = n.host.take_persisted() {
+            self.stores.insert(id, bytes);
+        }
         self.trace.extend(n.host.take_records());
         let out: Vec<_> = n.host.take_outbox().collect();
         let epoch = n.epoch;

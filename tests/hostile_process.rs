@@ -275,7 +275,7 @@ fn a_junk_flood_at_the_leader_deposes_nobody() {
     let leader = addr_of(&rd, 4);
     let run = keyfile::load(&l.run_dir().join(keyfile::KEY_FILE)).unwrap().run_id();
     let started = wall_us();
-    // About 100,000 datagrams a second for 2 s from two sockets (the bench measures 300,000):
+    // About 50,000 datagrams a second for 2 s from two sockets (other tests run beside it) (the bench measures 300,000):
     // random bytes, and datagrams that pass the version and run-id checks but come from no member.
     let senders: Vec<_> = (0..2u64)
         .map(|k| {
@@ -286,7 +286,7 @@ fn a_junk_flood_at_the_leader_deposes_nobody() {
                 let mut sent = 0u64;
                 let t0 = Instant::now();
                 while t0.elapsed() < Duration::from_secs(2) {
-                    for _ in 0..500 {
+                    for _ in 0..250 {
                         let mut b: Vec<u8> = (0..80).map(|_| rng.next_u64() as u8).collect();
                         if sent.is_multiple_of(2) {
                             b[0] = coordlab::engine::wire::VERSION;

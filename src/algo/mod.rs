@@ -7,6 +7,7 @@
 pub mod clocksync;
 pub mod detector;
 pub mod election;
+pub mod mutex;
 pub mod probe;
 pub mod registry;
 pub mod snapshot;
@@ -23,6 +24,26 @@ use std::time::Duration;
 pub trait Message: Serialize + DeserializeOwned + Clone + Debug {
     /// The message type name written in `send`/`recv` events (`ELECTION`, `HEARTBEAT`, ...).
     fn name(&self) -> &'static str;
+    /// The message's content in brief, for traces and logs: `ELECTION(3)`,
+    /// `ECHO(wave=1, best=...)`. The default renders the variant's fields after its type name.
+    fn brief(&self) -> String {
+        brief_from_debug(self.name(), &format!("{self:?}"))
+    }
+}
+
+/// Renders a `Debug` text of an enum variant as `NAME(fields)`: `Coordinator { leader: 5 }`
+/// becomes `COORDINATOR(leader=5)`, `Election(3)` becomes `ELECTION(3)`, `Probe` becomes `PROBE`.
+pub fn brief_from_debug(name: &str, debug: &str) -> String {
+    let rest = debug
+        .trim_start_matches(|c: char| c.is_alphanumeric() || c == '_')
+        .trim();
+    if let Some(fields) = rest.strip_prefix('{').and_then(|r| r.strip_suffix('}')) {
+        format!("{name}({})", fields.trim().replace(": ", "="))
+    } else if rest.starts_with('(') {
+        format!("{name}{rest}")
+    } else {
+        name.to_string()
+    }
 }
 
 /// An event-driven distributed algorithm.
@@ -60,6 +81,8 @@ pub struct Setup {
     pub opts: BTreeMap<String, String>,
     /// How this node's physical clock disagrees with true time (`--clock-offset-ms`, ...).
     pub clock: crate::clock::ClockSpec,
+    /// What this node persisted (`Context::persist`) before it last stopped, if anything.
+    pub durable: Option<Vec<u8>>,
 }
 
 impl Setup {
@@ -75,6 +98,7 @@ impl Setup {
             seed: me,
             opts: BTreeMap::new(),
             clock: crate::clock::ClockSpec::default(),
+            durable: None,
         }
     }
 
@@ -104,6 +128,9 @@ pub enum Command<M, T> {
     CancelTimer(T),
     /// Write a trace event.
     Record(Event),
+    /// Replace this node's durable state: the driver writes it to stable storage before any
+    /// message of the same call leaves, and hands it back in `Setup::durable` after a restart.
+    Persist(Vec<u8>),
     /// Correct this node's physical clock (slewed, or stepped with `--set step=true`); the
     /// engine records the `clock_adjust` event.
     AdjustClock(ClockCorrection),
@@ -175,6 +202,24 @@ impl<'a, M, T> Context<'a, M, T> {
     pub fn record(&mut self, ev: Event) {
         self.out.push(Command::Record(ev));
     }
+    /// Replaces this node's durable state (stored before any message of this call leaves).
+    pub fn persist(&mut self, bytes: Vec<u8>) {
+        self.out.push(Command::Persist(bytes));
+    }
+    /// Notes a decision in words (debug level in the human log): `ELECTION(3) swallowed: 3 < my id 5`.
+    pub fn note(&mut self, text: impl Into<String>) {
+        self.record(Event::Note {
+            text: text.into(),
+            level: String::new(),
+        });
+    }
+    /// Notes a state change in words (info level in the human log): `Seguidor -> Candidato`.
+    pub fn state_change(&mut self, text: impl Into<String>) {
+        self.record(Event::Note {
+            text: text.into(),
+            level: "info".into(),
+        });
+    }
     /// Records that a message was ignored on purpose (stale term, unexpected), naming why; counted
     /// apart from datagrams the engine refused.
     pub fn discard(&mut self, from: NodeId, reason: impl Into<String>) {
@@ -187,3 +232,18 @@ impl<'a, M, T> Context<'a, M, T> {
 
 /// The context type of algorithm `A`.
 pub type Cx<'a, A> = Context<'a, <A as Algorithm>::Msg, <A as Algorithm>::Timer>;
+
+#[cfg(test)]
+mod tests {
+    use super::brief_from_debug;
+
+    #[test]
+    fn briefs_name_the_type_then_the_fields() {
+        assert_eq!(brief_from_debug("ELECTION", "Election(3)"), "ELECTION(3)");
+        assert_eq!(
+            brief_from_debug("COORDINATOR", "Coordinator { leader: 5, ring: [1, 5] }"),
+            "COORDINATOR(leader=5, ring=[1, 5])"
+        );
+        assert_eq!(brief_from_debug("PROBE", "Probe"), "PROBE");
+    }
+}

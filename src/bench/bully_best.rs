@@ -6,7 +6,8 @@
 use super::cases::Scripted;
 use super::claims::{count, Claim};
 use super::elections::notes;
-use super::rings::{replay, Launch, Shape};
+use super::launch::{Launch, Shape};
+use super::readings::replay;
 use crate::check::Belief;
 use crate::cluster::control;
 use crate::error::{failed, CliError};

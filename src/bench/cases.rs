@@ -9,7 +9,8 @@
 
 use super::claims::{count, Claim, Count};
 use super::formulas::{chang_roberts_messages, franklin_halving, franklin_rounds, harmonic, log2_floor};
-use super::rings::{sent, Shape};
+use super::launch::Shape;
+use super::readings::sent;
 use crate::rng::Rng;
 use crate::trace::{NodeId, RunDir};
 use std::path::Path;

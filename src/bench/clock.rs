@@ -3,7 +3,7 @@
 //! within 1 ms of every other, and the messages per round. Figures, not tests: they vary from
 //! run to run with the machine's load (round trips set the bounds).
 
-use super::rings::{launch, Shape};
+use super::launch::{launch, Shape};
 use crate::check::clock::{analyse, WITHIN_US};
 use crate::error::CliError;
 use crate::trace::{Event, RunDir};

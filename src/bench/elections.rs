@@ -4,7 +4,8 @@
 
 use super::cases::{Case, How};
 use super::claims::Count;
-use super::rings::{election_ms, launch, Shape};
+use super::launch::{launch, Shape};
+use super::readings::election_ms;
 use super::table::{print_header, print_row};
 use crate::algo::registry::ENTRIES;
 use crate::error::CliError;

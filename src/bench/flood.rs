@@ -2,6 +2,8 @@
 //! what they cost the run: suspicions of running nodes, new terms, trace growth, datagrams the
 //! leader refused (by class) and those the kernel dropped before it could read them.
 
+use crate::check::beliefs::Beliefs;
+use crate::check::Timeline;
 use crate::error::{failed, CliError};
 use crate::node::keyfile;
 use crate::trace::{Event, RunDir};
@@ -61,15 +63,26 @@ fn trace_bytes(dir: &Path) -> u64 {
         .unwrap_or(0)
 }
 
-fn top_term(run: &RunDir) -> u64 {
-    run.node_events
+/// The leader every node believes in at the end of what is traced so far, and the highest term
+/// any node started or learned, from the checker's replay of beliefs.
+fn leader_and_top_term(run: &RunDir) -> (Option<u64>, u64) {
+    let b = Beliefs::replay(run, &Timeline::build(run));
+    let leaders: Vec<Option<u64>> = b.at_end.values().map(|x| x.map(|x| x.leader)).collect();
+    let agreed = leaders
+        .first()
+        .copied()
+        .flatten()
+        .filter(|l| leaders.iter().all(|x| *x == Some(*l)));
+    let top = b
+        .started
         .iter()
-        .filter_map(|r| match r.event {
-            Event::ElectionStart { term } | Event::Leader { term, .. } => Some(term),
-            _ => None,
-        })
-        .max()
-        .unwrap_or(0)
+        .map(|s| s.term)
+        .chain(b.learned.iter().map(|l| l.belief.term))
+        .max();
+    (
+        agreed.filter(|_| leaders.len() == run.info.nodes.len()),
+        top.unwrap_or(0),
+    )
 }
 
 /// The kernel's drop count for the UDP socket bound at `port` on 127.0.0.1 (/proc/net/udp).
@@ -111,11 +124,16 @@ fn blast(to: String, rate: u64, secs: f64, run_id: u64, seed: u64) -> u64 {
         }
         // Catch up with the schedule, then yield a moment.
         let due = ((elapsed * rate as f64) as u64).min(total);
-        while sent < due {
+        // In slices, so that a sender starved of CPU still stops on time; a pause only when on
+        // schedule.
+        let slice = due.min(sent + 1000);
+        while sent < slice {
             let _ = sock.send(&junk[(sent % 64) as usize]);
             sent += 1;
         }
-        std::thread::sleep(Duration::from_micros(500));
+        if sent >= due {
+            std::thread::sleep(Duration::from_micros(500));
+        }
     }
     sent
 }
@@ -139,12 +157,9 @@ pub fn run_flood(n: usize, rate: u64, secs: f64, senders: u64) -> Result<FloodFi
     let deadline = Instant::now() + Duration::from_secs(60);
     let (leader, addr) = loop {
         if let Ok(run) = RunDir::load(&dir) {
-            let ids: Vec<u64> = run.info.nodes.iter().map(|x| x.id).collect();
-            let top = *ids.iter().max().unwrap_or(&0);
-            let beliefs: Vec<_> = ids.iter().map(|&i| belief(&run, i)).collect();
-            if beliefs.iter().all(|b| b.is_some_and(|(l, _)| l == top)) {
-                let addr = run.info.nodes.iter().find(|x| x.id == top).map(|x| x.addr.clone());
-                break (top, addr.unwrap_or_default());
+            if let (Some(leader), _) = leader_and_top_term(&run) {
+                let addr = run.info.nodes.iter().find(|x| x.id == leader).map(|x| x.addr.clone());
+                break (leader, addr.unwrap_or_default());
             }
         }
         if Instant::now() > deadline {
@@ -157,7 +172,7 @@ pub fn run_flood(n: usize, rate: u64, secs: f64, senders: u64) -> Result<FloodFi
     let run_id = keyfile::load(&dir.join(keyfile::KEY_FILE)).map_err(failed)?.run_id();
     let port: u16 = addr.rsplit(':').next().and_then(|p| p.parse().ok()).unwrap_or(0);
     let before = RunDir::load(&dir).map_err(|e| failed(e.to_string()))?;
-    let (bytes0, term0, kdrops0) = (trace_bytes(&dir), top_term(&before), kernel_drops(port));
+    let (bytes0, term0, kdrops0) = (trace_bytes(&dir), leader_and_top_term(&before).1, kernel_drops(port));
     let started = crate::trace::wall_us();
     let t0 = Instant::now();
     let threads: Vec<_> = (0..senders)
@@ -197,26 +212,12 @@ pub fn run_flood(n: usize, rate: u64, secs: f64, senders: u64) -> Result<FloodFi
             .iter()
             .filter(|r| r.t >= started && r.t <= end && r.event.kind() == "suspect")
             .count(),
-        new_terms: top_term(&after).saturating_sub(term0),
+        new_terms: leader_and_top_term(&after).1.saturating_sub(term0),
         trace_bytes: trace_bytes(&dir).saturating_sub(bytes0),
     };
     drop(ring);
     let _ = std::fs::remove_dir_all(&logs);
     Ok(figures)
-}
-
-/// Whom node `id` believes leads, from its own trace: (leader, term).
-fn belief(run: &RunDir, id: u64) -> Option<(u64, u64)> {
-    let mut b = None;
-    for r in run.node_events.iter().filter(|r| r.node == Some(id)) {
-        match &r.event {
-            Event::Start { .. } | Event::ElectionStart { .. } => b = None,
-            Event::Leader { leader, term } => b = Some((*leader, *term)),
-            Event::StepDown { .. } => b = None,
-            _ => {}
-        }
-    }
-    b
 }
 
 /// Runs the flood section and prints its figures.

@@ -333,14 +333,20 @@ impl Section for ClockFacts {
         let mut out = Vec::new();
         let broken = self.claims.iter().filter(|c| !c.holds()).count();
         if broken > 0 {
-            out.push(Finding::violation(format!(
-                "clock: {broken} of {} corrections broke the error bound they claimed",
-                self.claims.len()
-            )));
+            out.push(Finding::violation(
+                "claimed bounds",
+                format!(
+                    "clock: {broken} of {} corrections broke the error bound they claimed",
+                    self.claims.len()
+                ),
+            ));
         }
         let back = self.backwards.iter().filter(|b| !b.stepped).count();
         if back > 0 {
-            out.push(Finding::violation(format!("clock: a clock ran backwards {back} times")));
+            out.push(Finding::violation(
+                "monotonic clocks",
+                format!("clock: a clock ran backwards {back} times"),
+            ));
         }
         out
     }

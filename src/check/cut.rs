@@ -207,6 +207,7 @@ mod tests {
             msg: "M".into(),
             bytes: 1,
             seq,
+            brief: String::new(),
         }
     }
 
@@ -216,6 +217,7 @@ mod tests {
             msg: "M".into(),
             bytes: 1,
             seq,
+            brief: String::new(),
         }
     }
 

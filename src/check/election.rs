@@ -378,6 +378,7 @@ impl Section for ElectionFacts {
             .violations
             .iter()
             .map(|v| Finding {
+                property: super::summary::property_name(v),
                 what: super::summary::violation_line(v, None),
                 violation: true,
                 explanation: v.term().and_then(|t| self.explanation(t)).cloned(),
@@ -386,6 +387,7 @@ impl Section for ElectionFacts {
         for &term in &self.storms.over {
             if let Some(tt) = self.storms.terms.iter().find(|t| t.term == term) {
                 out.push(Finding {
+                    property: format!("storm (term {term})"),
                     what: format!(
                         "storm: term {term} sent {} protocol messages ({:.0}/s), over the bound of {}",
                         tt.messages,

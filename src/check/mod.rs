@@ -13,6 +13,7 @@ pub mod clock;
 pub mod cut;
 pub mod election;
 pub mod explain;
+pub mod mutex;
 pub mod probe;
 pub mod section;
 pub mod snapshot;
@@ -110,6 +111,7 @@ impl Analysis {
         let mut out: Vec<Finding> = self.all_sections().iter().flat_map(|s| s.findings()).collect();
         if let Some(worst) = self.stale.iter().max_by_key(|s| s.us()) {
             out.push(Finding {
+                property: "suspicions that did not heal".into(),
                 what: format!(
                     "suspicions that did not heal: {} held for more than twice the timeout while the target ran \
                      (longest: node {} suspected node {} for {} after it ran)",

@@ -87,10 +87,10 @@ impl Section for ProbeFacts {
             return Vec::new();
         }
         let ids: Vec<String> = missing.iter().map(u64::to_string).collect();
-        vec![Finding::violation(format!(
-            "probe: laps not done: nodes {} never heard LAPS_DONE",
-            ids.join(", ")
-        ))]
+        vec![Finding::violation(
+            "laps done",
+            format!("probe: laps not done: nodes {} never heard LAPS_DONE", ids.join(", ")),
+        )]
     }
 
     fn properties(&self, _a: &Analysis) -> Vec<String> {

@@ -13,6 +13,8 @@ use std::sync::Arc;
 /// Something the checker found that a user must see first.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Finding {
+    /// The property or flag, in a word or two (`uniqueness (term 11)`, `storm (term 4)`).
+    pub property: String,
     /// What, in one line.
     pub what: String,
     /// A broken property (else a flag: a storm, say, which breaks no promise).
@@ -22,9 +24,10 @@ pub struct Finding {
 }
 
 impl Finding {
-    /// A violation with no explanation.
-    pub fn violation(what: impl Into<String>) -> Self {
+    /// A violation of `property` with no explanation.
+    pub fn violation(property: impl Into<String>, what: impl Into<String>) -> Self {
         Finding {
+            property: property.into(),
             what: what.into(),
             violation: true,
             explanation: None,
@@ -59,6 +62,7 @@ pub type Build = fn(&RunDir, &Timeline) -> Option<Arc<dyn Section>>;
 /// section of its algorithm's family only.
 pub const FAMILIES: &[(&str, Build)] = &[
     ("probe", super::probe::section),
+    ("mutex", super::mutex::section),
     ("clock", super::clock::section),
     ("snapshot", super::snapshot::section),
 ];

@@ -182,11 +182,14 @@ impl Section for SnapshotFacts {
         if broken.is_empty() {
             return Vec::new();
         }
-        vec![Finding::violation(format!(
-            "snapshot: {} Chandy-Lamport snapshots do not sum to the {} the bank holds",
-            broken.len(),
-            self.initial
-        ))]
+        vec![Finding::violation(
+            "conservation",
+            format!(
+                "snapshot: {} Chandy-Lamport snapshots do not sum to the {} the bank holds",
+                broken.len(),
+                self.initial
+            ),
+        )]
     }
 
     fn properties(&self, _a: &Analysis) -> Vec<String> {

@@ -1,17 +1,28 @@
 //! How busy each term was, and how long the cluster went without a leader.
 //!
 //! A term's window runs from its first `election_start` to the first `election_start` of a
-//! newer term (or the end). Protocol messages are every send but the liveness ones
-//! ([`LIVENESS`]: heartbeats, acknowledgements, probes), which any run sends at a steady rate
-//! whatever happens. A term whose protocol messages exceed [`bound`] is a storm.
+//! newer term (or the end). Protocol messages are every send but the upkeep ones ([`UPKEEP`]:
+//! heartbeats, acknowledgements, probes, the pre-votes a node asks while it suspects the
+//! leader, and the NEWER answers that bring a stale sender up to date), which a run sends at a
+//! rate set by time and faults, not by the election. A term whose protocol messages exceed
+//! [`bound`] is a storm.
 
 use super::beliefs::LeadSpan;
 use super::timeline::{Proc, Timeline};
 use crate::trace::{Event, NodeId, RunDir};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// The message types of liveness, counted apart from the protocol's.
-pub const LIVENESS: &[&str] = &["HEARTBEAT", "HB_ACK", "ACK", "PROBE", "ALIVE"];
+/// The message types of upkeep, counted apart from the protocol's.
+pub const UPKEEP: &[&str] = &[
+    "HEARTBEAT",
+    "HB_ACK",
+    "ACK",
+    "PROBE",
+    "ALIVE",
+    "PRE_VOTE",
+    "PRE_VOTE_REPLY",
+    "NEWER",
+];
 
 /// One term's protocol traffic.
 #[derive(Debug, Clone, PartialEq)]
@@ -72,7 +83,7 @@ pub fn count(run: &RunDir, first_starts: &BTreeMap<u64, u64>, end: u64) -> Storm
     let sends: Vec<u64> = run
         .node_events
         .iter()
-        .filter(|r| matches!(&r.event, Event::Send { msg, .. } if !LIVENESS.contains(&msg.as_str())))
+        .filter(|r| matches!(&r.event, Event::Send { msg, .. } if !UPKEEP.contains(&msg.as_str())))
         .map(|r| r.t)
         .collect();
     let in_window = |from: u64, to: u64| {

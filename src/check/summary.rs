@@ -154,19 +154,19 @@ pub fn dur(us: u64) -> String {
 pub fn violation_line(v: &Violation, start_us: Option<u64>) -> String {
     match v {
         Violation::Uniqueness { term, claims } => {
-            let who: Vec<String> = claims
-                .iter()
-                .map(|c| match start_us {
-                    Some(s) => format!("node {} at {}", c.node, at(s, c.t)),
-                    None => format!("node {}", c.node),
-                })
-                .collect();
             let nodes: Vec<NodeId> = claims.iter().map(|c| c.node).collect();
-            format!(
-                "uniqueness: VIOLATED in term {term}: {} each declared themselves leader ({})",
-                nodes_list(&nodes),
-                who.join(", ")
-            )
+            let mut line = format!(
+                "uniqueness: VIOLATED in term {term}: {} each declared themselves leader",
+                nodes_list(&nodes)
+            );
+            if let Some(s) = start_us {
+                let who: Vec<String> = claims
+                    .iter()
+                    .map(|c| format!("node {} at {}", c.node, at(s, c.t)))
+                    .collect();
+                let _ = write!(line, " ({})", who.join(", "));
+            }
+            line
         }
         Violation::TermAgreement { term, groups } => {
             let parts: Vec<String> = groups
@@ -198,11 +198,7 @@ pub fn verdict(a: &Analysis) -> String {
     if a.all_sections().is_empty() {
         return "no election in this run: nothing to judge".into();
     }
-    let failing: Vec<String> = all
-        .iter()
-        .filter(|f| f.fails())
-        .map(|f| f.what.split(':').next().unwrap_or("").to_string() + &term_of(&f.what))
-        .collect();
+    let failing: Vec<String> = all.iter().filter(|f| f.fails()).map(|f| f.property.clone()).collect();
     let explained = all.iter().filter(|f| f.violation && !f.fails()).count();
     let flags = all.iter().filter(|f| !f.violation).count();
     let mut tail = String::new();
@@ -224,11 +220,15 @@ pub fn verdict(a: &Analysis) -> String {
     }
 }
 
-fn term_of(what: &str) -> String {
-    what.split_once("in term ")
-        .and_then(|(_, r)| r.split(':').next())
-        .map(|t| format!(" (term {t})"))
-        .unwrap_or_default()
+/// The property a violation breaks, in a word or two: `uniqueness (term 11)`.
+pub fn property_name(v: &Violation) -> String {
+    match v {
+        Violation::Uniqueness { term, .. } => format!("uniqueness (term {term})"),
+        Violation::TermAgreement { term, .. } => format!("agreement within a term (term {term})"),
+        Violation::AbsurdTerm { term, .. } => format!("absurd term ({term})"),
+        Violation::Agreement { .. } => "agreement".into(),
+        Violation::Termination { .. } => "termination".into(),
+    }
 }
 
 /// The election section's property lines: one each.

@@ -720,6 +720,7 @@ fn storms_and_the_longest_leaderless_stretch_are_reported() {
             msg: "ELECTION".into(),
             bytes: 10,
             seq: k,
+            brief: String::new(),
         };
         r.ev(400 + k / 10, 1, send);
     }
@@ -729,6 +730,7 @@ fn storms_and_the_longest_leaderless_stretch_are_reported() {
             msg: "HEARTBEAT".into(),
             bytes: 10,
             seq: 100 + k,
+            brief: String::new(),
         };
         r.ev(400 + k, 1, hb);
     }

@@ -320,4 +320,25 @@ mod tests {
         drop(server);
         let _ = std::fs::remove_dir_all(&dir);
     }
+
+    #[test]
+    fn a_client_says_what_happened() {
+        let dir = std::env::temp_dir().join(format!("coordlab-client-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(SOCKET_NAME);
+        let info = serde_json::json!({
+            "algo": "chang-roberts", "topology": "ring", "nodes": [], "start_us": 0,
+            "options": {}, "control": path.display().to_string(),
+        });
+        std::fs::write(dir.join("run.json"), info.to_string()).unwrap();
+        let e = send(&dir, "status").unwrap_err().to_string();
+        assert!(e.contains("no launcher is running for"), "{e}");
+        // A launcher that accepts but never answers (a hung one).
+        let listener = UnixListener::bind(&path).unwrap();
+        let e = send(&dir, "status").unwrap_err().to_string();
+        assert!(e.contains("the launcher did not answer within 2 s"), "{e}");
+        drop(listener);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

@@ -59,6 +59,8 @@ pub enum Goal {
     },
     /// A scripted story.
     Demo(Box<Demo>),
+    /// A mutual-exclusion goal: `--until done` or a story.
+    Mutex(Box<super::mutex_goal::MutexGoal>),
     /// The chaos soak: random faults for `--duration`, then the soak's criteria.
     Chaos(Box<Chaos>),
     /// `--demo snapshot`.
@@ -77,6 +79,9 @@ impl Goal {
         let n = plan.nodes.len();
         if plan.snapshot_demo {
             return Goal::Snapshot(super::snapshot_demo::SnapshotDemo::new(t0));
+        }
+        if let Some(g) = super::mutex_goal::MutexGoal::new(plan, timeout, t0) {
+            return Goal::Mutex(Box::new(g));
         }
         if let (Some(seed), Some(d)) = (plan.chaos, plan.duration) {
             return Goal::Chaos(Box::new(Chaos::new(seed, t0, d, timeout)));
@@ -140,6 +145,7 @@ impl Goal {
                 })
             }
             Goal::Demo(demo) => demo.step(fleet, now),
+            Goal::Mutex(g) => g.step(fleet, now),
             Goal::Chaos(chaos) => chaos.step(fleet, now),
             Goal::Snapshot(demo) => demo.step(now),
         }
@@ -172,6 +178,7 @@ impl Goal {
             Goal::Console { .. } => Ending::ok(format!("stopped: {why}")),
             Goal::Elected { .. } => Ending::failed(format!("stopped ({why}) before every live node agreed")),
             Goal::Demo(demo) => Ending::failed(format!("demo stopped ({why}) {}", demo.where_now())),
+            Goal::Mutex(_) => Ending::failed(format!("stopped ({why}) before the run's goal")),
             Goal::Chaos(_) => Ending::failed(format!("chaos stopped ({why}) before its duration")),
             Goal::Snapshot(_) => Ending::failed(format!("demo snapshot stopped ({why}) before its end")),
         }

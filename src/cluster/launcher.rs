@@ -4,8 +4,10 @@
 use super::console::{self, Command, HELP};
 use super::control::{Incoming, Server, ERROR_PREFIX, SOCKET_NAME};
 use super::goal::{Ending, Goal};
+use super::narrate::Narrator;
 use super::nodes::Fleet;
 use super::plan::Plan;
+use super::prompt::Prompt;
 use super::rundir;
 use super::signals::LauncherSignals;
 use super::spawn::NodeArgs;
@@ -24,6 +26,7 @@ use std::time::{Duration, Instant};
 const STDIN: Token = Token(0);
 const SIGNALS: Token = Token(1);
 const CONTROL: Token = Token(2);
+const PROMPT: Token = Token(3);
 /// Control connections get tokens from here up.
 const FIRST_CONN: usize = 16;
 /// What to do without a console.
@@ -86,7 +89,9 @@ pub fn run(opts: LaunchOptions, plan: Plan) -> Result<i32, CliError> {
     }
     let goal = Goal::new(&plan, Duration::from_millis(opts.timeout_ms), t0);
     banner(&opts, &plan, &dir, &goal);
-    Launcher::new(fleet, signals, server, goal)?.run_loop()
+    // A demo tells its own story; --quiet keeps the terse view.
+    let narrator = (!opts.quiet && !matches!(goal, Goal::Demo(_))).then(Narrator::default);
+    Launcher::new(fleet, signals, server, goal, narrator)?.run_loop()
 }
 
 fn options_json(o: &LaunchOptions) -> serde_json::Value {
@@ -144,10 +149,18 @@ struct Launcher {
     stdin_open: bool,
     stdin_buf: Vec<u8>,
     next_conn: usize,
+    narrator: Option<Narrator>,
+    prompt: Option<Prompt>,
 }
 
 impl Launcher {
-    fn new(mut fleet: Fleet, signals: LauncherSignals, server: Server, goal: Goal) -> Result<Self, CliError> {
+    fn new(
+        mut fleet: Fleet,
+        signals: LauncherSignals,
+        server: Server,
+        goal: Goal,
+        narrator: Option<Narrator>,
+    ) -> Result<Self, CliError> {
         let setup = || -> io::Result<Poll> {
             let poll = Poll::new()?;
             poll.registry()
@@ -167,13 +180,21 @@ impl Launcher {
                 return Err(failed(format!("cannot set up the launcher's poll: {e}")));
             }
         };
+        // On a terminal, a prompt with line editing reads the console in its own thread.
+        let prompt = match goal.is_console() {
+            true => mio::Waker::new(poll.registry(), PROMPT)
+                .ok()
+                .and_then(|w| Prompt::start(std::sync::Arc::new(w))),
+            false => None,
+        };
         // A terminal or a pipe can be polled; /dev/null or a file cannot (EPERM): then there is
         // no console, and the run goes on (CI runs with no stdin).
-        let stdin_open = poll
-            .registry()
-            .register(&mut SourceFd(&io::stdin().as_raw_fd()), STDIN, Interest::READABLE)
-            .is_ok();
-        if !stdin_open && goal.is_console() {
+        let stdin_open = prompt.is_none()
+            && poll
+                .registry()
+                .register(&mut SourceFd(&io::stdin().as_raw_fd()), STDIN, Interest::READABLE)
+                .is_ok();
+        if !stdin_open && prompt.is_none() && goal.is_console() {
             say!("(stdin cannot be polled) {NO_CONSOLE}");
         }
         Ok(Launcher {
@@ -185,6 +206,8 @@ impl Launcher {
             stdin_open,
             stdin_buf: Vec::new(),
             next_conn: FIRST_CONN,
+            narrator,
+            prompt,
         })
     }
 
@@ -206,6 +229,7 @@ impl Launcher {
             for ev in events.iter() {
                 let found = match ev.token() {
                     STDIN => self.read_stdin(),
+                    PROMPT => self.read_prompt(),
                     SIGNALS => self.on_signals(),
                     CONTROL => self.accept(),
                     Token(k) => self.on_connection(k),
@@ -227,6 +251,11 @@ impl Launcher {
         self.server.expire(Instant::now());
         self.fleet.refresh();
         self.report_exits();
+        if let Some(n) = self.narrator.as_mut() {
+            for line in n.news(&self.fleet) {
+                say!("{line}");
+            }
+        }
         self.goal.step(&mut self.fleet, Instant::now())
     }
 
@@ -236,8 +265,23 @@ impl Launcher {
         }
     }
 
+    /// The lines typed at the prompt since the last wakeup.
+    fn read_prompt(&mut self) -> Option<Ending> {
+        let lines: Vec<String> = self
+            .prompt
+            .as_ref()
+            .map(|p| p.lines.try_iter().collect())
+            .unwrap_or_default();
+        lines
+            .iter()
+            .fold(None, |ending, line| ending.or(self.console_line(line)))
+    }
+
     /// The clean stop, then what the run concluded.
     fn finish(&mut self, ending: Ending) -> i32 {
+        if let Some(p) = self.prompt.as_mut() {
+            p.close();
+        }
         say!("{}", ending.message);
         self.fleet.stop_all();
         let n = self.fleet.nodes.len();

@@ -14,13 +14,11 @@
 //! clean stop writes `shutdown` first; the SIGTERM that follows is the stop itself, not a fault,
 //! so it is not recorded as `kill` (a straggler's SIGKILL is).
 
-/// Prints a line for the user; a closed stdout must not kill the launcher mid-run.
+/// Prints a line for the user (above the console's prompt while one is shown); a closed
+/// stdout must not kill the launcher mid-run.
 macro_rules! say {
     ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, $($arg)*);
-        let _ = out.flush();
+        $crate::cluster::prompt::say(format!($($arg)*));
     }};
 }
 
@@ -31,8 +29,11 @@ mod demo;
 mod goal;
 mod launcher;
 mod model;
+mod mutex_goal;
+mod narrate;
 mod nodes;
 pub mod plan;
+mod prompt;
 mod rundir;
 mod signals;
 mod snapshot_demo;
@@ -40,6 +41,9 @@ mod spawn;
 mod watch;
 
 use crate::error::CliError;
+
+/// The node id of the shared resource in a mutual-exclusion launch.
+const RESOURCE_NODE: u64 = crate::algo::mutex::RESOURCE_ID;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -105,6 +109,8 @@ pub struct LaunchOptions {
     pub key: Option<PathBuf>,
     /// Algorithm options passed to every node (`--set key=value`).
     pub set: BTreeMap<String, String>,
+    /// `--quiet`: the console prints agreement and faults only, not the running story.
+    pub quiet: bool,
     /// `coordlab chaos`: inject random faults for `duration`, then judge the soak.
     pub chaos: bool,
     /// `--clock-offset-ms ID:MS,...`: nodes whose clocks start off true time.

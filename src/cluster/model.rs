@@ -66,6 +66,30 @@ pub struct Node {
     pub elections: Vec<(u64, u64)>,
     /// Its trace, followed.
     pub tail: Tail,
+    /// Its critical sections (mutual exclusion).
+    pub cs: CsView,
+}
+
+impl Node {
+    /// When its pending request was made (trace time of the last `cs_request`; 0 if unknown).
+    pub fn waiting_since(&self) -> u64 {
+        self.cs.requested_at
+    }
+}
+
+/// Where a node is in its mutual-exclusion loop, from `cs_request` / `cs_enter` / `cs_exit`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CsView {
+    /// The request it waits on.
+    pub waiting: Option<u64>,
+    /// The request it holds the section for, and since when (trace time).
+    pub holding: Option<(u64, u64)>,
+    /// Entries completed (over all its processes).
+    pub exits: u64,
+    /// When it made its last request (trace time).
+    pub requested_at: u64,
+    /// Who sent it a GRANT since its last request (quorum, Maekawa).
+    pub grants: Vec<u64>,
 }
 
 impl Node {
@@ -81,6 +105,7 @@ impl Node {
             step_downs: Vec::new(),
             elections: Vec::new(),
             tail: Tail::new(trace),
+            cs: CsView::default(),
         }
     }
 
@@ -93,8 +118,26 @@ impl Node {
     pub fn apply(&mut self, rec: &Record) {
         self.last = Some((rec.event.kind(), rec.t));
         match &rec.event {
-            Event::Start { .. } => self.started = true,
+            Event::Start { .. } => {
+                self.started = true;
+                self.cs.waiting = None;
+                self.cs.holding = None;
+            }
             Event::ElectionStart { term } => self.elections.push((rec.t, *term)),
+            Event::CsRequest { req } => {
+                self.cs.waiting = Some(*req);
+                self.cs.requested_at = rec.t;
+                self.cs.grants.clear();
+            }
+            Event::CsEnter { req, .. } => {
+                self.cs.waiting = None;
+                self.cs.holding = Some((*req, rec.t));
+            }
+            Event::Recv { from, msg, .. } if msg == "GRANT" => self.cs.grants.push(*from),
+            Event::CsExit { .. } => {
+                self.cs.holding = None;
+                self.cs.exits += 1;
+            }
             Event::StepDown { term, reason } => {
                 self.step_downs.push(StepDown {
                     t: rec.t,
@@ -123,8 +166,16 @@ pub fn describe_state(n: &Node) -> String {
     }
 }
 
-/// Whom it believes leads, in words, from the replay `beliefs`.
+/// Whom it believes leads (or, in a mutual-exclusion run, where it is in its loop), in words,
+/// from the replay `beliefs`.
 pub fn describe_belief(n: &Node, beliefs: &Beliefs) -> String {
+    if n.started && n.cs != CsView::default() {
+        return match (&n.cs.holding, &n.cs.waiting) {
+            (Some((req, _)), _) => format!("HOLDS the section (req {req}); {} done", n.cs.exits),
+            (None, Some(req)) => format!("waits (req {req}); {} done", n.cs.exits),
+            (None, None) => format!("thinking; {} done", n.cs.exits),
+        };
+    }
     let id = n.plan.id;
     match (beliefs.current(id), beliefs.electing(id)) {
         _ if !n.started => "not started yet".into(),

@@ -228,7 +228,9 @@ impl Fleet {
         // Whatever the old process wrote last is read now, so it cannot land after the reset.
         self.refresh_node(i);
         let plan = self.nodes[i].plan.clone();
-        let pid = self.spawn_one(&plan, true, None)?;
+        // A recovered election node announces itself; a mutual-exclusion node keeps its role.
+        let initiator = !self.args.is_resource(super::RESOURCE_NODE) || plan.initiator;
+        let pid = self.spawn_one(&plan, initiator, None)?;
         self.fault(
             Some(id),
             Event::Restart {
@@ -404,9 +406,17 @@ impl Fleet {
                 Some((kind, t)) => format!("{kind}, {} ago", ago(now.saturating_sub(t))),
                 None => "-".into(),
             };
+            let believes = match self.args.is_resource(n.plan.id) {
+                true => "(the shared resource)".to_string(),
+                false => believes,
+            };
             let _ = writeln!(out, "{:>5}  {pid:>8}  {state:<8}  {believes:<34}  {last}", n.plan.id);
         }
         let live = self.nodes.iter().filter(|n| n.live()).count();
+        if self.args.is_resource(super::RESOURCE_NODE) {
+            out.push_str(&super::mutex_goal::status_line(self));
+            return out;
+        }
         match self.agreement() {
             Some(a) => {
                 let _ = write!(

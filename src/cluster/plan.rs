@@ -53,6 +53,37 @@ const DEMOS: &[(&str, DemoKind)] = &[
 /// (told by `snapshot_demo`, not by the election stories' runner).
 pub const SNAPSHOT_DEMO: &str = "snapshot";
 
+/// The mutual-exclusion stories `--demo` knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MutexDemo {
+    /// central with `regrant_ms`: pause a holder past the timeout; the coordinator grants the
+    /// next, and the resource sees two holders (or, with `--fencing`, rejects the stale one).
+    Regrant,
+    /// quorum on 3 nodes with m = 2: restart the coordinators whose grants a holder has; they
+    /// forget them and let another in (not with `--durable`).
+    QuorumAmnesia,
+}
+
+/// `--set` options a story sets unless the user did.
+type Defaults = &'static [(&'static str, &'static str)];
+
+/// Mutual-exclusion `--demo` names, their stories, the algorithm they need, and the options
+/// they set unless the user set them.
+const MUTEX_DEMOS: &[(&str, MutexDemo, &str, Defaults)] = &[
+    (
+        "regrant",
+        MutexDemo::Regrant,
+        "central",
+        &[("regrant_ms", "300"), ("hold_ms", "150"), ("think_ms", "100")],
+    ),
+    (
+        "quorum-amnesia",
+        MutexDemo::QuorumAmnesia,
+        "quorum",
+        &[("quorum", "2"), ("hold_ms", "1000"), ("think_ms", "0")],
+    ),
+];
+
 /// A checked launch.
 #[derive(Debug, Clone)]
 pub struct Plan {
@@ -72,6 +103,10 @@ pub struct Plan {
     pub snapshot_demo: bool,
     /// Every node's physical clock (`--clock-offset-ms`, `--clock-drift-ppm`, `--clock-skew`).
     pub clocks: BTreeMap<u64, crate::clock::ClockSpec>,
+    /// `--until done` (mutual exclusion: every request served).
+    pub until_done: bool,
+    /// A mutual-exclusion `--demo`.
+    pub mutex_demo: Option<MutexDemo>,
     /// `coordlab chaos`: the seed of its faults.
     pub chaos: Option<u64>,
 }
@@ -123,16 +158,29 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
         .check(&opts.algo, graph.as_ref().map(|(s, g)| (*s, g)))
         .map_err(usage)?;
     let initiators = initiators(&opts.initiators, &ids, noun)?;
-    let until_elected = match opts.until.as_deref() {
-        None => false,
-        Some("done") => true,
-        Some("elected") if crate::check::section::family(&opts.algo) == "election" => true,
+    let mutex = crate::algo::mutex::is_mutex(&opts.algo);
+    let mut set = opts.set.clone();
+    let (until_elected, until_done) = match opts.until.as_deref() {
+        None => (false, false),
+        Some("elected") if mutex => {
+            return Err(usage(format!(
+                "--until elected: {} elects no leader (use --until done)",
+                opts.algo
+            )))
+        }
+        Some("elected") if entry.family.name == registry::ELECTION.name => (true, false),
         Some("elected") => {
             return Err(usage(format!(
                 "--until elected: {} is not an election; use --until done",
                 opts.algo
             )))
         }
+        // Every other family's goal: the launcher follows its progress (see check::section).
+        Some("done") if !mutex => (true, false),
+        Some("done") if set.get("requests").is_none_or(|k| k.trim() == "0") => {
+            return Err(usage("--until done needs --requests K (else the requests never end)"))
+        }
+        Some("done") => (false, true),
         Some(other) => {
             return Err(usage(format!(
                 "--until: unknown condition '{other}' (known: done, and elected for elections)"
@@ -140,7 +188,29 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
         }
     };
     let snapshot_demo = opts.demo.as_deref() == Some(SNAPSHOT_DEMO);
+    if mutex && ids.contains(&crate::algo::mutex::RESOURCE_ID) {
+        return Err(usage(format!(
+            "--ids: id {} is the shared resource's; give the nodes other ids",
+            crate::algo::mutex::RESOURCE_ID
+        )));
+    }
+    let mutex_demo = match opts.demo.as_deref().and_then(|d| MUTEX_DEMOS.iter().find(|m| m.0 == d)) {
+        Some((name, _, algo, _)) if *algo != opts.algo => {
+            return Err(usage(format!(
+                "--demo {name} is a story of --algo {algo}, not {}",
+                opts.algo
+            )));
+        }
+        Some((_, kind, _, defaults)) => {
+            for (k, v) in defaults.iter() {
+                set.entry(k.to_string()).or_insert_with(|| v.to_string());
+            }
+            Some(*kind)
+        }
+        None => None,
+    };
     let demo = match opts.demo.as_deref() {
+        _ if mutex_demo.is_some() => None,
         None => None,
         Some(SNAPSHOT_DEMO) => None,
         Some(name) => match DEMOS.iter().find(|(d, _)| *d == name) {
@@ -148,6 +218,7 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
             None => {
                 let mut known: Vec<&str> = DEMOS.iter().map(|(d, _)| *d).collect();
                 known.push(SNAPSHOT_DEMO);
+                known.extend(MUTEX_DEMOS.iter().map(|m| m.0));
                 return Err(usage(format!(
                     "--demo: unknown story '{name}' (known: {})",
                     known.join(", ")
@@ -160,7 +231,13 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
         Some(s) if s.is_finite() && s > 0.0 && s < 1e9 => Some(Duration::from_secs_f64(s)),
         Some(s) => return Err(usage(format!("--duration: {s} is not a positive number of seconds"))),
     };
-    if opts.chaos && (demo.is_some() || until_elected || duration.is_none()) {
+    if demo.is_some() && entry.family.name != registry::ELECTION.name {
+        return Err(usage(format!(
+            "--demo tells an election story, and {} is a {} algorithm, not an election",
+            entry.name, entry.family.name
+        )));
+    }
+    if opts.chaos && (demo.is_some() || mutex_demo.is_some() || until_elected || until_done || duration.is_none()) {
         return Err(usage(
             "chaos runs for --duration SECS; it cannot be combined with --demo or --until",
         ));
@@ -171,10 +248,14 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
             opts.algo
         )));
     }
-    if (demo.is_some() || snapshot_demo) && (until_elected || duration.is_some()) {
+    if (demo.is_some() || mutex_demo.is_some() || snapshot_demo) && (until_elected || until_done || duration.is_some())
+    {
         return Err(usage(
             "--demo runs its own story; it cannot be combined with --until or --duration",
         ));
+    }
+    if mutex_demo == Some(MutexDemo::QuorumAmnesia) && n != 3 {
+        return Err(usage(format!("--demo quorum-amnesia runs on 3 nodes, not {n}")));
     }
     let neighbours = |k: usize| match &graph {
         Some((_, g)) => g.neighbours(ids[k]).to_vec(),
@@ -192,7 +273,6 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
         opts.seed,
     )
     .map_err(usage)?;
-    let mut set = opts.set.clone();
     if graph.is_some() && entry.key(MESH_KEY).is_some() {
         set.insert(MESH_KEY.into(), "true".into());
     }
@@ -214,12 +294,27 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
         demo,
         snapshot_demo,
         clocks,
+        until_done,
+        mutex_demo,
         chaos: opts.chaos.then_some(opts.seed),
     };
+    if mutex {
+        // The shared resource is a member like any node, spawned first.
+        plan.nodes.insert(
+            0,
+            NodePlan {
+                id: crate::algo::mutex::RESOURCE_ID,
+                addr: unbound,
+                neighbours: ids.clone(),
+                initiator: false,
+            },
+        );
+    }
     for node in &plan.nodes {
         registry::check_setup(&opts.algo, &plan.setup(opts, node)).map_err(usage)?;
     }
-    for (node, port) in plan.nodes.iter_mut().zip(ports(opts.base_port, n)?) {
+    let total = plan.nodes.len();
+    for (node, port) in plan.nodes.iter_mut().zip(ports(opts.base_port, total)?) {
         node.addr.set_port(port);
     }
     Ok(plan)
@@ -306,6 +401,7 @@ mod tests {
 
     fn opts(n: usize) -> LaunchOptions {
         LaunchOptions {
+            quiet: false,
             chaos: false,
             n,
             topology: Layout::Ring,
@@ -381,7 +477,7 @@ mod tests {
         assert!(err(o).contains("ring-probe is not an election; use --until done"));
         let mut o = opts(3);
         o.demo = Some("party".into());
-        assert!(err(o).contains("known: false-suspicion, split-brain"));
+        assert!(err(o).contains("known: false-suspicion, split-brain, regrant"));
         let mut o = opts(3);
         o.duration = Some(-1.0);
         assert!(err(o).contains("--duration"));
@@ -432,6 +528,12 @@ mod tests {
         assert_eq!(plan(&o).unwrap().set.get("laps").map(String::as_str), Some("3"));
         o.set.insert("majority".into(), "true".into());
         assert!(err(o.clone()).contains("--set majority does not apply to ring-probe"));
+        o.set.clear();
+        o.demo = Some("split-brain".into());
+        assert_eq!(
+            err(o),
+            "--demo tells an election story, and ring-probe is a probe algorithm, not an election"
+        );
         let mut o = opts(3);
         o.set.insert("loss".into(), "0.2".into());
         assert_eq!(

@@ -3,6 +3,7 @@
 
 use super::plan::{NodePlan, Plan};
 use super::LaunchOptions;
+use crate::algo::mutex::{self, RESOURCE_ID};
 use nix::errno::Errno;
 use nix::sys::prctl;
 use nix::sys::signal::{SigSet, Signal};
@@ -51,14 +52,25 @@ impl NodeArgs {
         })
     }
 
+    /// Whether node `id` is the shared resource of a mutual-exclusion run.
+    pub fn is_resource(&self, id: u64) -> bool {
+        id == RESOURCE_ID && mutex::is_mutex(&self.algo)
+    }
+
     /// Where node `id`'s human log goes.
     pub fn log_path(&self, id: u64) -> PathBuf {
-        self.log_dir.join(format!("node-{id}.log"))
+        match self.is_resource(id) {
+            true => self.log_dir.join("resource.log"),
+            false => self.log_dir.join(format!("node-{id}.log")),
+        }
     }
 
     /// Where node `id`'s machine trace goes.
     pub fn trace_path(&self, id: u64) -> PathBuf {
-        self.log_dir.join(format!("node-{id}.jsonl"))
+        match self.is_resource(id) {
+            true => self.log_dir.join("resource.jsonl"),
+            false => self.log_dir.join(format!("node-{id}.jsonl")),
+        }
     }
 
     /// Starts `node` in process group `group` (None: a new group led by this node), its
@@ -74,6 +86,20 @@ impl NodeArgs {
         group: Option<Pid>,
     ) -> io::Result<Pid> {
         let mut cmd = Command::new(&self.exe);
+        if self.is_resource(node.id) {
+            cmd.arg("resource")
+                .args(["--id", &node.id.to_string()])
+                .args(["--listen", &node.addr.to_string()])
+                .args(["--members", &self.members])
+                .arg("--log-dir")
+                .arg(&self.log_dir)
+                .arg("--key")
+                .arg(&self.key);
+            for kv in &self.set {
+                cmd.args(["--set", kv]);
+            }
+            return self.start(cmd, node, group);
+        }
         cmd.arg("node")
             .args(["--id", &node.id.to_string()])
             .args(["--listen", &node.addr.to_string()])
@@ -105,6 +131,11 @@ impl NodeArgs {
             cmd.args(["--clock-offset-us", &c.offset_us.to_string()])
                 .args(["--clock-drift-ppm", &c.drift_ppm.to_string()]);
         }
+        self.start(cmd, node, group)
+    }
+
+    /// Starts `cmd` for `node`: its output to its log, its group, its parent-death signal.
+    fn start(&self, mut cmd: Command, node: &NodePlan, group: Option<Pid>) -> io::Result<Pid> {
         let log = OpenOptions::new()
             .create(true)
             .append(true)

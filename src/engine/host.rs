@@ -71,6 +71,7 @@ pub struct Host<A: Algorithm> {
     vc: Option<VectorClock>,
     hlc: Hlc,
     msg_seq: u64,
+    persisted: Option<Vec<u8>>,
 }
 
 impl<A: Algorithm> Host<A> {
@@ -104,6 +105,7 @@ impl<A: Algorithm> Host<A> {
             vc: clock_opts(setup).vc.then(VectorClock::default),
             hlc: Hlc::default(),
             msg_seq: 0,
+            persisted: None,
         }
     }
 
@@ -180,6 +182,7 @@ impl<A: Algorithm> Host<A> {
             msg: env.msg.name().to_string(),
             bytes: len,
             seq: env.seq,
+            brief: env.msg.brief(),
         };
         self.stamp(now, ev);
         self.msg_seq = env.seq;
@@ -244,6 +247,12 @@ impl<A: Algorithm> Host<A> {
     /// Takes the datagrams waiting to leave.
     pub fn take_outbox(&mut self) -> std::vec::Drain<'_, Outgoing> {
         self.outbox.drain(..)
+    }
+
+    /// Takes the durable state the algorithm asked to persist since the last call: a driver
+    /// stores it before it sends the outbox.
+    pub fn take_persisted(&mut self) -> Option<Vec<u8>> {
+        self.persisted.take()
     }
 
     /// Takes the trace records written since the last call.
@@ -316,6 +325,7 @@ impl<A: Algorithm> Host<A> {
                     self.seq += 1;
                     self.tick_clocks(now);
                     let name = msg.name();
+                    let brief = msg.brief();
                     let env = Envelope {
                         from: self.me,
                         to,
@@ -336,6 +346,7 @@ impl<A: Algorithm> Host<A> {
                         msg: name.to_string(),
                         bytes: bytes.len(),
                         seq: self.seq,
+                        brief,
                     };
                     self.stamp(now, ev);
                     self.outbox.push(Outgoing { to, bytes });
@@ -350,6 +361,7 @@ impl<A: Algorithm> Host<A> {
                     self.push_record(now, ev)
                 }
                 Command::AdjustClock(c) => self.adjust_clock(now, c),
+                Command::Persist(bytes) => self.persisted = Some(bytes),
             }
         }
         self.cmds = cmds;

@@ -1,5 +1,6 @@
 //! The human log: one line per event, `time node N L<lamport> LEVEL words`, through env_logger
-//! (RUST_LOG respected; default `info`). Datagram drops are rate-limited here, never in the trace.
+//! (RUST_LOG respected; default `info`). Refused datagrams reach it already tallied (one `drop`
+//! record per class per second, with a count); those records are rate-limited again here.
 
 use crate::trace::{Event, NodeId, Record};
 use log::Level;
@@ -40,6 +41,7 @@ pub fn fmt_wall(us: u64) -> String {
 fn level(ev: &Event) -> Level {
     match ev {
         Event::Send { .. } | Event::Recv { .. } => Level::Debug,
+        Event::Note { level, .. } if level != "info" => Level::Debug,
         Event::Drop { .. } | Event::Suspect { .. } | Event::StepDown { .. } => Level::Warn,
         _ => Level::Info,
     }
@@ -78,7 +80,7 @@ impl HumanLog {
             if r.t.saturating_sub(self.window_start) >= Duration::from_secs(1).as_micros() as u64 {
                 if self.suppressed > 0 {
                     text = format!(
-                        "{text} (and {} more drops not logged; all are in the trace)",
+                        "{text} (and {} more dropped datagrams not logged; all are in the trace)",
                         self.suppressed
                     );
                 }
@@ -88,7 +90,10 @@ impl HumanLog {
             }
             self.drops_in_window += 1;
             if self.drops_in_window > DROPS_PER_SECOND {
-                self.suppressed += 1;
+                self.suppressed += match r.event {
+                    Event::Drop { count, .. } => count,
+                    _ => 1,
+                };
                 return;
             }
         }

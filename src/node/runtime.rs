@@ -36,9 +36,16 @@ pub fn run_node(opts: NodeOptions) -> Result<(), CliError> {
     if !opts.addrs.contains_key(&opts.setup.me) {
         return Err(usage(format!("node {} is not in --members", opts.setup.me)));
     }
-    let setup = opts.setup.clone();
+    let mut setup = opts.setup.clone();
     let name = opts.algo.clone();
     registry::check_setup(&name, &setup).map_err(usage)?;
+    if let Some(path) = state_path(&opts) {
+        setup.durable = match std::fs::read(&path) {
+            Ok(bytes) => Some(bytes),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+            Err(e) => return Err(failed(format!("cannot read {}: {e}", path.display()))),
+        };
+    }
     let key_file = opts.key_file.as_deref().ok_or_else(|| {
         usage("--key FILE is required: every datagram is authenticated with the run's key (the launcher writes one per run: logs/<run>/key)")
     })?;
@@ -49,6 +56,48 @@ pub fn run_node(opts: NodeOptions) -> Result<(), CliError> {
             registry::names()
         )))
     })
+}
+
+/// Runs the shared resource of a mutual-exclusion run (`coordlab resource`) until
+/// SIGTERM/SIGINT/SIGHUP: the same engine and runtime as a node, its trace in `resource.jsonl`.
+pub fn run_resource(mut opts: NodeOptions) -> Result<(), CliError> {
+    if !opts.addrs.contains_key(&opts.setup.me) {
+        return Err(usage(format!("node {} is not in --members", opts.setup.me)));
+    }
+    opts.algo = RESOURCE_ALGO.into();
+    let key_file = opts.key_file.as_deref().ok_or_else(|| {
+        usage("--key FILE is required: every datagram is authenticated with the run's key (the launcher writes one per run: logs/<run>/key)")
+    })?;
+    let key = keyfile::load(key_file).map_err(usage)?;
+    let resource = crate::algo::mutex::ResourceNode::new(&opts.setup).map_err(usage)?;
+    let setup = opts.setup.clone();
+    ProcessRunner { opts, key }.run(&setup, resource)
+}
+
+/// The name the resource runs under in its `start` event; its trace is `resource.jsonl`.
+pub const RESOURCE_ALGO: &str = "resource";
+
+/// Where a node keeps the state its algorithm persists: `state-<id>.bin` in its log directory
+/// (None: no log directory, nothing survives a restart).
+fn state_path(opts: &NodeOptions) -> Option<std::path::PathBuf> {
+    opts.log_dir
+        .as_ref()
+        .map(|d| d.join(format!("state-{}.bin", opts.setup.me)))
+}
+
+/// Writes `bytes` to `path` and fsyncs it, via a temporary file renamed over the old one, so
+/// that a kill at any moment leaves the old state or the new, never half of one.
+fn store(path: &std::path::Path, bytes: &[u8]) -> io::Result<()> {
+    use std::io::Write;
+    let tmp = path.with_extension("tmp");
+    let mut f = std::fs::File::create(&tmp)?;
+    f.write_all(bytes)?;
+    f.sync_all()?;
+    std::fs::rename(&tmp, path)?;
+    if let Some(dir) = path.parent() {
+        std::fs::File::open(dir)?.sync_all()?;
+    }
+    Ok(())
 }
 
 struct ProcessRunner {
@@ -93,7 +142,11 @@ impl<A: Algorithm> Process<A> {
             .map_err(|e| failed(format!("cannot register with the poll: {e}")))?;
         let trace = match &opts.log_dir {
             Some(dir) => {
-                let path = dir.join(format!("node-{}.jsonl", opts.setup.me));
+                let path = if opts.algo == RESOURCE_ALGO {
+                    dir.join("resource.jsonl")
+                } else {
+                    dir.join(format!("node-{}.jsonl", opts.setup.me))
+                };
                 Some(JsonlWriter::append(&path).map_err(|e| failed(format!("cannot open {}: {e}", path.display())))?)
             }
             None => None,
@@ -206,6 +259,16 @@ impl<A: Algorithm> Process<A> {
 
     /// Sends what the host wants sent and logs what it recorded.
     fn pump(&mut self) {
+        if let Some(bytes) = self.host.take_persisted() {
+            match state_path(&self.opts) {
+                Some(path) => {
+                    if let Err(e) = store(&path, &bytes) {
+                        log::error!("cannot persist to {}: {e}", path.display());
+                    }
+                }
+                None => log::warn!("state to persist but no log directory: it will not survive a restart"),
+            }
+        }
         for out in self.host.take_outbox().collect::<Vec<_>>() {
             let Some(addr) = self.opts.addrs.get(&out.to) else {
                 log::error!("no address for node {}: message not sent", out.to);

@@ -57,6 +57,9 @@ pub enum Event {
         bytes: usize,
         #[serde(default)]
         seq: u64,
+        /// The message's content in brief (`ELECTION(3, term=2)`); empty in older traces.
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        brief: String,
     },
     /// A datagram was accepted; (`from`, `seq`) names the message, as in the sender's `send`.
     Recv {
@@ -65,6 +68,9 @@ pub enum Event {
         bytes: usize,
         #[serde(default)]
         seq: u64,
+        /// The message's content in brief (`ELECTION(3, term=2)`); empty in older traces.
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        brief: String,
     },
     /// Datagrams refused by the engine (malformed, too large, unknown sender, forged,
     /// replayed, foreign run, ...): `count` of them of one `class` within an interval; `reason`
@@ -79,6 +85,13 @@ pub enum Event {
     },
     /// The protocol chose to ignore a message it accepted (stale term, already decided, ...).
     Ignore { from: NodeId, reason: String },
+    /// A protocol's decision or state change in words (`ELECTION(3) swallowed: 3 < my id 5`);
+    /// `level` is `info` for state changes, `debug` for decisions about single messages.
+    Note {
+        text: String,
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        level: String,
+    },
     /// The failure detector now suspects `target`.
     Suspect {
         target: NodeId,
@@ -174,6 +187,9 @@ pub enum Event {
     // ---- resource events (resource.jsonl) ----
     /// The shared resource was accessed.
     Access {
+        /// The node that accessed it (the record's `node` is the resource's own id).
+        #[serde(default)]
+        by: NodeId,
         req: u64,
         token: Option<u64>,
         phase: String,
@@ -181,7 +197,13 @@ pub enum Event {
     /// Two holders at once.
     Violation { nodes: Vec<NodeId> },
     /// A stale fencing token was refused.
-    RejectStale { token: u64, highest: u64 },
+    RejectStale {
+        /// The node whose begin was refused.
+        #[serde(default)]
+        by: NodeId,
+        token: u64,
+        highest: u64,
+    },
     /// An event kind this reader does not know.
     #[serde(other)]
     Other,
@@ -200,6 +222,7 @@ impl Event {
             Event::Recv { .. } => "recv",
             Event::Drop { .. } => "drop",
             Event::Ignore { .. } => "ignore",
+            Event::Note { .. } => "note",
             Event::Suspect { .. } => "suspect",
             Event::Unsuspect { .. } => "unsuspect",
             Event::ElectionStart { .. } => "election_start",
@@ -233,15 +256,26 @@ impl Event {
             Event::Start { addr, algo, pid, peers } => {
                 format!("node {me} up on {addr} (pid {pid}), running {algo}; peers {peers:?}")
             }
-            Event::Send { to, msg, bytes, seq } => format!("sent {msg} #{seq} to node {to} ({bytes} bytes)"),
-            Event::Recv { from, msg, bytes, seq } => {
-                format!("got {msg} #{seq} from node {from} ({bytes} bytes)")
-            }
+            Event::Send {
+                to,
+                msg,
+                bytes,
+                seq,
+                brief,
+            } => format!("sent {} #{seq} to node {to} ({bytes} bytes)", or_name(brief, msg)),
+            Event::Recv {
+                from,
+                msg,
+                bytes,
+                seq,
+                brief,
+            } => format!("got {} #{seq} from node {from} ({bytes} bytes)", or_name(brief, msg)),
             Event::Drop { reason, addr, count, .. } if *count > 1 => {
                 format!("dropped {count} datagrams in the last second, the first from {addr}: {reason}")
             }
             Event::Drop { reason, addr, .. } => format!("dropped a datagram from {addr}: {reason}"),
             Event::Ignore { from, reason } => format!("ignored a message from node {from}: {reason}"),
+            Event::Note { text, .. } => text.clone(),
             Event::Suspect { target, silence_ms, timeout_ms, cause } => match cause.as_str() {
                 "ack" => format!(
                     "suspect node {target}: it did not acknowledge a forwarded message within {timeout_ms} ms \
@@ -292,5 +326,14 @@ impl Event {
             }
             other => other.kind().to_string(),
         }
+    }
+}
+
+/// The brief content when the trace has one, else the type name.
+fn or_name<'a>(brief: &'a str, name: &'a str) -> &'a str {
+    if brief.is_empty() {
+        name
+    } else {
+        brief
     }
 }

@@ -170,7 +170,13 @@ impl RunDir {
             Ok(j.records)
         };
         let mut node_events = Vec::new();
-        for n in &info.nodes {
+        // In a mutual-exclusion run, node 0 is the shared resource: its trace is resource.jsonl.
+        let resource_run = dir.join("resource.jsonl").exists();
+        for n in info
+            .nodes
+            .iter()
+            .filter(|n| !(resource_run && n.id == crate::algo::mutex::RESOURCE_ID))
+        {
             node_events.extend(read(format!("node-{}.jsonl", n.id), &mut all)?);
         }
         node_events.sort_by_key(|r| r.t);

@@ -91,13 +91,9 @@ impl AnonRing {
         self.state
     }
 
-    fn go(&mut self, ecx: &ECx<'_, '_, Self>, to: State) {
-        log::info!(
-            "anon-ring node {}: {:?} -> {to:?} in term {}",
-            ecx.me(),
-            self.state,
-            ecx.term()
-        );
+    fn go(&mut self, ecx: &mut ECx<'_, '_, Self>, to: State) {
+        let text = format!("{:?} -> {to:?} in term {}", self.state, ecx.term());
+        ecx.state_change(text);
         self.state = to;
     }
 

@@ -131,7 +131,7 @@ impl Bully {
                 ecx.set_timer(BullyTimer::Tick, ecx.setup().timeout / 2);
             }
             Some(_) if now.saturating_sub(self.last_seen) > ecx.setup().timeout => {
-                log::info!("bully node {}: stopped for a while; uptime counts from now", ecx.me());
+                ecx.state_change("stopped for a while; uptime counts from now");
                 self.up_since = Some(now);
                 self.woken = true;
             }
@@ -215,8 +215,10 @@ impl Election for Bully {
         match msg {
             BullyMsg::Election { settled } => {
                 if !self.outranks(ecx, from, settled) {
+                    ecx.note(format!("ELECTION from node {from}: it outranks me, no answer"));
                     return;
                 }
+                ecx.note(format!("ELECTION from node {from}: I outrank it: OK, and I take over"));
                 ecx.send(from, BullyMsg::Ok);
                 match &self.phase {
                     Phase::Idle => self.challenge(ecx),
@@ -227,6 +229,9 @@ impl Election for Bully {
             }
             BullyMsg::Ok => {
                 if matches!(self.phase, Phase::Asking(_)) && ecx.leader().is_none() {
+                    ecx.note(format!(
+                        "OK from node {from}: it takes over; I wait for its COORDINATOR"
+                    ));
                     self.phase = Phase::Waiting;
                     ecx.set_timer(BullyTimer::Coordinator, 2 * ecx.setup().timeout);
                 }
@@ -244,6 +249,7 @@ impl Election for Bully {
             BullyTimer::Answer => {
                 if let Phase::Asking(asked) = &self.phase {
                     if ecx.leader().is_none() {
+                        ecx.note("no OK from anyone who outranks me within the timeout: I claim");
                         let skip = if self.stable { Vec::new() } else { asked.clone() };
                         self.claim(ecx, &skip);
                     }
@@ -251,6 +257,7 @@ impl Election for Bully {
             }
             BullyTimer::Coordinator => {
                 if self.phase == Phase::Waiting && ecx.leader().is_none() {
+                    ecx.note("no COORDINATOR after an OK: a new election");
                     self.phase = Phase::Idle;
                     ecx.start_election();
                 }
@@ -268,11 +275,11 @@ impl Election for Bully {
         self.fresh = false;
         self.phase = Phase::Idle;
         if !self.stable && leader < ecx.me() {
-            log::info!(
-                "bully node {}: node {leader} leads term {} but has a lower id: deposing it",
-                ecx.me(),
+            let text = format!(
+                "node {leader} leads term {} but has a lower id: deposing it",
                 ecx.term()
             );
+            ecx.state_change(text);
             ecx.start_election();
         }
     }

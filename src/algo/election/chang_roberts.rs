@@ -66,16 +66,21 @@ impl Election for ChangRoberts {
                 ecx.tell_decided(from);
             }
             CrMsg::Election(j) if j > me => {
+                ecx.note(format!("forwarded ELECTION({j}): {j} > my id {me}"));
                 self.participant = true;
                 ecx.send_next(CrMsg::Election(j));
             }
             CrMsg::Election(j) if j < me => {
                 if !self.participant {
+                    ecx.note(format!("ELECTION({j}) replaced by ELECTION({me}): {j} < my id {me}"));
                     self.participant = true;
                     ecx.send_next(CrMsg::Election(me));
+                } else {
+                    ecx.note(format!("ELECTION({j}) swallowed: {j} < my id {me}"));
                 }
             }
             CrMsg::Election(_) => {
+                ecx.note(format!("my ELECTION({me}) came back round: I lead"));
                 ecx.elected(me);
                 ecx.send_next(CrMsg::Elected(me));
             }
@@ -152,6 +157,44 @@ mod tests {
             assert_eq!(s.sent("ELECTION") as u64, n * (n + 1) / 2, "n={n}");
             assert_eq!(s.sent("ELECTED") as u64, n);
         }
+    }
+
+    #[test]
+    fn decisions_and_contents_are_written_in_words() {
+        use crate::trace::Event;
+        // Ring 3 -> 2 -> 1, all start: ELECTION(1) and ELECTION(2) both die at node 3.
+        let mut s = sim(&[3, 2, 1], &[3, 2, 1], 1);
+        assert_eq!(elect(&mut s), 3);
+        let notes: Vec<(u64, String)> = s
+            .events("note")
+            .iter()
+            .filter_map(|r| match &r.event {
+                Event::Note { text, .. } => Some((r.node.unwrap(), text.clone())),
+                _ => None,
+            })
+            .collect();
+        assert!(
+            notes.contains(&(3, "ELECTION(1) swallowed: 1 < my id 3".into())),
+            "{notes:?}"
+        );
+        assert!(
+            notes.contains(&(3, "ELECTION(2) swallowed: 2 < my id 3".into())),
+            "{notes:?}"
+        );
+        assert!(
+            notes.contains(&(3, "my ELECTION(3) came back round: I lead".into())),
+            "{notes:?}"
+        );
+        let briefs: Vec<String> = s
+            .events("send")
+            .iter()
+            .filter_map(|r| match &r.event {
+                Event::Send { brief, .. } if r.node == Some(3) => Some(brief.clone()),
+                _ => None,
+            })
+            .collect();
+        assert!(briefs.contains(&"ELECTION(3, term=1)".to_string()), "{briefs:?}");
+        assert!(briefs.contains(&"ELECTED(3, term=1)".to_string()), "{briefs:?}");
     }
 
     #[test]

@@ -223,8 +223,16 @@ impl Election for Echo {
                     format!("wave {wave}: election of term {} is already decided", ecx.term()),
                 );
             }
-            EchoMsg::Election { wave } if current.is_none_or(|c| wave > c) => self.join(ecx, wave, Some(from)),
-            EchoMsg::Election { wave } if Some(wave) == current => self.answered(ecx, Some(from), None),
+            EchoMsg::Election { wave } if current.is_none_or(|c| wave > c) => {
+                ecx.note(format!("joined wave {wave}: node {from} is my parent"));
+                self.join(ecx, wave, Some(from))
+            }
+            EchoMsg::Election { wave } if Some(wave) == current => {
+                ecx.note(format!(
+                    "ELECTION of wave {wave} from node {from} crossed mine: it counts as its answer"
+                ));
+                self.answered(ecx, Some(from), None)
+            }
             EchoMsg::Election { wave } => ecx.discard(from, format!("wave {wave} dies out in a higher wave")),
             EchoMsg::Echo { wave, best } if Some(wave) == current => self.answered(ecx, Some(from), Some(best)),
             EchoMsg::Echo { wave, .. } => ecx.discard(from, format!("echo of wave {wave}, not the current one")),

@@ -228,10 +228,20 @@ impl Franklin {
             };
             self.inbox.remove(&(r, Side::Left));
             self.inbox.remove(&(r, Side::Right));
+            let me = self.me;
             match a.max(b) {
                 None => return self.win(ecx),
-                Some(q) if self.me > q => self.enter_round(ecx, r + 1),
-                Some(_) => {
+                Some(q) if me > q => {
+                    let seen = |x: Option<NodeId>| x.map_or("none".to_string(), |v| v.to_string());
+                    let (a, b) = (seen(a), seen(b));
+                    let next = r + 1;
+                    ecx.note(format!(
+                        "round {r}: my id {me} beats both neighbours' ({a}, {b}): round {next}"
+                    ));
+                    self.enter_round(ecx, r + 1)
+                }
+                Some(q) => {
+                    ecx.note(format!("round {r}: {q} > my id {me}: I turn passive and relay"));
                     self.state = State::Passive;
                     for ((round, side), id) in std::mem::take(&mut self.inbox) {
                         self.send_round(ecx, side.other(), round, id);

@@ -177,6 +177,20 @@ impl<M: Message> Message for LMsg<M> {
             LMsg::PreVoteReply { .. } => "PRE_VOTE_REPLY",
         }
     }
+    fn brief(&self) -> String {
+        match self {
+            LMsg::Inner { term, msg, .. } => with_term(msg.brief(), *term),
+            other => crate::algo::brief_from_debug(other.name(), &format!("{other:?}")),
+        }
+    }
+}
+
+/// `ELECTION(3)` in term 2 is `ELECTION(3, term=2)`; `TOKEN` is `TOKEN(term=2)`.
+fn with_term(brief: String, term: u64) -> String {
+    match brief.strip_suffix(')') {
+        Some(open) => format!("{open}, term={term})"),
+        None => format!("{brief}(term={term})"),
+    }
 }
 
 /// The wrapper's timers around the protocol's.
@@ -413,6 +427,14 @@ impl<E: Election> ECx<'_, '_, E> {
     /// Writes a trace event.
     pub fn record(&mut self, ev: Event) {
         self.cx.record(ev);
+    }
+    /// Notes a decision in words (debug level in the human log).
+    pub fn note(&mut self, text: impl Into<String>) {
+        self.cx.note(text);
+    }
+    /// Notes a state change in words (info level in the human log).
+    pub fn state_change(&mut self, text: impl Into<String>) {
+        self.cx.state_change(text);
     }
     /// Records that a message was ignored on purpose.
     pub fn discard(&mut self, from: NodeId, reason: impl Into<String>) {

@@ -122,11 +122,7 @@ impl RingList {
                 return false;
             }
         }
-        log::info!(
-            "ring-list node {}: term {} leader {leader}, new ring {ring:?}",
-            ecx.me(),
-            ecx.term()
-        );
+        ecx.state_change(format!("term {} leader {leader}, new ring {ring:?}", ecx.term()));
         self.ring = ring;
         ecx.elected(leader);
         true
@@ -166,6 +162,7 @@ impl Election for RingList {
                 self.heard.push(list.clone());
                 if !list.contains(&me) {
                     list.push(me);
+                    ecx.note(format!("added my id to the ELECTION list: {list:?}"));
                     return ecx.send_next(RlMsg::Election(list));
                 }
                 let (Some(&first), Some(leader)) = (list.first(), self.winner(&list)) else {
@@ -178,6 +175,7 @@ impl Election for RingList {
                     return ecx.discard(from, format!("its winner {leader} loses to the one known here"));
                 }
                 self.relayed.insert((first, me));
+                ecx.note(format!("the ELECTION list came back round: {leader} wins; COORDINATOR"));
                 ecx.send_next(RlMsg::Coordinator {
                     leader,
                     ring: list,

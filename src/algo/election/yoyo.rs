@@ -151,6 +151,10 @@ impl YoYo {
         let live = self.nb.live();
         self.ins = live.iter().copied().filter(|&n| n < me).collect();
         self.outs = live.iter().copied().filter(|&n| n > me).collect();
+        let (ins, outs) = (&self.ins, &self.outs);
+        ecx.note(format!(
+            "oriented: in from {ins:?} (smaller ids), out to {outs:?} (larger)"
+        ));
         self.iteration(ecx, 1);
     }
 
@@ -159,12 +163,19 @@ impl YoYo {
         self.values.clear();
         self.votes.clear();
         if self.ins.is_empty() && self.outs.is_empty() {
+            ecx.note(format!(
+                "iteration {k}: no edge left: I am the last node, the smallest: I win"
+            ));
             self.phase = Phase::Out;
             let me = self.me;
             self.nb.flood(ecx, None, me, YyMsg::Leader(me));
             return;
         }
         if self.ins.is_empty() {
+            ecx.note(format!(
+                "iteration {k}: a source (no in-edge): YO({}) to every out-neighbour",
+                self.me
+            ));
             self.phase = Phase::Up;
             let me = self.me;
             for &o in &self.outs {

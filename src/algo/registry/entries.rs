@@ -9,6 +9,10 @@ use crate::algo::election::bully::Bully;
 use crate::algo::election::ring_list::RingList;
 use crate::algo::election::{self, chang_roberts::ChangRoberts, echo, echo::Echo, franklin::Franklin, yoyo::YoYo};
 use crate::algo::election::{neighbours::Neighbours, Leadership};
+use crate::algo::mutex::{
+    self, central::Central, lamport::Lamport, maekawa::Maekawa, quorum::Quorum, ricart_agrawala::RicartAgrawala,
+    token_ring::TokenRing, Mutex,
+};
 use crate::algo::probe::RingProbe;
 use crate::algo::snapshot::bank::Bank;
 use crate::algo::Setup;
@@ -155,6 +159,77 @@ pub const ELECTION: Family = Family {
     check: Some(election::validate),
 };
 
+/// Mutual exclusion, inside the [`Mutex`] wrapper (the workload, the shared resource).
+pub const MUTEX: Family = Family {
+    name: "mutex",
+    summary: "mutual exclusion, inside the Mutex wrapper (think, request, hold the shared resource, release)",
+    keys: &[
+        Key {
+            name: "think_ms",
+            kind: Kind::Int { min: 0, max: 3_600_000 },
+            default: "50",
+            help: "mean think time between requests, ms (exponential; 0: none); also --think-ms",
+            set_by: SetBy::User,
+        },
+        Key {
+            name: "hold_ms",
+            kind: Kind::Int { min: 0, max: 3_600_000 },
+            default: "10",
+            help: "how long a node holds the resource, ms; also --hold-ms",
+            set_by: SetBy::User,
+        },
+        Key {
+            name: "requests",
+            kind: Kind::Int { min: 0, max: u64::MAX },
+            default: "0",
+            help: "requests per node, 0: no end (--until done ends the run when all are served); also --requests",
+            set_by: SetBy::User,
+        },
+        Key {
+            name: "fencing",
+            kind: Kind::Bool,
+            default: "false",
+            help: "the resource rejects a begin whose token is below the highest accepted; also --fencing",
+            set_by: SetBy::User,
+        },
+        Key {
+            name: "mesh",
+            kind: Kind::Bool,
+            default: "false",
+            help: "set by coordlab mesh (mutual exclusion sends directly either way)",
+            set_by: SetBy::Launcher,
+        },
+    ],
+    check: Some(mutex_workload),
+};
+
+/// The workload parses, and there are at least two participants.
+fn mutex_workload(setup: &Setup) -> Result<(), String> {
+    mutex::options::Workload::parse(setup)?;
+    let peers = setup.members.iter().filter(|&&m| m != mutex::RESOURCE_ID).count();
+    if peers < 2 {
+        return Err(format!("mutual exclusion needs at least 2 participants, not {peers}"));
+    }
+    Ok(())
+}
+
+fn central_check(s: &Setup) -> Result<(), String> {
+    <Central as mutex::Protocol>::check(s)
+}
+
+fn quorum_check(s: &Setup) -> Result<(), String> {
+    <Quorum as mutex::Protocol>::check(s)
+}
+
+/// `durable`: coordinators persist their grants.
+const DURABLE: Key = Key {
+    name: "durable",
+    kind: Kind::Bool,
+    default: "false",
+    help: "coordinators persist their grant, fsynced before they answer; also --durable",
+    set_by: SetBy::User,
+};
+
 /// Measurement tools that are not coordination algorithms.
 pub const PROBE: Family = Family {
     name: "probe",
@@ -290,6 +365,87 @@ registry! {
         bench: Some(cases::echo),
     } => Leadership::<Echo>::new;
 
+    /// The central coordinator.
+    CENTRAL = Entry {
+        name: "central",
+        family: &MUTEX,
+        summary: "mutual exclusion: a central coordinator (the highest id) with a FIFO queue; 3 messages per entry",
+        runs_on: Fit::Complete,
+        keys: &[Key {
+            name: "regrant_ms",
+            kind: Kind::Int { min: 0, max: 3_600_000 },
+            default: "0",
+            help: "the course's timeout fix: a holder silent this long is taken for dead and the next is granted (0: never)",
+            set_by: SetBy::User,
+        }],
+        check: Some(central_check),
+        bench: None,
+    } => Mutex::<Central>::new;
+
+    /// The token ring.
+    TOKEN_RING = Entry {
+        name: "token-ring",
+        family: &MUTEX,
+        summary: "mutual exclusion: a token round the ring, regenerated with a higher generation when lost",
+        runs_on: Fit::RingOrder,
+        keys: &[],
+        check: None,
+        bench: None,
+    } => Mutex::<TokenRing>::new;
+
+    /// Ricart-Agrawala.
+    RICART_AGRAWALA = Entry {
+        name: "ricart-agrawala",
+        family: &MUTEX,
+        summary: "mutual exclusion: Lamport timestamps, replies deferred; 2(n-1) messages per entry",
+        runs_on: Fit::Complete,
+        keys: &[],
+        check: None,
+        bench: None,
+    } => Mutex::<RicartAgrawala>::new;
+
+    /// Lamport's mutual exclusion.
+    LAMPORT = Entry {
+        name: "lamport",
+        family: &MUTEX,
+        summary: "mutual exclusion: Lamport's request queues, acknowledgements, releases; 3(n-1) per entry",
+        runs_on: Fit::Complete,
+        keys: &[],
+        check: None,
+        bench: None,
+    } => Mutex::<Lamport>::new;
+
+    /// The majority quorum.
+    QUORUM = Entry {
+        name: "quorum",
+        family: &MUTEX,
+        summary: "mutual exclusion: grants from a majority m of n coordinators, request ids, releases to all",
+        runs_on: Fit::Complete,
+        keys: &[
+            Key {
+                name: "quorum",
+                kind: Kind::Int { min: 0, max: u64::MAX },
+                default: "0",
+                help: "m, the grants needed: a majority of the n coordinators (0: the smallest, n/2+1)",
+                set_by: SetBy::User,
+            },
+            DURABLE,
+        ],
+        check: Some(quorum_check),
+        bench: None,
+    } => Mutex::<Quorum>::new;
+
+    /// Maekawa.
+    MAEKAWA = Entry {
+        name: "maekawa",
+        family: &MUTEX,
+        summary: "mutual exclusion: Maekawa's grid quorums with INQUIRE/RELINQUISH/FAILED",
+        runs_on: Fit::Complete,
+        keys: &[DURABLE],
+        check: None,
+        bench: None,
+    } => Mutex::<Maekawa>::new;
+
     /// Cristian's clock synchronisation.
     CRISTIAN = Entry {
         name: "cristian",
@@ -382,4 +538,37 @@ registry! {
         check: None,
         bench: None,
     } => RingProbe::new;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::algo::Algorithm;
+
+    /// Runs nothing: names the type it was given.
+    struct TypeName;
+
+    impl Runner for TypeName {
+        type Output = &'static str;
+        fn run<A: Algorithm>(self, _setup: &Setup, _a: A) -> &'static str {
+            std::any::type_name::<A>()
+        }
+    }
+
+    #[test]
+    fn every_entry_dispatches_to_its_own_type_and_names_are_unique() {
+        let s = Setup::new(1, vec![1, 2, 3], vec![3, 2]);
+        let mut seen: Vec<(&str, &str)> = Vec::new();
+        for e in ENTRIES {
+            let t = dispatch(e.name, &s, TypeName).unwrap_or_else(|| panic!("{} does not dispatch", e.name));
+            assert!(!seen.iter().any(|&(n, ty)| n == e.name || ty == t), "{}", e.name);
+            seen.push((e.name, t));
+        }
+        assert!(seen.contains(&("franklin", std::any::type_name::<Leadership<Franklin>>())));
+        assert!(seen.contains(&("ring-probe", std::any::type_name::<RingProbe>())));
+        assert_eq!(dispatch("paxos", &s, TypeName), None);
+        assert_eq!(super::super::family("yoyo").map(|f| f.name), Some(ELECTION.name));
+        assert_eq!(super::super::family("ring-probe").map(|f| f.name), Some(PROBE.name));
+        assert!(super::super::family("paxos").is_none());
+    }
 }

@@ -90,6 +90,12 @@ pub fn lookup(name: &str) -> Result<&'static Entry, String> {
     find(name).ok_or_else(|| format!("unknown algorithm '{name}' (known: {})", names()))
 }
 
+/// The family of algorithm `name` (for code that acts per family: the launcher's goal, the
+/// checker's sections), None when the name is unknown.
+pub fn family(name: &str) -> Option<&'static Family> {
+    find(name).map(|e| e.family)
+}
+
 /// Whether `name` is a known algorithm.
 pub fn is_known(name: &str) -> bool {
     find(name).is_some()

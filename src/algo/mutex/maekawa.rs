@@ -1,0 +1,82 @@
+//! Maekawa's algorithm (1985) with grid quorums: the participants are laid out row by row in
+//! a grid of about sqrt(n) columns; a node's quorum is its whole row plus one node of every
+//! other row (the one in its column, or that row's last node where the grid is ragged), so any
+//! two quorums meet: each holds one node of the other's row. About 2*sqrt(n) - 1 voters.
+//!
+//! A node needs the vote of every voter of its quorum; the rules are those of
+//! [`voting`](super::voting): REQUEST, LOCKED (named GRANT in the traces), RELEASE, and
+//! INQUIRE, RELINQUISH and FAILED so that it cannot deadlock.
+//!
+//! Messages per entry: 3K without contention (K the quorum size, own vote included), up to
+//! about 5K under contention -- the course's 3*sqrt(n) to 5*sqrt(n) with K about sqrt(n) in
+//! its square-grid count.
+
+use super::options::boolean;
+use super::quorum::{restored, Retry};
+use super::voting::{VoteMsg, Voting};
+use super::wrapper::{MCx, Protocol};
+use crate::algo::{NodeId, Setup};
+
+/// The grid quorum of participant `me` among `peers` (in their order).
+pub fn grid_quorum(peers: &[NodeId], me: NodeId) -> Vec<NodeId> {
+    let n = peers.len();
+    let cols = (n as f64).sqrt().ceil().max(1.0) as usize;
+    let rows: Vec<&[NodeId]> = peers.chunks(cols).collect();
+    let i = peers.iter().position(|&p| p == me).unwrap_or(0);
+    let (r, c) = (i / cols, i % cols);
+    let mut q: Vec<NodeId> = rows[r].to_vec();
+    for (k, row) in rows.iter().enumerate() {
+        if k != r {
+            q.push(*row.get(c).unwrap_or(&row[row.len() - 1]));
+        }
+    }
+    q.sort_unstable();
+    q.dedup();
+    q
+}
+
+/// A Maekawa node.
+#[derive(Debug, Clone)]
+pub struct Maekawa {
+    /// The voting state.
+    pub voting: Voting,
+    retry: std::time::Duration,
+}
+
+impl Protocol for Maekawa {
+    type Msg = VoteMsg;
+    type Timer = Retry;
+
+    fn new(setup: &Setup, peers: &[NodeId]) -> Self {
+        let q = grid_quorum(peers, setup.me);
+        let need = q.len();
+        let durable = boolean(setup, "durable", false).unwrap_or(false);
+        Maekawa {
+            voting: Voting::new(q, need, durable, restored(setup)),
+            retry: setup.timeout,
+        }
+    }
+
+    fn check(setup: &Setup) -> Result<(), String> {
+        boolean(setup, "durable", false).map(|_| ())
+    }
+
+    fn request(&mut self, mcx: &mut MCx<'_, '_, Self>, req: u64) {
+        self.voting.request(mcx, req);
+        mcx.set_timer(Retry, self.retry);
+    }
+
+    fn release(&mut self, mcx: &mut MCx<'_, '_, Self>, req: u64) {
+        self.voting.release(mcx, req);
+    }
+
+    fn on_msg(&mut self, mcx: &mut MCx<'_, '_, Self>, from: NodeId, msg: VoteMsg) {
+        self.voting.on_msg(mcx, from, msg);
+    }
+
+    fn on_timer(&mut self, mcx: &mut MCx<'_, '_, Self>, _t: Retry) {
+        if self.voting.retry(mcx) {
+            mcx.set_timer(Retry, self.retry);
+        }
+    }
+}

@@ -1,0 +1,37 @@
+//! Distributed mutual exclusion: a wrapper ([`Mutex`]) that runs the workload (think, request,
+//! hold the shared resource, release) and hosts one textbook protocol, and the shared resource
+//! itself ([`resource`]), which catches two holders at once.
+//!
+//! One file per protocol, each with its rules at the top: [`central`], [`token_ring`],
+//! [`ricart_agrawala`], [`lamport`], [`quorum`] and [`maekawa`] (both on [`voting`]).
+
+pub mod central;
+pub mod lamport;
+pub mod maekawa;
+pub mod options;
+pub mod quorum;
+pub mod resource;
+pub mod ricart_agrawala;
+pub mod risk;
+pub mod token_ring;
+pub mod voting;
+mod wrapper;
+
+#[cfg(test)]
+pub(crate) mod testkit;
+#[cfg(test)]
+mod tests;
+
+pub use resource::{Resource, ResourceNode};
+pub use wrapper::{MCx, Mutex, MxMsg, MxTimer, Protocol};
+
+use crate::algo::NodeId;
+
+/// The shared resource's node id: it is a member of the cluster like any node, never a
+/// participant of the protocol.
+pub const RESOURCE_ID: NodeId = 0;
+
+/// Whether `algo` is a mutual-exclusion algorithm (its launch gets a shared resource).
+pub fn is_mutex(algo: &str) -> bool {
+    crate::algo::registry::find(algo).is_some_and(|e| e.family.name == crate::algo::registry::MUTEX.name)
+}

@@ -1,0 +1,127 @@
+//! Ricart and Agrawala's algorithm (1981): permission from every other participant, requests
+//! ordered by Lamport timestamps with ties broken by id, replies deferred.
+//!
+//! Rules (each node: Lamport clock `c`, its request `(ts, me)` while it wants or holds):
+//! - request: c := c + 1; ts := c; send REQUEST(ts) to every other participant; wait for n-1
+//!   REPLY(ts).
+//! - on REQUEST(t) from j: c := max(c, t) + 1; if this node holds the section, or wants it
+//!   and (ts, me) < (t, j): defer the reply; else send REPLY(t) at once. A REQUEST not newer
+//!   than the last one from j is a duplicate, ignored.
+//! - on REPLY(t) from j for the pending request: count j once; with n-1, enter with fencing
+//!   token (ts, me) (entries happen in that order, so it grows).
+//! - release: send the deferred REPLYs.
+//!
+//! Messages: 2(n-1) per entry.
+
+use super::wrapper::{MCx, Protocol};
+use crate::algo::{Message, NodeId, Setup};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Ricart-Agrawala messages.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum RaMsg {
+    /// I want the section; my request's timestamp.
+    Request {
+        /// Lamport timestamp of the request.
+        ts: u64,
+    },
+    /// Permission for the request of timestamp `ts`.
+    Reply {
+        /// The request's timestamp.
+        ts: u64,
+    },
+}
+
+impl Message for RaMsg {
+    fn name(&self) -> &'static str {
+        match self {
+            RaMsg::Request { .. } => "REQUEST",
+            RaMsg::Reply { .. } => "REPLY",
+        }
+    }
+}
+
+/// The fencing token of the request (ts, id): ordered like the pair.
+pub fn fencing(ts: u64, id: NodeId) -> u64 {
+    (ts << 16) | (id & 0xffff)
+}
+
+/// One node's Ricart-Agrawala state.
+#[derive(Debug, Clone, Default)]
+pub struct RicartAgrawala {
+    clock: u64,
+    mine: Option<u64>,
+    holding: bool,
+    replies: BTreeSet<NodeId>,
+    deferred: Vec<(NodeId, u64)>,
+    last: BTreeMap<NodeId, u64>,
+}
+
+impl RicartAgrawala {
+    /// The nodes whose replies are deferred.
+    pub fn deferred(&self) -> Vec<NodeId> {
+        self.deferred.iter().map(|d| d.0).collect()
+    }
+
+    fn maybe_enter(&mut self, mcx: &mut MCx<'_, '_, Self>) {
+        if let (Some(ts), false) = (self.mine, self.holding) {
+            if self.replies.len() + 1 >= mcx.peers().len() {
+                self.holding = true;
+                let me = mcx.me();
+                mcx.enter(Some(fencing(ts, me)));
+            }
+        }
+    }
+}
+
+impl Protocol for RicartAgrawala {
+    type Msg = RaMsg;
+    type Timer = ();
+
+    fn new(_setup: &Setup, _peers: &[NodeId]) -> Self {
+        RicartAgrawala::default()
+    }
+
+    fn request(&mut self, mcx: &mut MCx<'_, '_, Self>, _req: u64) {
+        self.clock += 1;
+        self.mine = Some(self.clock);
+        self.replies.clear();
+        mcx.send_others(RaMsg::Request { ts: self.clock });
+        self.maybe_enter(mcx);
+    }
+
+    fn release(&mut self, mcx: &mut MCx<'_, '_, Self>, _req: u64) {
+        self.mine = None;
+        self.holding = false;
+        for (j, ts) in std::mem::take(&mut self.deferred) {
+            mcx.send(j, RaMsg::Reply { ts });
+        }
+    }
+
+    fn on_msg(&mut self, mcx: &mut MCx<'_, '_, Self>, from: NodeId, msg: RaMsg) {
+        match msg {
+            RaMsg::Request { ts } => {
+                if self.last.get(&from).is_some_and(|&l| l >= ts) {
+                    return mcx.discard(from, format!("REQUEST({ts}) again: a duplicate"));
+                }
+                self.last.insert(from, ts);
+                self.clock = self.clock.max(ts) + 1;
+                let me = mcx.me();
+                let defer = self.holding || self.mine.is_some_and(|mine| (mine, me) < (ts, from));
+                if defer {
+                    self.deferred.push((from, ts));
+                } else {
+                    mcx.send(from, RaMsg::Reply { ts });
+                }
+            }
+            RaMsg::Reply { ts } => {
+                if self.mine != Some(ts) || self.holding {
+                    return mcx.discard(from, format!("REPLY for request {ts}, which is not pending"));
+                }
+                self.replies.insert(from);
+                self.maybe_enter(mcx);
+            }
+        }
+    }
+}

@@ -1,0 +1,92 @@
+//! Test helpers for mutual exclusion in the simulator: setups with the resource, a run to
+//! completion, and the safety check from the nodes' own cs_enter/cs_exit (in simulated time).
+
+use super::{Mutex, Protocol, RESOURCE_ID};
+use crate::algo::{NodeId, Setup};
+use crate::sim::{NetConfig, Sim};
+use crate::trace::Event;
+use std::time::Duration;
+
+/// Setups for participants 1..=n (every one running the workload) plus the resource.
+pub fn setups(n: u64, opts: &[(&str, &str)]) -> Vec<Setup> {
+    let mut ids: Vec<NodeId> = vec![RESOURCE_ID];
+    ids.extend(1..=n);
+    ids.iter()
+        .map(|&me| {
+            let mut s = Setup::new(me, ids.clone(), ids.iter().copied().filter(|&x| x != me).collect());
+            s.initiator = me != RESOURCE_ID;
+            for (k, v) in opts {
+                s.opts.insert(k.to_string(), v.to_string());
+            }
+            s
+        })
+        .collect()
+}
+
+/// A simulator of n participants and the resource.
+pub fn sim<P: Protocol + 'static>(n: u64, net: NetConfig, opts: &[(&str, &str)]) -> Sim<Mutex<P>> {
+    let s = setups(n, opts);
+    for x in &s {
+        Mutex::<P>::check(x, "test").unwrap();
+    }
+    Sim::new(net, s, Mutex::<P>::new)
+}
+
+/// How many entries node `id` completed.
+pub fn exits<P: Protocol>(s: &Sim<Mutex<P>>, id: NodeId) -> usize {
+    s.trace
+        .iter()
+        .filter(|r| r.node == Some(id) && matches!(r.event, Event::CsExit { .. }))
+        .count()
+}
+
+/// Runs until every participant in `who` has `k` exits; false at the time limit.
+pub fn run_to_done<P: Protocol>(s: &mut Sim<Mutex<P>>, who: &[NodeId], k: usize, limit: Duration) -> bool {
+    let who = who.to_vec();
+    s.run_until(limit, |s| who.iter().all(|&i| exits(s, i) >= k))
+}
+
+/// Panics if two nodes were ever in the section at once (by their own cs_enter/cs_exit, in
+/// simulated time; a crash ends a node's hold). Returns the number of entries.
+pub fn assert_safe<P: Protocol>(s: &Sim<Mutex<P>>, crashed: &[(NodeId, Duration)]) -> usize {
+    let mut holder: Option<NodeId> = None;
+    let mut entries = 0;
+    let mut events: Vec<(u64, NodeId, bool)> = s
+        .trace
+        .iter()
+        .filter_map(|r| match r.event {
+            Event::CsEnter { .. } => Some((r.t, r.node.unwrap(), true)),
+            Event::CsExit { .. } => Some((r.t, r.node.unwrap(), false)),
+            _ => None,
+        })
+        .collect();
+    // A crash is an exit of whatever it held.
+    for &(id, at) in crashed {
+        events.push((at.as_micros() as u64, id, false));
+    }
+    events.sort_by_key(|e| (e.0, e.2));
+    for (t, id, enter) in events {
+        if enter {
+            assert!(
+                holder.is_none(),
+                "node {id} entered at {t} us while node {holder:?} held"
+            );
+            holder = Some(id);
+            entries += 1;
+        } else if holder == Some(id) {
+            holder = None;
+        }
+    }
+    entries
+}
+
+/// A network with random delays, loss and duplication.
+pub fn rough(seed: u64) -> NetConfig {
+    NetConfig {
+        seed,
+        min_delay: Duration::from_micros(200),
+        max_delay: Duration::from_millis(5),
+        drop: 0.02,
+        duplicate: 0.05,
+    }
+}

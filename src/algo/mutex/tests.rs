@@ -1,0 +1,338 @@
+//! Simulator tests of every mutual-exclusion protocol: liveness and exact message counts
+//! without faults, safety under delays, loss, duplication, pauses and crashes, and bad input.
+
+use super::central::Central;
+use super::lamport::Lamport;
+use super::ricart_agrawala::RicartAgrawala;
+use super::testkit::*;
+use super::token_ring::TokenRing;
+use super::{Protocol, RESOURCE_ID};
+use crate::sim::NetConfig;
+use crate::trace::Event;
+use std::time::Duration;
+
+const FULL: &[(&str, &str)] = &[("think_ms", "0"), ("hold_ms", "1"), ("requests", "20")];
+
+pub(super) fn live_and_count<P: Protocol + 'static>(n: u64, k: usize) -> crate::sim::Sim<super::Mutex<P>> {
+    let mut s = sim::<P>(n, NetConfig::default(), FULL);
+    let who: Vec<u64> = (1..=n).collect();
+    assert!(
+        run_to_done(&mut s, &who, k, Duration::from_secs(60)),
+        "not every request was served"
+    );
+    s.run_for(Duration::from_millis(50));
+    assert_eq!(assert_safe(&s, &[]), n as usize * k);
+    assert_eq!(s.events("violation").len(), 0);
+    assert_eq!(
+        s.events("access").len(),
+        2 * n as usize * k,
+        "every entry reached the resource"
+    );
+    s
+}
+
+#[test]
+fn central_serves_everyone_with_three_messages_per_entry() {
+    for n in [2u64, 5, 9] {
+        let s = live_and_count::<Central>(n, 20);
+        let remote = (n as usize - 1) * 20;
+        assert_eq!(s.sent("REQUEST"), remote, "n={n}");
+        assert_eq!(s.sent("GRANT"), remote);
+        assert_eq!(s.sent("RELEASE"), remote);
+    }
+}
+
+#[test]
+fn ricart_agrawala_uses_two_n_minus_one_per_entry() {
+    for n in [2u64, 5, 8] {
+        let s = live_and_count::<RicartAgrawala>(n, 20);
+        let entries = n as usize * 20;
+        assert_eq!(
+            s.sent("REQUEST") + s.sent("REPLY"),
+            entries * 2 * (n as usize - 1),
+            "n={n}"
+        );
+    }
+}
+
+#[test]
+fn lamport_uses_three_n_minus_one_per_entry() {
+    for n in [2u64, 5, 8] {
+        let s = live_and_count::<Lamport>(n, 20);
+        let entries = n as usize * 20;
+        let total = s.sent("REQUEST") + s.sent("ACK") + s.sent("RELEASE");
+        assert_eq!(total, entries * 3 * (n as usize - 1), "n={n}");
+    }
+}
+
+#[test]
+fn token_ring_serves_everyone_one_pass_per_entry_under_full_contention() {
+    for n in [2u64, 5, 8] {
+        let mut s = sim::<TokenRing>(n, NetConfig::default(), FULL);
+        let who: Vec<u64> = (1..=n).collect();
+        assert!(run_to_done(&mut s, &who, 20, Duration::from_secs(60)));
+        assert_eq!(assert_safe(&s, &[]), n as usize * 20);
+        let entries = n as usize * 20;
+        // Every pass under full contention delivers the token to a node that waits: one pass
+        // per entry, give or take the first and last laps.
+        let passes = s.sent("TOKEN");
+        assert!(
+            passes + n as usize >= entries && passes <= entries + 2 * n as usize,
+            "n={n}: {passes} passes"
+        );
+    }
+}
+
+/// Safety under a rough network, pauses shorter than any timeout, and crashes of random
+/// non-coordinators; returns entries over all seeds.
+pub(super) fn safe_under_faults<P: Protocol + 'static>(seeds: u64, crash_ok: impl Fn(u64) -> bool) -> usize {
+    let mut total = 0;
+    for seed in 0..seeds {
+        let mut s = sim::<P>(
+            5,
+            rough(seed),
+            &[("think_ms", "2"), ("hold_ms", "2"), ("requests", "30")],
+        );
+        let mut rng = crate::rng::Rng::new(seed);
+        let mut crashed = Vec::new();
+        for step in 0..6 {
+            s.run_for(Duration::from_millis(20));
+            let victim = rng.range(1, 6);
+            if step == 2 && crash_ok(victim) {
+                crashed.push((victim, s.now()));
+                s.crash(victim);
+            } else if !crashed.iter().any(|c| c.0 == victim) {
+                s.pause(victim);
+                s.run_for(Duration::from_millis(10));
+                s.resume(victim);
+            }
+        }
+        s.run_for(Duration::from_secs(2));
+        total += assert_safe(&s, &crashed);
+    }
+    total
+}
+
+#[test]
+fn central_is_safe_under_loss_duplication_delays_pauses_and_crashes() {
+    assert!(safe_under_faults::<Central>(40, |v| v != 5) > 100);
+}
+
+#[test]
+fn ricart_agrawala_is_safe_under_faults() {
+    assert!(safe_under_faults::<RicartAgrawala>(40, |_| true) > 40);
+}
+
+#[test]
+fn lamport_is_safe_under_faults() {
+    assert!(safe_under_faults::<Lamport>(40, |_| true) > 40);
+}
+
+#[test]
+fn token_ring_is_safe_under_faults_and_regenerates_a_lost_token() {
+    assert!(safe_under_faults::<TokenRing>(40, |_| true) > 100);
+}
+
+#[test]
+fn a_token_lost_with_its_holder_is_regenerated_and_the_old_one_is_dropped_as_stale() {
+    let mut s = sim::<TokenRing>(4, NetConfig::default(), &[("think_ms", "0"), ("hold_ms", "50")]);
+    s.run_until(Duration::from_secs(1), |s| s.node(2).protocol().unwrap().has_token());
+    // Node 2 holds the token for 50 ms; pause it well past the lost-token timeout.
+    s.pause(2);
+    s.run_for(Duration::from_secs(2));
+    let gens: Vec<_> = [1, 3, 4]
+        .iter()
+        .map(|&i| s.node(i).protocol().unwrap().generation())
+        .collect();
+    assert!(gens.iter().all(|g| g.0 >= 2), "a new generation is in use: {gens:?}");
+    s.resume(2);
+    s.run_for(Duration::from_millis(500));
+    let stale = s
+        .events("ignore")
+        .iter()
+        .filter(|r| matches!(&r.event, Event::Ignore { reason, .. } if reason.contains("old generation")))
+        .count();
+    assert!(stale >= 1, "node 2's old token was dropped as stale");
+    // The paused holder was inside when the new token was used: the resource saw it, and the
+    // fencing token of the new generation is higher.
+    assert!(!s.events("violation").is_empty());
+}
+
+#[test]
+fn regrant_gives_two_holders_and_fencing_rejects_the_stale_one() {
+    for fencing in ["false", "true"] {
+        let opts = [
+            ("think_ms", "0"),
+            ("hold_ms", "30"),
+            ("regrant_ms", "100"),
+            ("fencing", fencing),
+        ];
+        let mut s = sim::<Central>(3, NetConfig::default(), &opts);
+        s.run_until(Duration::from_secs(1), |s| {
+            s.events("cs_enter").iter().any(|r| r.node != Some(3))
+        });
+        let first = s
+            .events("cs_enter")
+            .iter()
+            .find(|r| r.node != Some(3))
+            .unwrap()
+            .node
+            .unwrap();
+        // Paused mid-hold; its END comes after the coordinator regranted.
+        s.pause(first);
+        s.run_for(Duration::from_millis(300));
+        s.resume(first);
+        s.run_for(Duration::from_millis(300));
+        let v = s.events("violation").len();
+        let stale = s.events("reject_stale").len();
+        assert!(s
+            .events("suspect")
+            .iter()
+            .any(|r| matches!(r.event, Event::Suspect { target, .. } if target == first)));
+        if fencing == "true" {
+            assert_eq!(v, 0, "fenced");
+            assert!(stale >= 1);
+        } else {
+            assert!(v >= 1, "two holders at once");
+        }
+    }
+}
+
+#[test]
+fn bad_input_is_dropped_and_counted_never_a_crash() {
+    use super::central::CentralMsg;
+    use super::token_ring::TokenMsg;
+    use super::MxMsg;
+    use crate::algo::{Algorithm, Context, Setup};
+    let all = setups(3, &[]);
+    let coord: &Setup = &all[3];
+    let mut c = super::Mutex::<Central>::new(coord);
+    let mut rng = crate::rng::Rng::new(1);
+    let mut out = Vec::new();
+    let mut cx = Context::new(Duration::ZERO, coord.me, &mut rng, &mut out);
+    // A request by a node that is not a participant (the resource), a RELEASE never granted.
+    c.on_msg(&mut cx, RESOURCE_ID, MxMsg::Proto(CentralMsg::Request { req: 1 }));
+    c.on_msg(&mut cx, 1, MxMsg::Proto(CentralMsg::Release { req: 7 }));
+    c.on_msg(&mut cx, 1, MxMsg::Begin { req: 1, token: None });
+    let ignored = out
+        .iter()
+        .filter(|c| matches!(c, crate::algo::Command::Record(Event::Ignore { .. })))
+        .count();
+    assert_eq!(ignored, 3);
+    assert!(!out.iter().any(|c| matches!(c, crate::algo::Command::Send(..))));
+    // A token of an old generation.
+    let mut t = super::Mutex::<TokenRing>::new(&all[2]);
+    let mut out = Vec::new();
+    let mut cx = Context::new(Duration::ZERO, 2, &mut rng, &mut out);
+    let tok = |gen| {
+        MxMsg::Proto(TokenMsg::Token {
+            gen,
+            seq: 0,
+            idle: 0,
+            hops: 1,
+        })
+    };
+    t.on_msg(&mut cx, 1, tok((5, 1)));
+    t.on_msg(&mut cx, 1, tok((3, 3)));
+    assert!(out.iter().any(
+        |c| matches!(c, crate::algo::Command::Record(Event::Ignore { reason, .. }) if reason.contains("old generation"))
+    ));
+}
+
+mod voting {
+    use super::super::maekawa::{grid_quorum, Maekawa};
+    use super::super::quorum::Quorum;
+    use super::*;
+
+    #[test]
+    fn grid_quorums_pairwise_intersect_and_are_about_two_sqrt_n() {
+        for n in 2..=70u64 {
+            let peers: Vec<u64> = (1..=n).collect();
+            let qs: Vec<Vec<u64>> = peers.iter().map(|&p| grid_quorum(&peers, p)).collect();
+            for (i, a) in qs.iter().enumerate() {
+                assert!(a.contains(&peers[i]), "n={n}: a node is in its own quorum");
+                assert!(a.len() as f64 <= 2.0 * (n as f64).sqrt() + 1.0, "n={n}: {a:?}");
+                for b in &qs {
+                    assert!(a.iter().any(|x| b.contains(x)), "n={n}: {a:?} and {b:?} do not meet");
+                }
+            }
+        }
+        assert_eq!(grid_quorum(&(1..=9).collect::<Vec<_>>(), 5), vec![2, 4, 5, 6, 8]);
+    }
+
+    #[test]
+    fn quorum_and_maekawa_serve_everyone_under_full_contention() {
+        for n in [3u64, 5, 9] {
+            live_and_count::<Quorum>(n, 20);
+            live_and_count::<Maekawa>(n, 20);
+        }
+    }
+
+    #[test]
+    fn one_requester_costs_three_messages_per_voter() {
+        let opts = [("think_ms", "0"), ("hold_ms", "1"), ("requests", "10")];
+        // Only node 1 runs the workload: no contention, so no INQUIRE, RELINQUISH or FAILED.
+        let mut setups = setups(5, &opts);
+        for x in setups.iter_mut() {
+            x.initiator = x.me == 1;
+        }
+        let mut s = crate::sim::Sim::new(NetConfig::default(), setups.clone(), super::super::Mutex::<Quorum>::new);
+        assert!(run_to_done(&mut s, &[1], 10, Duration::from_secs(10)));
+        s.run_for(Duration::from_millis(20));
+        assert_eq!(s.sent("REQUEST") + s.sent("GRANT") + s.sent("RELEASE"), 10 * 3 * 5);
+        let mut m = crate::sim::Sim::new(NetConfig::default(), setups, super::super::Mutex::<Maekawa>::new);
+        assert!(run_to_done(&mut m, &[1], 10, Duration::from_secs(10)));
+        m.run_for(Duration::from_millis(20));
+        let k = grid_quorum(&[1, 2, 3, 4, 5], 1).len();
+        assert_eq!(m.sent("REQUEST") + m.sent("GRANT") + m.sent("RELEASE"), 10 * 3 * k);
+        assert_eq!(m.sent("FAILED") + m.sent("INQUIRE") + m.sent("RELINQUISH"), 0);
+    }
+
+    #[test]
+    fn quorum_and_maekawa_are_safe_under_faults_without_restarts() {
+        assert!(safe_under_faults::<Quorum>(30, |_| true) > 40);
+        assert!(safe_under_faults::<Maekawa>(30, |_| true) > 40);
+    }
+
+    /// 3 coordinators, m = 2, nodes 1 and 3 request, node 2 only votes. Whoever holds first
+    /// got node 2's vote in the cases that matter; restart node 2 while it holds.
+    fn amnesia(durable: bool) -> usize {
+        let opts = [
+            ("think_ms", "0"),
+            ("hold_ms", "500"),
+            ("quorum", "2"),
+            ("durable", if durable { "true" } else { "false" }),
+        ];
+        let mut violations = 0;
+        for seed in 0..10 {
+            let mut st = setups(3, &opts);
+            for x in st.iter_mut() {
+                x.initiator = x.me != 2 && x.me != RESOURCE_ID;
+            }
+            let net = NetConfig {
+                seed,
+                min_delay: Duration::from_micros(100),
+                max_delay: Duration::from_millis(2),
+                ..NetConfig::default()
+            };
+            let mut s = crate::sim::Sim::new(net, st, super::super::Mutex::<Quorum>::new);
+            s.run_until(Duration::from_secs(2), |s| {
+                s.node(2).protocol().unwrap().voting.locked().is_some() && !s.events("cs_enter").is_empty()
+            });
+            s.crash(2);
+            s.restart(2);
+            s.run_for(Duration::from_secs(2));
+            violations += s.events("violation").len();
+            if durable {
+                assert_safe(&s, &[]);
+            }
+        }
+        violations
+    }
+
+    #[test]
+    fn a_coordinator_that_forgets_its_grant_lets_two_in_and_durable_grants_do_not() {
+        assert!(amnesia(false) >= 1, "amnesia: two holders at least once over the seeds");
+        assert_eq!(amnesia(true), 0, "durable: never");
+    }
+}

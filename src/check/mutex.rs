@@ -1,0 +1,468 @@
+//! The checker's mutual-exclusion section, self-contained: from the nodes' `cs_request` /
+//! `cs_enter` / `cs_exit` and from the resource's `access` / `violation` / `reject_stale`, was
+//! the section ever held by two at once; was every request served while the run was
+//! fault-free; did `central` serve in FIFO order; and which faults preceded each violation.
+//! [`analyse`] finds the facts, [`summary`] says them.
+
+use crate::algo::mutex::{is_mutex, RESOURCE_ID};
+use crate::trace::{Event, NodeId, Record, RunDir};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// How long a request may wait, fault-free, before it counts as never served.
+const STARVED_US: u64 = 10_000_000;
+
+/// One stay in the critical section, by a node's own trace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// The node.
+    pub node: NodeId,
+    /// Its request id.
+    pub req: u64,
+    /// The fencing token it entered with.
+    pub token: Option<u64>,
+    /// When it entered (trace time).
+    pub enter: u64,
+    /// When it left: its `cs_exit`, its death, or the end of the run.
+    pub exit: u64,
+}
+
+/// Two nodes in the section at once, with the faults before it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Overlap {
+    /// When the second entered (trace time).
+    pub t: u64,
+    /// The holders.
+    pub nodes: Vec<NodeId>,
+    /// Seen by the resource (else only by the nodes' own traces).
+    pub at_resource: bool,
+    /// The launcher's faults before it, latest last (at most five), in words.
+    pub faults: Vec<String>,
+}
+
+/// Everything the mutex section found.
+#[derive(Debug, Clone, Default)]
+pub struct MutexFacts {
+    /// Entries by the nodes' traces, by time.
+    pub entries: Vec<Entry>,
+    /// Requests made.
+    pub requests: usize,
+    /// Requests that waited longer than 10 s without entering, in a fault-free run.
+    pub starved: Vec<(NodeId, u64)>,
+    /// Requests still waiting at the end of the run (not a violation by themselves).
+    pub pending: usize,
+    /// Overlaps by the nodes' own traces.
+    pub node_overlaps: Vec<Overlap>,
+    /// Violations the resource saw.
+    pub resource_violations: Vec<Overlap>,
+    /// Accesses the resource accepted.
+    pub accesses: usize,
+    /// Stale begins or ends the resource refused (fencing).
+    pub rejected: usize,
+    /// Whether the resource checked fencing tokens.
+    pub fencing: bool,
+    /// Whether the launcher caused no fault.
+    pub fault_free: bool,
+    /// central: entries in FIFO order of arrival at the coordinator (None: not judged).
+    pub fifo: Option<Result<usize, String>>,
+}
+
+impl MutexFacts {
+    /// Whether mutual exclusion, liveness (fault-free) or FIFO was violated. With fencing, an
+    /// overlap the nodes saw but the resource fenced off is not one: the data stayed safe.
+    pub fn violated(&self) -> bool {
+        !self.resource_violations.is_empty()
+            || (!self.fencing && !self.node_overlaps.is_empty())
+            || !self.starved.is_empty()
+            || matches!(self.fifo, Some(Err(_)))
+    }
+}
+
+fn fault_words(r: &Record) -> Option<String> {
+    let node = r.node.map_or(String::new(), |n| format!("node {n}"));
+    let what = match &r.event {
+        Event::Pause { .. } => format!("paused {node}"),
+        Event::Resume { .. } => format!("resumed {node}"),
+        Event::Kill { signal, .. } => format!("killed {node} ({signal})"),
+        Event::Restart { .. } => format!("restarted {node}"),
+        Event::Partition { nodes } => format!("partitioned {nodes:?}"),
+        Event::Heal { nodes } => format!("healed {nodes:?}"),
+        _ => return None,
+    };
+    Some(what)
+}
+
+/// Works out the mutex facts of `run`; None when it is not a mutual-exclusion run.
+pub fn analyse(run: &RunDir) -> Option<MutexFacts> {
+    if !is_mutex(&run.info.algo) {
+        return None;
+    }
+    let start = run.info.start_us;
+    let faults: Vec<(u64, String)> = run
+        .faults
+        .iter()
+        .filter_map(|r| fault_words(r).map(|w| (r.t, w)))
+        .collect();
+    let before = |t: u64| -> Vec<String> {
+        let f: Vec<String> = faults
+            .iter()
+            .filter(|(ft, _)| *ft <= t)
+            .map(|(ft, w)| format!("{w} at {:+} ms", (*ft as i64 - start as i64) / 1000))
+            .collect();
+        f[f.len().saturating_sub(5)..].to_vec()
+    };
+    let end = run
+        .faults
+        .iter()
+        .find(|r| matches!(r.event, Event::Shutdown {}))
+        .map(|r| r.t)
+        .or_else(|| run.node_events.last().map(|r| r.t))
+        .unwrap_or(start);
+    let deaths: Vec<(u64, NodeId)> = run
+        .faults
+        .iter()
+        .filter(|r| matches!(r.event, Event::Kill { .. }))
+        .filter_map(|r| r.node.map(|n| (r.t, n)))
+        .collect();
+    let set = run.info.options.get("set");
+    let fencing = set
+        .and_then(|s| s.get("fencing"))
+        .and_then(|v| v.as_str())
+        .is_some_and(|v| matches!(v, "true" | "1" | "yes"));
+    let mut f = MutexFacts {
+        fencing,
+        fault_free: faults.is_empty(),
+        ..MutexFacts::default()
+    };
+
+    // Entries and requests from the nodes' own traces.
+    let mut open: BTreeMap<NodeId, Entry> = BTreeMap::new();
+    let mut waiting: BTreeMap<NodeId, (u64, u64)> = BTreeMap::new();
+    let close = |e: Entry, at: u64, out: &mut Vec<Entry>| out.push(Entry { exit: at, ..e });
+    for r in &run.node_events {
+        let Some(node) = r.node else { continue };
+        // A death ends whatever the dead node held.
+        for &(dt, dn) in deaths.iter().filter(|(dt, _)| *dt <= r.t) {
+            if let Some(e) = open.get(&dn).filter(|e| e.enter <= dt).cloned() {
+                open.remove(&dn);
+                close(e, dt, &mut f.entries);
+            }
+        }
+        match r.event {
+            Event::Start { .. } => {
+                waiting.remove(&node);
+                if let Some(e) = open.remove(&node) {
+                    close(e, r.t, &mut f.entries);
+                }
+            }
+            Event::CsRequest { req } => {
+                f.requests += 1;
+                waiting.insert(node, (req, r.t));
+            }
+            Event::CsEnter { req, token } => {
+                if let Some((_, since)) = waiting.remove(&node) {
+                    if f.fault_free && r.t - since > STARVED_US {
+                        f.starved.push((node, req));
+                    }
+                }
+                open.insert(
+                    node,
+                    Entry {
+                        node,
+                        req,
+                        token,
+                        enter: r.t,
+                        exit: end,
+                    },
+                );
+            }
+            Event::CsExit { .. } => {
+                if let Some(e) = open.remove(&node) {
+                    close(e, r.t, &mut f.entries);
+                }
+            }
+            _ => {}
+        }
+    }
+    f.entries.extend(open.into_values());
+    f.entries.sort_by_key(|e| e.enter);
+    for (node, (req, since)) in waiting {
+        if f.fault_free && end.saturating_sub(since) > STARVED_US {
+            f.starved.push((node, req));
+        } else {
+            f.pending += 1;
+        }
+    }
+
+    // Overlaps by the nodes: an entry before the previous holders left.
+    for (i, e) in f.entries.iter().enumerate() {
+        let mut inside: Vec<NodeId> = f.entries[..i]
+            .iter()
+            .filter(|o| o.exit > e.enter && o.node != e.node)
+            .map(|o| o.node)
+            .collect();
+        if !inside.is_empty() {
+            inside.push(e.node);
+            f.node_overlaps.push(Overlap {
+                t: e.enter,
+                nodes: inside,
+                at_resource: false,
+                faults: before(e.enter),
+            });
+        }
+    }
+
+    for r in &run.resource {
+        match &r.event {
+            Event::Access { phase, .. } if phase == "begin" => f.accesses += 1,
+            Event::RejectStale { .. } => f.rejected += 1,
+            Event::Violation { nodes } => f.resource_violations.push(Overlap {
+                t: r.t,
+                nodes: nodes.clone(),
+                at_resource: true,
+                faults: before(r.t),
+            }),
+            _ => {}
+        }
+    }
+
+    if run.info.algo == "central" && f.fault_free {
+        f.fifo = Some(fifo(run, &f.entries));
+    }
+    Some(f)
+}
+
+/// The order requests reached the coordinator (the highest participant id) against the order
+/// of the entries.
+fn fifo(run: &RunDir, entries: &[Entry]) -> Result<usize, String> {
+    let coordinator = run
+        .info
+        .nodes
+        .iter()
+        .map(|n| n.id)
+        .filter(|&i| i != RESOURCE_ID)
+        .max()
+        .unwrap_or(0);
+    let arrivals: Vec<NodeId> = run
+        .node_events
+        .iter()
+        .filter(|r| r.node == Some(coordinator))
+        .filter_map(|r| match &r.event {
+            Event::Recv { from, msg, .. } if msg == "REQUEST" => Some(*from),
+            Event::CsRequest { .. } => Some(coordinator),
+            _ => None,
+        })
+        .collect();
+    let order: Vec<NodeId> = entries.iter().map(|e| e.node).collect();
+    for (i, (a, b)) in arrivals.iter().zip(order.iter()).enumerate() {
+        if a != b {
+            return Err(format!(
+                "entry {} went to node {b}, but node {a}'s request had reached the coordinator first",
+                i + 1
+            ));
+        }
+    }
+    Ok(arrivals.len().min(order.len()))
+}
+
+/// The section in words.
+pub fn summary(f: &MutexFacts, start_us: u64) -> String {
+    let ms = |t: u64| format!("{:+} ms", (t as i64 - start_us as i64) / 1000);
+    let mut out = String::from("Mutual exclusion\n");
+    let _ = writeln!(
+        out,
+        "  {} requests, {} entries by the nodes' traces; the resource accepted {} accesses{}",
+        f.requests,
+        f.entries.len(),
+        f.accesses,
+        if f.fencing {
+            format!(" and rejected {} stale (fencing on)", f.rejected)
+        } else {
+            String::new()
+        }
+    );
+    if f.pending > 0 {
+        let _ = writeln!(out, "  {} requests still waiting when the run ended", f.pending);
+    }
+    // The first few of each kind say the story; the rest are counted.
+    const SHOWN: usize = 3;
+    for o in f.resource_violations.iter().take(SHOWN) {
+        let _ = writeln!(
+            out,
+            "  VIOLATION at the resource at {}: nodes {:?} held it at once",
+            ms(o.t),
+            o.nodes
+        );
+        let _ = writeln!(out, "    faults before it: {}", faults(o));
+    }
+    more(
+        &mut out,
+        f.resource_violations.len(),
+        SHOWN,
+        "violations at the resource",
+    );
+    for o in f.node_overlaps.iter().take(SHOWN) {
+        let fenced = if f.fencing {
+            " (the resource fenced the stale holder off)"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            "  two holders by the nodes' own traces at {}: nodes {:?}{fenced}",
+            ms(o.t),
+            o.nodes
+        );
+        let _ = writeln!(out, "    faults before it: {}", faults(o));
+    }
+    more(
+        &mut out,
+        f.node_overlaps.len(),
+        SHOWN,
+        "times two nodes held by their own traces",
+    );
+    if f.resource_violations.is_empty() && f.node_overlaps.is_empty() {
+        out.push_str("  never two holders at once, by the nodes' traces and by the resource\n");
+    }
+    if f.fault_free {
+        match f.starved.is_empty() {
+            true => out.push_str("  the run was fault-free and no request starved\n"),
+            false => {
+                let _ = writeln!(out, "  STARVED (fault-free, waited over 10 s): {:?}", f.starved);
+            }
+        }
+    }
+    match &f.fifo {
+        Some(Ok(n)) => {
+            let _ = writeln!(
+                out,
+                "  FIFO: the coordinator served all {n} requests in the order they reached it"
+            );
+        }
+        Some(Err(e)) => {
+            let _ = writeln!(out, "  FIFO VIOLATED: {e}");
+        }
+        None => {}
+    }
+    let _ = writeln!(
+        out,
+        "  mutual exclusion verdict: {}",
+        if f.violated() { "VIOLATED" } else { "held" }
+    );
+    out
+}
+
+fn more(out: &mut String, total: usize, shown: usize, what: &str) {
+    if total > shown {
+        let _ = writeln!(out, "  ... {total} {what} in all");
+    }
+}
+
+fn faults(o: &Overlap) -> String {
+    if o.faults.is_empty() {
+        "none".into()
+    } else {
+        o.faults.join(", ")
+    }
+}
+
+/// The mutex section of a mutual-exclusion run, for the checker's family table.
+pub fn section(
+    run: &RunDir,
+    _timeline: &super::timeline::Timeline,
+) -> Option<std::sync::Arc<dyn super::section::Section>> {
+    analyse(run).map(|f| {
+        std::sync::Arc::new(Section {
+            facts: f,
+            start_us: run.info.start_us,
+        }) as _
+    })
+}
+
+/// [`MutexFacts`] as a checker section.
+#[derive(Debug, Clone)]
+pub struct Section {
+    /// The facts.
+    pub facts: MutexFacts,
+    /// The run's start, the zero of every `+ms`.
+    pub start_us: u64,
+}
+
+impl super::section::Section for Section {
+    fn family(&self) -> &'static str {
+        "mutex"
+    }
+
+    fn findings(&self) -> Vec<super::section::Finding> {
+        use super::section::Finding;
+        let f = &self.facts;
+        let ms = |t: u64| format!("{:+} ms", (t as i64 - self.start_us as i64) / 1000);
+        let mut out: Vec<Finding> = f
+            .resource_violations
+            .iter()
+            .map(|o| {
+                Finding::violation(
+                    "mutual exclusion (resource)",
+                    format!("mutex: nodes {:?} held the resource at once at {}", o.nodes, ms(o.t)),
+                )
+            })
+            .collect();
+        out.extend(f.node_overlaps.iter().map(|o| Finding {
+            property: "mutual exclusion (nodes)".into(),
+            what: format!(
+                "mutex: nodes {:?} were in the section at once at {} (their own traces)",
+                o.nodes,
+                ms(o.t)
+            ),
+            violation: !f.fencing,
+            explanation: None,
+        }));
+        out.extend(f.starved.iter().map(|(n, r)| {
+            Finding::violation(
+                "every request served",
+                format!("mutex: node {n}'s request {r} waited over 10 s, fault-free"),
+            )
+        }));
+        if let Some(Err(e)) = &f.fifo {
+            out.push(Finding::violation("FIFO order", format!("mutex: FIFO: {e}")));
+        }
+        out
+    }
+
+    fn properties(&self, _a: &super::Analysis) -> Vec<String> {
+        let f = &self.facts;
+        let mut v = vec![format!(
+            "mutual exclusion: {} ({} entries; the resource: {} accesses, {} violations{})",
+            if f.violated() { "VIOLATED" } else { "held" },
+            f.entries.len(),
+            f.accesses,
+            f.resource_violations.len(),
+            if f.fencing {
+                format!(", {} stale rejected", f.rejected)
+            } else {
+                String::new()
+            }
+        )];
+        if f.fault_free {
+            v.push(format!(
+                "every request served (fault-free): {}",
+                if f.starved.is_empty() { "yes" } else { "NO" }
+            ));
+        }
+        if let Some(fifo) = &f.fifo {
+            v.push(format!(
+                "FIFO (central): {}",
+                if fifo.is_ok() { "held" } else { "VIOLATED" }
+            ));
+        }
+        v
+    }
+
+    fn details(&self, _a: &super::Analysis, out: &mut String) {
+        out.push_str(&summary(&self.facts, self.start_us));
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}

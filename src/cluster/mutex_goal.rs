@@ -1,0 +1,275 @@
+//! What a mutual-exclusion run is for, besides a console: `--until done` (every request
+//! served) and the `--demo regrant` story; and the status line that says who holds the
+//! section and who waits.
+//!
+//! The regrant story (central, `regrant_ms` shorter than `hold_ms`):
+//! 1. wait until a node other than the coordinator holds the section, and pause it (SIGSTOP)
+//!    inside, having begun its access;
+//! 2. keep it paused for a few regrant timeouts: the coordinator takes it for dead and grants
+//!    the next, who begins its own access: two holders (with `--fencing`: the older token is
+//!    fenced off);
+//! 3. resume it: it finishes its hold and ends its access, which the resource refuses as stale
+//!    under fencing; then stop cleanly and let the checker judge.
+//!
+//! The quorum-amnesia story (quorum on 3 nodes, m = 2, every node a participant and one of
+//! the coordinators):
+//! 1. wait until a node P holds the section, and kill every other coordinator whose GRANT it
+//!    holds (those in the intersection of its quorum with any other);
+//! 2. start them again at once: they forgot their grants to P (with `--durable` they read them
+//!    back from their fsynced state files);
+//! 3. a restarted participant asks again, the amnesiac coordinators grant it, and it enters
+//!    while P still holds; stop after a while and let the checker judge.
+
+use super::goal::{patience, Ending};
+use super::model::State;
+use super::nodes::Fleet;
+use super::plan::{MutexDemo, Plan};
+use super::RESOURCE_NODE;
+use std::fmt::Write as _;
+use std::time::{Duration, Instant};
+
+/// `holder: node 3 (req 7); waiting: 1, 4` for the status table.
+pub fn status_line(fleet: &Fleet) -> String {
+    let holders: Vec<String> = fleet
+        .nodes
+        .iter()
+        .filter(|n| n.plan.id != RESOURCE_NODE && n.state != State::Killed)
+        .filter_map(|n| n.cs.holding.map(|(req, _)| format!("node {} (req {req})", n.plan.id)))
+        .collect();
+    let mut waiting: Vec<(u64, u64)> = fleet
+        .nodes
+        .iter()
+        .filter(|n| n.plan.id != RESOURCE_NODE && n.live())
+        .filter_map(|n| n.cs.waiting.map(|_| (n.waiting_since(), n.plan.id)))
+        .collect();
+    waiting.sort();
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        "holder: {}; waiting (longest first): {}; entries so far: {}",
+        if holders.is_empty() {
+            "none".into()
+        } else {
+            holders.join(", ")
+        },
+        if waiting.is_empty() {
+            "none".into()
+        } else {
+            waiting.iter().map(|w| w.1.to_string()).collect::<Vec<_>>().join(", ")
+        },
+        fleet.nodes.iter().map(|n| n.cs.exits).sum::<u64>()
+    );
+    out
+}
+
+/// A mutual-exclusion goal.
+pub enum MutexGoal {
+    /// `--until done`: every node that runs the workload completed its requests.
+    Done {
+        /// Requests per node.
+        k: u64,
+        /// Give up then.
+        deadline: Instant,
+        /// How long that is.
+        limit: Duration,
+    },
+    /// The regrant story.
+    Regrant(Regrant),
+    /// The quorum-amnesia story.
+    Amnesia(Amnesia),
+}
+
+/// Where the quorum-amnesia story is.
+pub enum Amnesia {
+    /// Waiting for a holder.
+    Hold {
+        /// Give up then.
+        deadline: Instant,
+    },
+    /// Killed the coordinators that granted it; restart them at the next tick.
+    Killed {
+        /// Those coordinators.
+        voters: Vec<u64>,
+        /// The holder.
+        holder: u64,
+    },
+    /// Restarted; stop then.
+    Restarted {
+        /// Stop then.
+        until: Instant,
+    },
+}
+
+/// Where the regrant story is.
+pub enum Regrant {
+    /// Waiting for a holder to pause.
+    Hold {
+        /// Give up then.
+        deadline: Instant,
+    },
+    /// Paused `node`.
+    Paused {
+        /// The paused holder.
+        node: u64,
+        /// Resume then.
+        until: Instant,
+    },
+    /// Resumed; stop then.
+    Resumed {
+        /// Stop then.
+        until: Instant,
+    },
+}
+
+impl MutexGoal {
+    /// The goal of `plan`, if it has a mutual-exclusion one.
+    pub fn new(plan: &Plan, timeout: Duration, t0: Instant) -> Option<Self> {
+        let n = plan.nodes.len();
+        let num = |k: &str, d: u64| plan.set.get(k).and_then(|v| v.parse().ok()).unwrap_or(d);
+        if plan.until_done {
+            let k = num("requests", 0);
+            let per = Duration::from_millis(num("hold_ms", 10) + num("think_ms", 50) + 5);
+            let limit = plan
+                .duration
+                .unwrap_or_else(|| patience(n, timeout) + per * (k * n as u64) as u32);
+            return Some(MutexGoal::Done {
+                k,
+                deadline: t0 + limit,
+                limit,
+            });
+        }
+        let deadline = t0 + patience(n, timeout);
+        plan.mutex_demo.map(|d| match d {
+            MutexDemo::Regrant => MutexGoal::Regrant(Regrant::Hold { deadline }),
+            MutexDemo::QuorumAmnesia => MutexGoal::Amnesia(Amnesia::Hold { deadline }),
+        })
+    }
+
+    /// Looks at the fleet after a tick (the story also acts on it); `Some` ends the run.
+    pub fn step(&mut self, fleet: &mut Fleet, now: Instant) -> Option<Ending> {
+        match self {
+            MutexGoal::Done { k, deadline, limit } => {
+                let workers: Vec<_> = fleet
+                    .nodes
+                    .iter()
+                    .filter(|n| n.plan.id != RESOURCE_NODE && n.plan.initiator)
+                    .collect();
+                if workers.iter().all(|n| n.cs.exits >= *k) {
+                    let total: u64 = workers.iter().map(|n| n.cs.exits).sum();
+                    return Some(Ending {
+                        check: true,
+                        ..Ending::ok(format!(
+                            "done: all {} nodes completed their {k} requests ({total} entries)",
+                            workers.len()
+                        ))
+                    });
+                }
+                (now >= *deadline).then(|| {
+                    Ending::failed(format!(
+                        "not done: some requests were not served within {:.1} s ({})",
+                        limit.as_secs_f64(),
+                        status_line(fleet)
+                    ))
+                })
+            }
+            MutexGoal::Regrant(r) => r.step(fleet, now),
+            MutexGoal::Amnesia(a) => a.step(fleet, now),
+        }
+    }
+}
+
+impl Amnesia {
+    fn step(&mut self, fleet: &mut Fleet, now: Instant) -> Option<Ending> {
+        match std::mem::replace(self, Amnesia::Restarted { until: now }) {
+            Amnesia::Hold { deadline } => {
+                let holder = fleet
+                    .nodes
+                    .iter()
+                    .find(|n| n.cs.holding.is_some() && n.cs.grants.iter().any(|&g| g != n.plan.id));
+                let Some(h) = holder else {
+                    *self = Amnesia::Hold { deadline };
+                    return (now >= deadline).then(|| Ending::failed("demo failed: no node held the section"));
+                };
+                let p = h.plan.id;
+                let mut voters: Vec<u64> = h.cs.grants.iter().copied().filter(|&g| g != p).collect();
+                voters.sort_unstable();
+                voters.dedup();
+                for &v in &voters {
+                    if let Err(e) = fleet.kill(v) {
+                        return Some(Ending::failed(format!("demo failed: {e}")));
+                    }
+                }
+                say!("1. node {p} holds the section with the grants of coordinators {voters:?} (and its own); killed {voters:?} (SIGKILL)");
+                *self = Amnesia::Killed { voters, holder: p };
+                None
+            }
+            Amnesia::Killed { voters, holder } => {
+                for &v in &voters {
+                    match fleet.restart(v) {
+                        Ok(line) => say!("2. {line}: does it remember its grant to node {holder}?"),
+                        Err(e) => return Some(Ending::failed(format!("demo failed: {e}"))),
+                    }
+                }
+                *self = Amnesia::Restarted {
+                    until: now + Duration::from_millis(2000),
+                };
+                None
+            }
+            Amnesia::Restarted { until } if now >= until => Some(Ending {
+                check: true,
+                ..Ending::ok("3. demo complete: coordinators restarted while their grants were in use")
+            }),
+            r @ Amnesia::Restarted { .. } => {
+                *self = r;
+                None
+            }
+        }
+    }
+}
+
+impl Regrant {
+    fn step(&mut self, fleet: &mut Fleet, now: Instant) -> Option<Ending> {
+        let coordinator = fleet.nodes.iter().map(|n| n.plan.id).max().unwrap_or(0);
+        match *self {
+            Regrant::Hold { deadline } => {
+                let holder = fleet
+                    .nodes
+                    .iter()
+                    .find(|n| n.plan.id != coordinator && n.plan.id != RESOURCE_NODE && n.cs.holding.is_some())
+                    .map(|n| n.plan.id);
+                match holder {
+                    Some(id) => {
+                        match fleet.pause(id) {
+                            Ok(line) => say!("1. {line}, inside its critical section"),
+                            Err(e) => return Some(Ending::failed(format!("demo failed: {e}"))),
+                        }
+                        *self = Regrant::Paused {
+                            node: id,
+                            until: now + Duration::from_millis(1500),
+                        };
+                        None
+                    }
+                    None if now >= deadline => {
+                        Some(Ending::failed("demo failed: no node entered its critical section"))
+                    }
+                    None => None,
+                }
+            }
+            Regrant::Paused { node, until } if now >= until => {
+                match fleet.resume(node) {
+                    Ok(line) => say!("2. {line}: it still believes it holds the section"),
+                    Err(e) => return Some(Ending::failed(format!("demo failed: {e}"))),
+                }
+                *self = Regrant::Resumed {
+                    until: now + Duration::from_millis(1000),
+                };
+                None
+            }
+            Regrant::Resumed { until } if now >= until => Some(Ending {
+                check: true,
+                ..Ending::ok("3. demo complete: the coordinator's timeout took a slow holder for dead")
+            }),
+            _ => None,
+        }
+    }
+}

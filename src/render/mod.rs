@@ -1,0 +1,76 @@
+//! Pictures of a run: the space-time diagram (SVG, and an HTML page with hover and zoom), a
+//! Mermaid `sequenceDiagram`, a ShiViz log, and the graph of a mesh run with the election's
+//! result on it.
+
+pub mod graph;
+pub mod html;
+pub mod mermaid;
+pub mod shiviz;
+pub mod story;
+pub mod svg;
+
+#[cfg(test)]
+mod tests;
+
+pub use story::{Story, Window};
+
+use crate::error::{failed, usage, CliError};
+use crate::trace::RunDir;
+use std::path::{Path, PathBuf};
+
+/// Text safe inside XML content and attribute values.
+pub fn xml_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Loads the run directory `dir`, naming it in the error.
+pub fn load(dir: &Path) -> Result<RunDir, CliError> {
+    if !dir.is_dir() {
+        return Err(usage(format!("{}: no such run directory", dir.display())));
+    }
+    RunDir::load(dir).map_err(|e| usage(format!("{}: {e}", dir.display())))
+}
+
+fn write(path: PathBuf, text: &str) -> Result<PathBuf, CliError> {
+    std::fs::write(&path, text).map_err(|e| failed(format!("cannot write {}: {e}", path.display())))?;
+    Ok(path)
+}
+
+/// `coordlab timeline`: writes `timeline.svg` and `timeline.html` into `dir` (with `mermaid`,
+/// `timeline.mmd` instead); returns the files written.
+pub fn timeline(dir: &Path, w: &Window, mermaid: bool) -> Result<Vec<PathBuf>, CliError> {
+    let run = load(dir)?;
+    let story = Story::build(&run, w);
+    if mermaid {
+        return Ok(vec![write(dir.join("timeline.mmd"), &mermaid::sequence(&story))?]);
+    }
+    let svg = svg::timeline(&story);
+    let title = format!("coordlab timeline: {}", dir.display());
+    Ok(vec![
+        write(dir.join("timeline.svg"), &svg)?,
+        write(dir.join("timeline.html"), &html::page(&title, &svg))?,
+    ])
+}
+
+/// `coordlab shiviz`: writes `shiviz.log` into `dir`.
+pub fn shiviz(dir: &Path, w: &Window) -> Result<PathBuf, CliError> {
+    let run = load(dir)?;
+    write(dir.join("shiviz.log"), &shiviz::log(&run, w))
+}
+
+/// `coordlab graph`: writes `graph.svg` into `dir`.
+pub fn graph(dir: &Path) -> Result<PathBuf, CliError> {
+    let run = load(dir)?;
+    write(dir.join("graph.svg"), &graph::Drawing::build(&run).svg())
+}

@@ -1,0 +1,459 @@
+//! The space-time diagram as SVG: one horizontal line per node, time to the right, an arrow
+//! per message from its send to its receive, marks and shaded faults on the lines.
+//!
+//! Every drawn message is a `<g class="msg">`, every node line a `<line class="node-line">`,
+//! and every element carries a `<title>` (hover text in any browser) and a `data-info` that the
+//! HTML page shows in its details panel.
+
+use super::story::{Arrow, MarkKind, SpanKind, Story};
+use super::xml_escape as esc;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// Above this many messages in the window, arrows are drawn aggregated (one per sender,
+/// receiver, type and time slice, labelled with the count).
+pub const MAX_ARROWS: usize = 1500;
+/// Time slices of the aggregated drawing.
+const SLICES: u64 = 150;
+
+const LEFT: f64 = 90.0;
+const RIGHT: f64 = 40.0;
+const TOP: f64 = 70.0;
+const ROW: f64 = 56.0;
+const BOTTOM: f64 = 50.0;
+const WIDTH: f64 = 1400.0;
+/// Message labels are written on the arrows only when there are few.
+const LABELLED: usize = 150;
+
+const PALETTE: &[&str] = &[
+    "#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f", "#ff7f0e", "#393b79",
+];
+
+/// Text boxes already drawn, so that labels never overlap: a label that finds no free place
+/// is left out (its hover text still says everything).
+#[derive(Default)]
+struct Labels {
+    boxes: Vec<(f64, f64, f64, f64)>,
+}
+
+impl Labels {
+    /// Claims the box of `text` at (x, baseline y) in font `size`, if it is free.
+    fn claim(&mut self, x: f64, y: f64, text: &str, size: f64) -> bool {
+        let b = (x, y - size, x + 0.6 * size * text.chars().count() as f64, y + 2.0);
+        if self
+            .boxes
+            .iter()
+            .any(|o| b.0 < o.2 && o.0 < b.2 && b.1 < o.3 && o.1 < b.3)
+        {
+            return false;
+        }
+        self.boxes.push(b);
+        true
+    }
+}
+
+struct Geo<'a> {
+    story: &'a Story,
+    rows: BTreeMap<u64, usize>,
+    /// Message type -> its colour, in order of the types' names.
+    colours: BTreeMap<String, &'static str>,
+    labels: Labels,
+}
+
+impl Geo<'_> {
+    fn colour(&self, name: &str) -> &'static str {
+        self.colours.get(name).copied().unwrap_or("#333")
+    }
+    fn x(&self, t: u64) -> f64 {
+        let span = (self.story.t1 - self.story.t0).max(1) as f64;
+        let t = t.clamp(self.story.t0, self.story.t1);
+        LEFT + (t - self.story.t0) as f64 / span * (WIDTH - LEFT - RIGHT)
+    }
+    fn y(&self, node: u64) -> Option<f64> {
+        self.rows.get(&node).map(|&i| TOP + ROW * i as f64 + ROW / 2.0)
+    }
+}
+
+/// Draws the timeline of `story` as a standalone SVG document.
+pub fn timeline(story: &Story) -> String {
+    let mut names: Vec<&str> = story.arrows.iter().map(|a| a.name.as_str()).collect();
+    names.sort();
+    names.dedup();
+    let mut geo = Geo {
+        story,
+        rows: story.nodes.iter().enumerate().map(|(i, &n)| (n, i)).collect(),
+        colours: names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.to_string(), PALETTE[i % PALETTE.len()]))
+            .collect(),
+        labels: Labels::default(),
+    };
+    let height = TOP + ROW * story.nodes.len() as f64 + BOTTOM;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" id="timeline" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" font-family="sans-serif" font-size="11">"#
+    );
+    s.push_str("<defs>");
+    for n in &names {
+        let _ = write!(
+            s,
+            r#"<marker id="head-{id}" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0L10,5L0,10z" fill="{c}"/></marker>"#,
+            id = marker_id(n),
+            c = geo.colour(n)
+        );
+    }
+    s.push_str(r##"<pattern id="dead" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" fill="#ddd"/><line x1="0" y1="0" x2="0" y2="6" stroke="#888" stroke-width="3"/></pattern>"##);
+    s.push_str("</defs>\n");
+    header(&mut s, &geo, &names);
+    nodes_and_spans(&mut s, &geo);
+    // Marks claim their label places first: they tell the story; message labels fill in.
+    let mut marks_svg = String::new();
+    marks(&mut marks_svg, &mut geo);
+    if story.arrows.len() > MAX_ARROWS {
+        aggregated(&mut s, &geo);
+    } else {
+        let labelled = story.arrows.len() <= LABELLED;
+        for a in &story.arrows {
+            arrow(&mut s, &mut geo, a, labelled);
+        }
+    }
+    s.push_str(&marks_svg);
+    axis(&mut s, &geo, height);
+    s.push_str("</svg>\n");
+    s
+}
+
+fn marker_id(name: &str) -> String {
+    name.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect()
+}
+
+fn header(s: &mut String, geo: &Geo<'_>, names: &[&str]) {
+    let story = geo.story;
+    let hidden = if story.hidden > 0 {
+        format!("; {} heartbeats hidden (--show heartbeats)", story.hidden)
+    } else {
+        String::new()
+    };
+    let agg = if story.arrows.len() > MAX_ARROWS {
+        format!("; {} messages drawn aggregated", story.arrows.len())
+    } else {
+        format!("; {} messages", story.arrows.len())
+    };
+    let _ = writeln!(
+        s,
+        r#"<text x="10" y="18" font-size="14" font-weight="bold">{} on {} nodes, +{:.0} ms to +{:.0} ms{}{}</text>"#,
+        esc(&story.algo),
+        story.nodes.len(),
+        story.ms(story.t0),
+        story.ms(story.t1),
+        esc(&agg),
+        esc(&hidden)
+    );
+    // The legend: marks, shading, then message colours.
+    let mut x = 10.0;
+    let y = 40.0;
+    let items: [(&str, &str); 8] = [
+        (r##"<circle r="5" fill="#d62728"/>"##, "true suspicion"),
+        (
+            r##"<circle r="5" fill="#fff" stroke="#ff7f0e" stroke-width="2.5"/>"##,
+            "false suspicion",
+        ),
+        (
+            r##"<path d="M0,-6L6,0L0,6L-6,0z" fill="#ffbf00" stroke="#000" stroke-width="0.5"/>"##,
+            "leader (term)",
+        ),
+        (r##"<path d="M-5,5L0,-5L5,5z" fill="#4a90d9"/>"##, "election starts"),
+        (r##"<path d="M-5,-5L5,-5L0,5z" fill="#8e44ad"/>"##, "step down"),
+        (
+            r##"<rect x="-8" y="-6" width="16" height="12" fill="#9ecae1" opacity="0.6"/>"##,
+            "paused",
+        ),
+        (
+            r##"<rect x="-8" y="-6" width="16" height="12" fill="url(#dead)"/>"##,
+            "dead",
+        ),
+        (
+            r##"<rect x="-8" y="-3" width="16" height="6" fill="#2ca02c"/>"##,
+            "critical section",
+        ),
+    ];
+    for (shape, label) in items {
+        let _ = write!(
+            s,
+            r#"<g transform="translate({x},{y})">{shape}<text x="10" y="4">{label}</text></g>"#
+        );
+        x += 22.0 + 6.5 * label.len() as f64;
+    }
+    x += 10.0;
+    for n in names {
+        let _ = write!(
+            s,
+            r#"<g transform="translate({x},{y})"><line x1="-8" y1="0" x2="8" y2="0" stroke="{c}" stroke-width="2"/><text x="11" y="4" fill="{c}">{n}</text></g>"#,
+            c = geo.colour(n),
+            n = esc(n)
+        );
+        x += 26.0 + 7.0 * n.len() as f64;
+    }
+    s.push('\n');
+}
+
+fn nodes_and_spans(s: &mut String, geo: &Geo<'_>) {
+    let story = geo.story;
+    for &n in &story.nodes {
+        let y = geo.y(n).unwrap_or(0.0);
+        let _ = writeln!(
+            s,
+            r##"<g class="node" data-node="{n}"><text x="10" y="{ty}" font-size="13" font-weight="bold">node {n}</text><line class="node-line" x1="{x0}" y1="{y}" x2="{x1}" y2="{y}" stroke="#333" stroke-width="1.5"/></g>"##,
+            ty = y + 4.0,
+            x0 = LEFT,
+            x1 = WIDTH - RIGHT
+        );
+    }
+    for sp in &story.spans {
+        let Some(y) = geo.y(sp.node) else { continue };
+        let (x0, x1) = (geo.x(sp.from), geo.x(sp.to).max(geo.x(sp.from) + 1.0));
+        let (dy, h, fill) = match sp.kind {
+            SpanKind::Paused => (ROW * 0.4, ROW * 0.8, r##"fill="#9ecae1" opacity="0.6""##),
+            SpanKind::Dead => (ROW * 0.4, ROW * 0.8, r#"fill="url(#dead)" opacity="0.8""#),
+            SpanKind::Critical => (4.0, 8.0, r##"fill="#2ca02c""##),
+        };
+        let info = format!(
+            "{} (+{:.1} ms to +{:.1} ms)",
+            sp.text,
+            story.ms(sp.from),
+            story.ms(sp.to)
+        );
+        let _ = writeln!(
+            s,
+            r#"<rect class="span {k}" x="{x0:.1}" y="{y0:.1}" width="{w:.1}" height="{h:.1}" {fill} data-info="{i}"><title>{i}</title></rect>"#,
+            k = format!("{:?}", sp.kind).to_lowercase(),
+            y0 = y - dy,
+            w = x1 - x0,
+            i = esc(&info)
+        );
+    }
+}
+
+fn arrow(s: &mut String, geo: &mut Geo<'_>, a: &Arrow, labelled: bool) {
+    let (Some(y0), Some(y1)) = (geo.y(a.from), geo.y(a.to)) else {
+        return;
+    };
+    let story = geo.story;
+    let x0 = geo.x(a.sent);
+    let c = geo.colour(&a.name);
+    let (x1, y1e, info, dash) = match a.recv {
+        Some(r) => {
+            let info = format!(
+                "{} #{}: node {} -> node {}, sent +{:.3} ms, received +{:.3} ms ({:.3} ms in flight)",
+                a.brief,
+                a.seq,
+                a.from,
+                a.to,
+                story.ms(a.sent),
+                story.ms(r),
+                (r - a.sent) as f64 / 1000.0
+            );
+            (geo.x(r), y1, info, "")
+        }
+        None => {
+            let info = format!(
+                "{} #{}: node {} -> node {}, sent +{:.3} ms, never received",
+                a.brief,
+                a.seq,
+                a.from,
+                a.to,
+                story.ms(a.sent)
+            );
+            // A lost message stops halfway, ending in a cross.
+            (x0 + 12.0, (y0 + y1) / 2.0, info, r#" stroke-dasharray="4,3""#)
+        }
+    };
+    let info = esc(&info);
+    let _ = write!(
+        s,
+        r#"<g class="msg" data-info="{info}"><title>{info}</title><line x1="{x0:.1}" y1="{y0:.1}" x2="{x1:.1}" y2="{y1e:.1}" stroke="{c}" stroke-width="1.3"{dash} marker-end="url(#head-{m})"/>"#,
+        m = marker_id(&a.name)
+    );
+    if a.recv.is_none() {
+        let _ = write!(
+            s,
+            r#"<text x="{x:.1}" y="{y:.1}" fill="{c}" font-size="13">×</text>"#,
+            x = x1 + 1.0,
+            y = y1e + 4.0
+        );
+    }
+    let (lx, ly) = ((x0 + x1) / 2.0 + 3.0, (y0 + y1e) / 2.0 - 2.0);
+    if labelled && geo.labels.claim(lx, ly, &a.brief, 9.0) {
+        let _ = write!(
+            s,
+            r#"<text x="{lx:.1}" y="{ly:.1}" fill="{c}" font-size="9">{n}</text>"#,
+            n = esc(&a.brief)
+        );
+    }
+    s.push_str("</g>\n");
+}
+
+/// One arrow per (sender, receiver, type, time slice), its width growing with the count.
+fn aggregated(s: &mut String, geo: &Geo<'_>) {
+    let story = geo.story;
+    let slice = ((story.t1 - story.t0) / SLICES).max(1);
+    /// count, first send, total time in flight, how many were received
+    type Group = (u64, u64, u64, u64);
+    let mut groups: BTreeMap<(u64, u64, u64, &str), Group> = BTreeMap::new();
+    for a in &story.arrows {
+        let k = ((a.sent - story.t0) / slice, a.from, a.to, a.name.as_str());
+        let g = groups.entry(k).or_insert((0, a.sent, 0, 0));
+        g.0 += 1;
+        if let Some(r) = a.recv {
+            g.2 += r - a.sent;
+            g.3 += 1;
+        }
+    }
+    for ((_, from, to, name), (count, first, flight, received)) in groups {
+        let mean = flight.checked_div(received).unwrap_or(0);
+        let a = Arrow {
+            from,
+            to,
+            sent: first,
+            recv: (received > 0).then_some(first + mean),
+            seq: 0,
+            name: name.to_string(),
+            brief: format!("{count} × {name}"),
+        };
+        let (Some(y0), Some(y1)) = (geo.y(from), geo.y(to)) else {
+            continue;
+        };
+        let (x0, x1) = (geo.x(a.sent), geo.x(a.recv.unwrap_or(a.sent)));
+        let info = esc(&format!(
+            "{count} {name} messages node {from} -> node {to} from +{:.1} ms ({received} received, mean {:.3} ms in flight)",
+            story.ms(first),
+            mean as f64 / 1000.0
+        ));
+        let _ = writeln!(
+            s,
+            r#"<g class="msg agg" data-info="{info}"><title>{info}</title><line x1="{x0:.1}" y1="{y0:.1}" x2="{x1:.1}" y2="{y1:.1}" stroke="{c}" stroke-width="{w:.1}" marker-end="url(#head-{m})"/></g>"#,
+            c = geo.colour(name),
+            w = 1.0 + (count as f64).ln(),
+            m = marker_id(name)
+        );
+    }
+}
+
+fn marks(s: &mut String, geo: &mut Geo<'_>) {
+    let story = geo.story;
+    for m in &story.marks {
+        let Some(y) = geo.y(m.node) else { continue };
+        let x = geo.x(m.t);
+        let (shape, label, class) = match &m.kind {
+            MarkKind::Suspect { target, right: true } => (
+                r##"<circle r="5" fill="#d62728"/>"##.to_string(),
+                format!("suspects {target}"),
+                "suspect true",
+            ),
+            MarkKind::Suspect { target, right: false } => (
+                r##"<circle r="5" fill="#fff" stroke="#ff7f0e" stroke-width="2.5"/>"##.to_string(),
+                format!("suspects {target} (false)"),
+                "suspect false",
+            ),
+            MarkKind::Leader { leader, term } => (
+                r##"<path d="M0,-7L7,0L0,7L-7,0z" fill="#ffbf00" stroke="#000" stroke-width="0.5"/>"##.to_string(),
+                format!("{leader} leads t{term}"),
+                "leader",
+            ),
+            MarkKind::ElectionStart => (
+                r##"<path d="M-5,5L0,-5L5,5z" fill="#4a90d9"/>"##.to_string(),
+                String::new(),
+                "election",
+            ),
+            MarkKind::StepDown => (
+                r##"<path d="M-6,-6L6,-6L0,6z" fill="#8e44ad"/>"##.to_string(),
+                "steps down".to_string(),
+                "stepdown",
+            ),
+            MarkKind::ClockAdjust => (
+                r##"<rect x="-4" y="-4" width="8" height="8" fill="#17becf"/>"##.to_string(),
+                "clock".to_string(),
+                "clock",
+            ),
+            MarkKind::Unsuspect => (
+                r##"<circle r="3.5" fill="#2ca02c"/>"##.to_string(),
+                String::new(),
+                "unsuspect",
+            ),
+            MarkKind::Note => (r##"<circle r="2" fill="#555"/>"##.to_string(), String::new(), "note"),
+        };
+        let info = esc(&format!("node {} at +{:.3} ms: {}", m.node, story.ms(m.t), m.text));
+        // Above the line, else below it, else only on hover.
+        let place = [-9.0, 17.0]
+            .into_iter()
+            .find(|dy| !label.is_empty() && geo.labels.claim(x + 6.0, y + dy, &label, 10.0));
+        let label = match place {
+            Some(dy) => format!(r#"<text x="6" y="{dy}" font-size="10">{}</text>"#, esc(&label)),
+            None => String::new(),
+        };
+        let _ = writeln!(
+            s,
+            r#"<g class="mark {class}" transform="translate({x:.1},{y:.1})" data-info="{info}"><title>{info}</title>{shape}{label}</g>"#
+        );
+    }
+}
+
+fn axis(s: &mut String, geo: &Geo<'_>, height: f64) {
+    let story = geo.story;
+    let y = height - BOTTOM + 10.0;
+    let span_ms = (story.t1 - story.t0) as f64 / 1000.0;
+    let step = nice_step(span_ms / 10.0);
+    let first = (story.ms(story.t0) / step).ceil() * step;
+    let _ = writeln!(
+        s,
+        r##"<line x1="{LEFT}" y1="{y}" x2="{x2}" y2="{y}" stroke="#333"/>"##,
+        x2 = WIDTH - RIGHT
+    );
+    let mut ms = first;
+    while ms <= story.ms(story.t1) + 1e-9 {
+        let t = story.start_us as f64 + ms * 1000.0;
+        let x = geo.x(t.max(0.0) as u64);
+        let _ = writeln!(
+            s,
+            r##"<line x1="{x:.1}" y1="{y0}" x2="{x:.1}" y2="{y1}" stroke="#ccc" stroke-width="0.5"/><text x="{x:.1}" y="{ty}" text-anchor="middle">+{ms} ms</text>"##,
+            y0 = TOP - 5.0,
+            y1 = y + 4.0,
+            ty = y + 16.0,
+            ms = fmt_ms(ms)
+        );
+        ms += step;
+    }
+}
+
+/// 1, 2 or 5 times a power of ten, at least `raw`.
+fn nice_step(raw: f64) -> f64 {
+    let raw = raw.max(0.001);
+    let p = 10f64.powf(raw.log10().floor());
+    [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * p)
+        .find(|&v| v >= raw)
+        .unwrap_or(10.0 * p)
+}
+
+fn fmt_ms(ms: f64) -> String {
+    if (ms - ms.round()).abs() < 1e-6 {
+        format!("{}", ms.round() as i64)
+    } else {
+        format!("{ms:.2}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn axis_steps_are_round() {
+        assert_eq!(super::nice_step(312.0), 500.0);
+        assert_eq!(super::nice_step(0.07), 0.1);
+        assert_eq!(super::fmt_ms(1500.0), "1500");
+    }
+}

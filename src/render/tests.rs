@@ -1,0 +1,323 @@
+//! The pictures of simulated runs: the false-suspicion story, an echo wave, Yo-Yo, a ring
+//! repaired around a dead node; each drawing checked as data and as well-formed XML.
+
+use super::graph::Drawing;
+use super::story::{MarkKind, SpanKind, Story, Window, HEARTBEATS};
+use super::{mermaid, shiviz, svg};
+use crate::algo::election::{chang_roberts::ChangRoberts, echo::Echo, yoyo::YoYo, Leadership};
+use crate::algo::{Algorithm, Setup};
+use crate::sim::{ring, NetConfig, Sim};
+use crate::trace::{Event, NodeId, RunDir};
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+type Cr = Leadership<ChangRoberts>;
+
+/// A run directory in memory from a simulation, faults and all (the checker's own reading).
+fn run_dir<A: Algorithm>(s: &Sim<A>, algo: &str, topology: &str) -> RunDir {
+    crate::check::sim_run(s, algo, topology)
+}
+
+fn agree<A: Algorithm>(s: &mut Sim<A>, belief: impl Fn(&Sim<A>, NodeId) -> (u64, Option<NodeId>), want: (u64, NodeId)) {
+    let limit = s.now() + Duration::from_secs(20);
+    let ok = s.run_until(limit, |s| {
+        s.live().iter().all(|&i| belief(s, i) == (want.0, Some(want.1)))
+    });
+    assert!(ok, "no agreement on {want:?}");
+}
+
+/// The README's story in the simulator: a ring of 8 elects 8; 8 is paused for 1.5 s; the
+/// others suspect it (falsely) and elect 7 in term 2; 8 resumes and steps down.
+fn false_suspicion() -> RunDir {
+    let ids: Vec<NodeId> = (1..=8).collect();
+    let setups = ring(&ids, &ids);
+    let mut s = Sim::new(NetConfig::default(), setups, Cr::new);
+    agree(&mut s, |s, i| s.node(i).belief(), (1, 8));
+    s.pause(8);
+    s.run_for(Duration::from_millis(1500));
+    s.resume(8);
+    agree(&mut s, |s, i| s.node(i).belief(), (2, 7));
+    s.run_for(Duration::from_millis(300));
+    run_dir(&s, "chang-roberts", "ring")
+}
+
+fn sends(run: &RunDir, heartbeats: bool) -> usize {
+    run.node_events
+        .iter()
+        .filter(|r| matches!(&r.event, Event::Send { msg, .. } if heartbeats || !HEARTBEATS.contains(&msg.as_str())))
+        .count()
+}
+
+fn count(doc: &roxmltree::Document<'_>, tag: &str, class: &str) -> usize {
+    doc.descendants()
+        .filter(|n| n.has_tag_name(tag) && n.attribute("class").is_some_and(|c| c.split(' ').any(|w| w == class)))
+        .count()
+}
+
+#[test]
+fn the_false_suspicion_story_is_drawn_with_its_truth() {
+    let run = false_suspicion();
+    let story = Story::build(&run, &Window::default());
+    assert_eq!(story.nodes, (1..=8).collect::<Vec<_>>());
+    // Every message is paired with its receive, which never comes before the send.
+    assert_eq!(story.arrows.len(), sends(&run, false));
+    assert!(story.arrows.iter().all(|a| !HEARTBEATS.contains(&a.name.as_str())));
+    assert!(story.hidden > 0, "heartbeats are hidden by default");
+    let received = run
+        .node_events
+        .iter()
+        .filter(|r| matches!(&r.event, Event::Recv { msg, .. } if !HEARTBEATS.contains(&msg.as_str())))
+        .count();
+    assert_eq!(story.arrows.iter().filter(|a| a.recv.is_some()).count(), received);
+    assert!(story.arrows.iter().all(|a| a.recv.is_none_or(|r| r >= a.sent)));
+    assert!(story.arrows.iter().any(|a| a.brief == "ELECTION(7, term=2)"));
+    // Node 8 was paused: every suspicion of it is false, and there is at least one.
+    let of_8: Vec<bool> = story
+        .marks
+        .iter()
+        .filter_map(|m| match m.kind {
+            MarkKind::Suspect { target: 8, right } => Some(right),
+            _ => None,
+        })
+        .collect();
+    assert!(!of_8.is_empty() && of_8.iter().all(|&right| !right), "{of_8:?}");
+    assert!(story.marks.iter().any(|m| m.node == 8 && m.kind == MarkKind::StepDown));
+    assert!(story
+        .marks
+        .iter()
+        .any(|m| m.kind == MarkKind::Leader { leader: 7, term: 2 }));
+    let paused: Vec<_> = story.spans.iter().filter(|s| s.kind == SpanKind::Paused).collect();
+    assert_eq!(paused.len(), 1);
+    assert_eq!(paused[0].node, 8);
+
+    let text = svg::timeline(&story);
+    let doc = roxmltree::Document::parse(&text).expect("the SVG is well-formed XML");
+    assert_eq!(count(&doc, "line", "node-line"), 8);
+    assert_eq!(count(&doc, "g", "msg"), story.arrows.len());
+    assert_eq!(count(&doc, "g", "false"), of_8.len());
+    assert_eq!(count(&doc, "rect", "paused"), 1);
+    let page = super::html::page("t", &text);
+    assert!(page.contains(&text), "the SVG is inline");
+    assert!(
+        !page.contains(" src=") && !page.contains("<link"),
+        "the page fetches nothing"
+    );
+
+    // With heartbeats, every send is an arrow.
+    let all = Story::build(&run, &Window::new(None, None, &["heartbeats".into()]).unwrap());
+    assert_eq!(all.arrows.len(), sends(&run, true));
+    assert_eq!(all.hidden, 0);
+}
+
+#[test]
+fn a_window_draws_only_what_happened_in_it() {
+    let run = false_suspicion();
+    let w = Window::new(Some(200), Some(900), &[]).unwrap();
+    let story = Story::build(&run, &w);
+    assert!(!story.arrows.is_empty());
+    assert!(story.arrows.iter().all(|a| (200_000..=900_000).contains(&a.sent)));
+    assert!(story.marks.iter().all(|m| (200_000..=900_000).contains(&m.t)));
+    assert!(Window::new(Some(5), Some(5), &[]).is_err());
+    assert!(Window::new(None, None, &["cats".into()]).is_err());
+}
+
+/// A ring of 8 for 40 s: some 2000 heartbeats.
+fn busy_run() -> RunDir {
+    let ids: Vec<NodeId> = (1..=8).collect();
+    let setups = ring(&ids, &ids);
+    let mut s = Sim::new(NetConfig::default(), setups, Cr::new);
+    s.run_for(Duration::from_secs(40));
+    run_dir(&s, "chang-roberts", "ring")
+}
+
+#[test]
+fn a_long_busy_run_is_drawn_aggregated() {
+    let run = busy_run();
+    let story = Story::build(&run, &Window::new(None, None, &["heartbeats".into()]).unwrap());
+    assert!(story.arrows.len() > svg::MAX_ARROWS, "{}", story.arrows.len());
+    let text = svg::timeline(&story);
+    let doc = roxmltree::Document::parse(&text).unwrap();
+    let drawn = count(&doc, "g", "msg");
+    assert_eq!(drawn, count(&doc, "g", "agg"));
+    assert!(
+        drawn > 0 && drawn < story.arrows.len() / 2,
+        "{drawn} of {}",
+        story.arrows.len()
+    );
+}
+
+/// Mermaid's grammar as this renderer uses it: declared participants, then arrows and notes.
+fn check_mermaid(text: &str, nodes: &[NodeId]) {
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("sequenceDiagram"));
+    let mut declared = BTreeSet::new();
+    let part = |p: &str, declared: &BTreeSet<String>| {
+        assert!(declared.contains(p), "undeclared participant {p:?}");
+    };
+    for line in lines {
+        let line = line.trim();
+        if let Some(rest) = line.strip_prefix("participant ") {
+            let (id, alias) = rest.split_once(" as ").expect("participant X as Y");
+            declared.insert(id.to_string());
+            assert!(alias.starts_with("node "));
+            continue;
+        }
+        let (head, words) = line.split_once(": ").unwrap_or_else(|| panic!("no text in {line:?}"));
+        // Outside Mermaid's entity codes (#lt;), none of the characters its parser reads.
+        let plain: String = words
+            .split('#')
+            .enumerate()
+            .map(|(i, part)| {
+                if i == 0 {
+                    part
+                } else {
+                    part.split_once(';').expect("an entity code").1
+                }
+            })
+            .collect();
+        assert!(
+            !plain.contains(';') && !plain.contains('<') && !plain.contains('>'),
+            "{line:?}"
+        );
+        if let Some(who) = head.strip_prefix("Note over ") {
+            who.split(',').for_each(|p| part(p, &declared));
+        } else {
+            let (a, b) = head
+                .split_once("->>")
+                .or_else(|| head.split_once("-x"))
+                .unwrap_or_else(|| panic!("{line:?}"));
+            part(a, &declared);
+            part(b, &declared);
+        }
+    }
+    assert_eq!(declared.len(), nodes.len());
+}
+
+#[test]
+fn mermaid_draws_messages_and_notes_in_its_grammar() {
+    let run = false_suspicion();
+    let story = Story::build(&run, &Window::new(Some(0), Some(2500), &[]).unwrap());
+    let text = mermaid::sequence(&story);
+    check_mermaid(&text, &story.nodes);
+    assert!(text.contains("n7->>n1: ELECTION(7, term=2)"), "{text}");
+    assert!(text.contains("Note over n8: node 8 paused (SIGSTOP)"));
+    assert!(text.contains("FALSE: it was alive"));
+    // A long run is cut with a note saying how to draw the rest.
+    let all = Story::build(&busy_run(), &Window::new(None, None, &["heartbeats".into()]).unwrap());
+    let long = mermaid::sequence(&all);
+    check_mermaid(&long, &all.nodes);
+    assert!(long.contains("more steps from"), "{}", long.len());
+    assert!(long.len() < 50_000, "Mermaid's maxTextSize");
+}
+
+#[test]
+fn shiviz_clocks_follow_its_rules() {
+    let run = false_suspicion();
+    let w = Window::default();
+    let text = shiviz::log(&run, &w);
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some(shiviz::REGEX));
+    assert_eq!(lines.next(), Some(""));
+    let rest: Vec<&str> = lines.collect();
+    assert_eq!(rest.len() % 2, 0);
+    let mut own: BTreeMap<String, u64> = BTreeMap::new();
+    let mut named = BTreeSet::new();
+    for pair in rest.chunks(2) {
+        let (host, clock) = pair[0].split_once(' ').unwrap();
+        let clock: BTreeMap<String, u64> = serde_json::from_str(clock).expect("the clock is a JSON object");
+        // The host's own entry starts at 1 and grows by one per logged event.
+        let next = own.entry(host.to_string()).or_insert(0);
+        *next += 1;
+        assert_eq!(clock.get(host), Some(&*next), "{}", pair[0]);
+        named.extend(clock.keys().cloned());
+        assert!(!pair[1].is_empty());
+    }
+    let hosts: BTreeSet<String> = own.keys().cloned().collect();
+    assert!(named.is_subset(&hosts), "no clock names a host that never logs");
+    assert_eq!(hosts.len(), 8);
+    // A receive merges its send's clock, then ticks.
+    let events = shiviz::clocks(&run, &w);
+    let mut at_send = BTreeMap::new();
+    for (n, clock, r) in &events {
+        match r.event {
+            Event::Send { to, seq, .. } => {
+                at_send.insert((*n, to, seq), clock.clone());
+            }
+            Event::Recv { from, seq, .. } => {
+                let sent = at_send
+                    .get(&(from, *n, seq))
+                    .expect("the send is written before its receive");
+                assert!(sent.iter().all(|(k, v)| clock.get(k).is_some_and(|c| c >= v)));
+            }
+            _ => {}
+        }
+    }
+}
+
+fn mesh(ids: &[NodeId], edges: &[(NodeId, NodeId)], initiators: &[NodeId]) -> Vec<Setup> {
+    ids.iter()
+        .map(|&me| {
+            let nb = edges
+                .iter()
+                .filter_map(|&(a, b)| (a == me).then_some(b).or((b == me).then_some(a)))
+                .collect();
+            let mut s = Setup::new(me, ids.to_vec(), nb);
+            s.initiator = initiators.contains(&me);
+            s
+        })
+        .collect()
+}
+
+const GRID: [(NodeId, NodeId); 7] = [(1, 2), (2, 3), (4, 5), (5, 6), (1, 4), (2, 5), (3, 6)];
+
+#[test]
+fn the_echo_tree_spans_the_graph() {
+    let ids: Vec<NodeId> = (1..=6).collect();
+    let setups = mesh(&ids, &GRID, &[1]);
+    let mut s = Sim::new(NetConfig::default(), setups, Leadership::<Echo>::new);
+    s.run_for(Duration::from_secs(2));
+    let d = Drawing::build(&run_dir(&s, "echo", "mesh:grid"));
+    assert_eq!(d.edges.len(), GRID.len());
+    assert_eq!(d.tree.len(), 5, "n-1 tree edges: {:?}", d.tree);
+    assert_eq!(d.root(), Some(1), "the initiator is the root");
+    let parents: BTreeSet<NodeId> = d.tree.iter().map(|e| e.0).collect();
+    assert_eq!(parents.len(), 5, "every node but the root has one parent");
+    for &(c, p) in &d.tree {
+        assert!(d.edges.contains(&(c.min(p), c.max(p))), "tree edges are graph edges");
+    }
+    let svg = d.svg();
+    let doc = roxmltree::Document::parse(&svg).unwrap();
+    assert_eq!(count(&doc, "g", "node"), 6);
+    assert_eq!(count(&doc, "line", "tree"), 5);
+}
+
+#[test]
+fn yoyo_shows_its_orientation_and_pruning() {
+    let ids: Vec<NodeId> = (1..=6).collect();
+    let setups = mesh(&ids, &GRID, &ids);
+    let mut s = Sim::new(NetConfig::default(), setups, Leadership::<YoYo>::new);
+    s.run_for(Duration::from_secs(2));
+    let d = Drawing::build(&run_dir(&s, "yoyo", "mesh:grid"));
+    assert_eq!(d.leader, Some((1, 1)));
+    assert!(!d.pruned.is_empty());
+    assert!(d.pruned.keys().all(|e| d.edges.contains(e)));
+    let doc_text = d.svg();
+    let doc = roxmltree::Document::parse(&doc_text).unwrap();
+    assert_eq!(count(&doc, "line", "edge"), GRID.len());
+    assert_eq!(count(&doc, "g", "pruned"), d.pruned.len());
+}
+
+#[test]
+fn the_ring_shows_its_repair_around_a_dead_node() {
+    let ids: Vec<NodeId> = (1..=5).collect();
+    let setups = ring(&ids, &ids);
+    let mut s = Sim::new(NetConfig::default(), setups, Cr::new);
+    agree(&mut s, |s, i| s.node(i).belief(), (1, 5));
+    s.crash(5);
+    agree(&mut s, |s, i| s.node(i).belief(), (2, 4));
+    let d = Drawing::build(&run_dir(&s, "chang-roberts", "ring"));
+    assert!(d.repairs.contains(&(4, 1)), "{:?}", d.repairs);
+    assert!(d.dead.contains(&5));
+    assert_eq!(d.leader, Some((4, 2)));
+    roxmltree::Document::parse(&d.svg()).unwrap();
+}

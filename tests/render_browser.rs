@@ -1,0 +1,158 @@
+//! The pictures of a real run, looked at as a person would: `coordlab timeline`, `--mermaid`,
+//! `shiviz` and `graph` on a ring of 4 that elected; the SVG is well-formed XML with one line
+//! per node; then, where headless Chromium can be had (scripts/setup-browser.sh installs it),
+//! timeline.html is rendered: its script runs without errors and counts the node lines and
+//! arrows the SVG has; graph.svg renders; screenshots are taken; and the Mermaid CLI, where it
+//! can be had, parses the diagram. Without a browser that part is skipped, saying so.
+
+mod common;
+
+use common::*;
+use std::fs::{self, File};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BROWSER_DEADLINE: Duration = Duration::from_secs(60);
+
+/// Runs `cmd` with a deadline, its output to `out` (its stderr beside it, `.err`); true when
+/// it exited 0.
+fn run_to(mut cmd: Command, out: &Path) -> bool {
+    let file = File::create(out).unwrap();
+    let err = File::create(out.with_extension("err")).unwrap();
+    let child = cmd.stdout(file).stderr(err).stdin(Stdio::null()).spawn();
+    let Ok(mut child) = child else { return false };
+    wait_until(&mut child, Instant::now() + BROWSER_DEADLINE).is_some_and(|s| s.success())
+}
+
+/// The tools scripts/setup-browser.sh found or installed: (chromium, mmdc).
+fn tools(dir: &Path) -> (Option<String>, Option<String>) {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/setup-browser.sh");
+    let out = dir.join("setup.out");
+    let file = File::create(&out).unwrap();
+    let child = Command::new("bash")
+        .arg(&script)
+        .stdout(file)
+        .stderr(Stdio::inherit())
+        .stdin(Stdio::null())
+        .spawn();
+    let Ok(mut child) = child else { return (None, None) };
+    // Installing takes a while the first time on a machine; after that the script only looks.
+    let _ = wait_until(&mut child, Instant::now() + Duration::from_secs(600));
+    let text = fs::read_to_string(&out).unwrap_or_default();
+    let get = |key: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(key))
+            .map(str::to_string)
+            .filter(|v| !v.is_empty())
+    };
+    (get("chromium="), get("mmdc="))
+}
+
+fn chromium(bin: &str) -> Command {
+    let mut c = Command::new(bin);
+    c.args(["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"]);
+    c
+}
+
+fn url(p: &Path) -> String {
+    format!("file://{}", fs::canonicalize(p).unwrap().display())
+}
+
+fn class_count(doc: &roxmltree::Document<'_>, tag: &str, class: &str) -> usize {
+    doc.descendants()
+        .filter(|n| n.has_tag_name(tag) && n.attribute("class").is_some_and(|c| c.split(' ').any(|w| w == class)))
+        .count()
+}
+
+fn coordlab_ok(args: &[&str], dir: &Path) -> String {
+    let out = Command::new(BIN).args(args).arg(dir).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "coordlab {args:?}: {text}");
+    text
+}
+
+#[test]
+fn pictures_of_a_real_run_render_in_a_browser() {
+    let logs = temp_logs("render-browser");
+    let mut l = Launch::start(4, &logs, &["--until", "elected", "--heartbeat-ms", "50"]);
+    assert!(l.wait().success(), "{}", l.output());
+    let dir: PathBuf = fs::canonicalize(l.run_dir()).unwrap();
+
+    coordlab_ok(&["timeline"], &dir);
+    coordlab_ok(&["timeline", "--mermaid"], &dir);
+    coordlab_ok(&["shiviz"], &dir);
+    coordlab_ok(&["graph"], &dir);
+    let bad = Command::new(BIN)
+        .args(["timeline", "--show", "cats"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(bad.status.code(), Some(2), "an unknown --show is refused");
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--show"));
+
+    let svg = fs::read_to_string(dir.join("timeline.svg")).unwrap();
+    let doc = roxmltree::Document::parse(&svg).expect("timeline.svg is well-formed XML");
+    assert_eq!(class_count(&doc, "line", "node-line"), 4);
+    let arrows = class_count(&doc, "g", "msg");
+    assert!(arrows >= 4, "an election has messages: {arrows}");
+    let graph = fs::read_to_string(dir.join("graph.svg")).unwrap();
+    let gdoc = roxmltree::Document::parse(&graph).expect("graph.svg is well-formed XML");
+    assert_eq!(class_count(&gdoc, "g", "node"), 4);
+    let mmd = fs::read_to_string(dir.join("timeline.mmd")).unwrap();
+    assert!(mmd.starts_with("sequenceDiagram\n") && mmd.contains("->>"));
+    let shiviz = fs::read_to_string(dir.join("shiviz.log")).unwrap();
+    assert!(shiviz.starts_with("(?<host>"));
+
+    let (Some(browser), mmdc) = tools(&logs) else {
+        eprintln!(
+            "SKIPPED the browser part: no headless Chromium (scripts/setup-browser.sh could not install it; \
+             see target/tools/setup-browser.log)"
+        );
+        return;
+    };
+    let dom = logs.join("timeline.dom");
+    let mut c = chromium(&browser);
+    c.args(["--virtual-time-budget=3000", "--dump-dom"])
+        .arg(url(&dir.join("timeline.html")));
+    assert!(run_to(c, &dom), "chromium renders timeline.html");
+    let dom = fs::read_to_string(dom).unwrap();
+    assert!(dom.contains(r#"data-ok="yes""#), "the page's script ran to its end");
+    assert!(!dom.contains("data-errors=\""), "script errors: {dom}");
+    assert!(dom.contains(r#"data-lines="4""#), "four node lines");
+    assert!(dom.contains(&format!(r#"data-arrows="{arrows}""#)), "{arrows} arrows");
+
+    for (page, png, size) in [
+        ("timeline.html", "timeline.png", "1400,500"),
+        ("graph.svg", "graph.png", "780,840"),
+    ] {
+        let shot = dir.join(png);
+        let mut c = chromium(&browser);
+        c.arg(format!("--screenshot={}", shot.display()))
+            .arg(format!("--window-size={size}"))
+            .arg(url(&dir.join(page)));
+        assert!(run_to(c, &logs.join("shot.out")), "chromium screenshots {page}");
+        let len = fs::metadata(&shot).map(|m| m.len()).unwrap_or(0);
+        assert!(len > 5_000, "{png} is a picture ({len} bytes)");
+    }
+
+    match mmdc {
+        Some(mmdc) => {
+            let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/tools/puppeteer.json");
+            let mut c = Command::new(mmdc);
+            c.arg("-p")
+                .arg(config)
+                .arg("-i")
+                .arg(dir.join("timeline.mmd"))
+                .arg("-o")
+                .arg(dir.join("timeline-mermaid.svg"));
+            let out = logs.join("mmdc.out");
+            let ok = run_to(c, &out);
+            let said = fs::read_to_string(out.with_extension("err")).unwrap_or_default();
+            assert!(ok, "the Mermaid CLI parses timeline.mmd: {said}");
+        }
+        None => eprintln!("SKIPPED the Mermaid CLI check: npm could not install @mermaid-js/mermaid-cli"),
+    }
+    drop(l);
+    let _ = fs::remove_dir_all(&logs);
+}
