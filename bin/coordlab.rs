@@ -77,7 +77,7 @@ enum Cmd {
     },
     /// Stop the running launch cleanly, as `quit` at its console does.
     Quit(RunArg),
-    /// Measure: loopback floor, cost per hop, election times and counts, memory per node.
+    /// Measure: loopback floor, cost per hop, election times and counts, memory per node, clock sync.
     Bench {
         /// Ring sizes to measure (default 8,64,256; startup: 8,64,256,1024,4096).
         #[arg(long)]
@@ -85,7 +85,7 @@ enum Cmd {
         /// Ping-pong rounds for the loopback floor.
         #[arg(long, default_value_t = 20_000)]
         rounds: usize,
-        /// Sections to run: floor, rings (with the floor), elections, mutex, flood, or all.
+        /// Sections to run: floor, rings (with the floor), elections, mutex, flood, clocks, or all.
         #[arg(long, default_value = "all")]
         only: String,
         /// Seed of the shuffled id arrangements and random graphs.
@@ -108,6 +108,19 @@ enum Cmd {
         /// Address to forward to.
         #[arg(long)]
         next: String,
+    },
+    /// A global state of a run: each node's last event at a time on its own clock, and whether
+    /// that cut is consistent.
+    Cut {
+        /// The run directory.
+        #[arg(default_value = "logs/latest")]
+        dir: PathBuf,
+        /// Every node's last event whose own clock reads at or before MS after the run's start.
+        #[arg(long, value_name = "MS", required_unless_present = "at_vc", conflicts_with = "at_vc")]
+        at_pt: Option<f64>,
+        /// The causal past (vector clocks) of the frontier of --at-pt MS: a consistent cut.
+        #[arg(long, value_name = "MS")]
+        at_vc: Option<f64>,
     },
     /// The probability P_v that a majority quorum lets two in when coordinators forget grants.
     QuorumRisk {
@@ -231,7 +244,7 @@ struct LaunchArgs {
     /// fresh random key written to the run directory.
     #[arg(long)]
     key: Option<PathBuf>,
-    /// Run a scripted story without a human: false-suspicion or split-brain.
+    /// Run a scripted story without a human: false-suspicion, split-brain or snapshot.
     #[arg(long)]
     demo: Option<String>,
     /// An option of the algorithm passed to every node (KEY=VALUE; repeatable; `coordlab algos`
@@ -250,6 +263,16 @@ struct LaunchArgs {
     /// Same as --set weights=ID:W,... (node weights under majority; echo's capabilities).
     #[arg(long)]
     weights: Option<String>,
+    /// Nodes whose physical clocks start off true time: ID:MS,ID:MS,... (negative: behind).
+    #[arg(long, allow_hyphen_values = true)]
+    clock_offset_ms: Option<String>,
+    /// Nodes whose physical clocks run fast (positive) or slow: ID:PPM,ID:PPM,...
+    #[arg(long, allow_hyphen_values = true)]
+    clock_drift_ppm: Option<String>,
+    /// Every clock off by up to MAXMS and drifting by up to MAXPPM, at random from the seed:
+    /// random:MAXMS,MAXPPM.
+    #[arg(long)]
+    clock_skew: Option<String>,
     /// Mutual exclusion: mean think time between requests, ms; same as --set think_ms=...
     #[arg(long)]
     think_ms: Option<u64>,
@@ -328,6 +351,12 @@ struct NodeArgs {
     /// An option of the algorithm (KEY=VALUE; repeatable; `coordlab algos` lists the keys).
     #[arg(long = "set")]
     set: Vec<String>,
+    /// This node's physical clock offset from true time, microseconds.
+    #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
+    clock_offset_us: i64,
+    /// This node's physical clock drift, parts per million.
+    #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
+    clock_drift_ppm: f64,
     /// The run's key file (32 bytes, mode 0600; the launcher writes logs/<run>/key).
     #[arg(long)]
     key: Option<PathBuf>,
@@ -400,6 +429,16 @@ fn node_options(a: NodeArgs) -> Result<NodeOptions, CliError> {
     setup.timeout = Duration::from_millis(a.timeout_ms);
     setup.seed = a.seed;
     setup.opts = parse_set(&a.set)?;
+    if !a.clock_drift_ppm.is_finite() || a.clock_drift_ppm.abs() >= 100_000.0 {
+        return Err(usage(format!(
+            "--clock-drift-ppm {}: expected a rate below 100000 ppm either way",
+            a.clock_drift_ppm
+        )));
+    }
+    setup.clock = coordlab::clock::ClockSpec {
+        offset_us: a.clock_offset_us,
+        drift_ppm: a.clock_drift_ppm,
+    };
     Ok(NodeOptions {
         setup,
         algo: a.algo,
@@ -437,11 +476,26 @@ fn resource_options(a: ResourceArgs) -> Result<NodeOptions, CliError> {
 
 fn launch_options(n: usize, topology: Layout, a: LaunchArgs) -> Result<LaunchOptions, CliError> {
     let ids = a.ids.as_deref().map(|s| parse_ids("--ids", s)).transpose()?;
-    let set = launch_set(&a.set, &a)?;
+    let mut set = launch_set(&a.set, &a)?;
+    let snapshot_demo = a.demo.as_deref() == Some("snapshot");
+    let mut clock_skew = a.clock_skew;
+    if snapshot_demo {
+        // The story needs both kinds of snapshot on clocks that disagree.
+        set.entry("snapshot".into()).or_insert_with(|| "both".into());
+        if clock_skew.is_none() && a.clock_offset_ms.is_none() && a.clock_drift_ppm.is_none() {
+            clock_skew = Some("random:200,100".into());
+        }
+    }
+    // The story is the bank's: it runs when no other algorithm was named.
+    let algo = if snapshot_demo && a.algo == registry::DEFAULT_ALGO {
+        "bank".to_string()
+    } else {
+        a.algo
+    };
     Ok(LaunchOptions {
         n,
         topology,
-        algo: a.algo,
+        algo,
         ids,
         initiators: a.initiators,
         heartbeat_ms: a.heartbeat_ms,
@@ -456,6 +510,9 @@ fn launch_options(n: usize, topology: Layout, a: LaunchArgs) -> Result<LaunchOpt
         set,
         quiet: a.quiet,
         chaos: false,
+        clock_offset_ms: a.clock_offset_ms,
+        clock_drift_ppm: a.clock_drift_ppm,
+        clock_skew,
     })
 }
 
@@ -553,6 +610,24 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         }
         Cmd::BenchRelay { listen, next } => {
             coordlab::bench::relay(&listen, &next)?;
+            Ok(0)
+        }
+        Cmd::Cut { dir, at_pt, at_vc } => {
+            use coordlab::check::cut::{report, CutRule};
+            let ms = at_pt.or(at_vc).unwrap_or(0.0);
+            if !ms.is_finite() || ms < 0.0 {
+                return Err(usage(format!(
+                    "--at-pt/--at-vc: {ms} is not a time in ms after the run's start"
+                )));
+            }
+            let us = (ms * 1000.0) as u64;
+            let rule = if at_vc.is_some() {
+                CutRule::Vc(us)
+            } else {
+                CutRule::Pt(us)
+            };
+            let run = coordlab::trace::RunDir::load(&dir).map_err(|e| usage(e.to_string()))?;
+            print!("{}", report(&run, rule).map_err(usage)?);
             Ok(0)
         }
         Cmd::QuorumRisk {

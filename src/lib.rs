@@ -24,6 +24,7 @@
 pub mod algo;
 pub mod bench;
 pub mod check;
+pub mod clock;
 pub mod cluster;
 pub mod engine;
 pub mod error;

@@ -145,6 +145,8 @@ impl<A: Algorithm> Sim<A> {
             node,
             lamport: None,
             pt: None,
+            vc: None,
+            hlc: None,
             event,
         });
     }

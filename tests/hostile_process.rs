@@ -81,6 +81,7 @@ fn seal(key: &Key, from: u64, to: u64, boot: u64, seq: u64, msg: Msg) -> Vec<u8>
         boot,
         seq,
         lamport: 1,
+        stamps: Default::default(),
         msg,
     })
 }

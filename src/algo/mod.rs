@@ -5,6 +5,7 @@
 //! (`crate::node::runtime`).
 
 pub mod compose;
+pub mod clocksync;
 pub mod detector;
 pub mod election;
 pub mod mutex;
@@ -12,6 +13,7 @@ pub mod probe;
 pub mod quorum;
 pub mod registry;
 pub mod ring_repair;
+pub mod snapshot;
 
 use crate::rng::Rng;
 pub use crate::trace::{Event, NodeId};
@@ -80,6 +82,8 @@ pub struct Setup {
     pub seed: u64,
     /// Algorithm-specific options (`--set key=value`).
     pub opts: BTreeMap<String, String>,
+    /// How this node's physical clock disagrees with true time (`--clock-offset-ms`, ...).
+    pub clock: crate::clock::ClockSpec,
     /// What this node persisted (`Context::persist`) before it last stopped, if anything.
     pub durable: Option<Vec<u8>>,
 }
@@ -96,6 +100,7 @@ impl Setup {
             timeout: Duration::from_millis(300),
             seed: me,
             opts: BTreeMap::new(),
+            clock: crate::clock::ClockSpec::default(),
             durable: None,
         }
     }
@@ -129,6 +134,27 @@ pub enum Command<M, T> {
     /// Replace this node's durable state: the driver writes it to stable storage before any
     /// message of the same call leaves, and hands it back in `Setup::durable` after a restart.
     Persist(Vec<u8>),
+    /// Correct this node's physical clock (slewed, or stepped with `--set step=true`); the
+    /// engine records the `clock_adjust` event.
+    AdjustClock(ClockCorrection),
+}
+
+/// A correction of the node's physical clock, with the claim it rests on (checked afterwards
+/// against true time by `coordlab check`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ClockCorrection {
+    /// How far to move the clock from its reading in this handler (`Context::pt`), microseconds.
+    pub offset_us: i64,
+    /// The round trip of the sample the estimate came from, microseconds.
+    pub rtt_us: u64,
+    /// The claimed error bound of the corrected clock against the reference, microseconds.
+    pub bound_us: u64,
+    /// The node whose clock the estimate refers to.
+    pub reference: Option<NodeId>,
+    /// The `seq` of the reference's message the estimate rests on.
+    pub ref_seq: Option<u64>,
+    /// The corrected clock aims at the reference's clock plus this.
+    pub ref_offset_us: i64,
 }
 
 /// The algorithm's view of the world during one handler call.
@@ -139,13 +165,29 @@ pub struct Context<'a, M, T> {
     pub me: NodeId,
     /// Seeded random numbers.
     pub rng: &'a mut Rng,
+    /// This node's own physical clock, microseconds, as read once for this handler call (never
+    /// the host's clock: it has the node's offset, drift and corrections).
+    pub pt: u64,
+    /// The sender's `seq` of the message being handled (0 outside `on_msg`).
+    pub msg_seq: u64,
     out: &'a mut Vec<Command<M, T>>,
 }
 
 impl<'a, M, T> Context<'a, M, T> {
     /// A context that collects commands into `out`.
     pub fn new(now: Duration, me: NodeId, rng: &'a mut Rng, out: &'a mut Vec<Command<M, T>>) -> Self {
-        Context { now, me, rng, out }
+        Context {
+            now,
+            me,
+            rng,
+            pt: 0,
+            msg_seq: 0,
+            out,
+        }
+    }
+    /// Asks the engine to correct this node's physical clock.
+    pub fn adjust_clock(&mut self, c: ClockCorrection) {
+        self.out.push(Command::AdjustClock(c));
     }
     fn push(&mut self, c: Command<M, T>) {
         self.out.push(c);

@@ -5,6 +5,7 @@
 mod bully_best;
 pub mod cases;
 mod claims;
+mod clock;
 mod elections;
 mod flood;
 mod floor;
@@ -50,6 +51,8 @@ pub struct Sections {
     pub flood: bool,
     /// Start-up: launch to exit, first hops, start-up and election time per n, with a plot.
     pub startup: bool,
+    /// Cristian and Berkeley on skewed clocks.
+    pub clocks: bool,
 }
 
 impl Sections {
@@ -61,6 +64,7 @@ impl Sections {
         mutex: true,
         flood: true,
         startup: true,
+        clocks: true,
     };
 
     /// Parses `floor,rings,elections` (any of them, or `all`).
@@ -72,6 +76,7 @@ impl Sections {
             mutex: false,
             flood: false,
             startup: false,
+            clocks: false,
         };
         let mut out = none;
         for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
@@ -83,16 +88,17 @@ impl Sections {
                 "mutex" => out.mutex = true,
                 "flood" => out.flood = true,
                 "startup" => out.startup = true,
+                "clocks" => out.clocks = true,
                 other => {
                     return Err(usage(format!(
-                        "--only: '{other}' is not a section (floor, rings, elections, mutex, flood, startup, all)"
+                        "--only: '{other}' is not a section (floor, rings, elections, mutex, flood, startup, clocks, all)"
                     )))
                 }
             }
         }
         if out == none {
             return Err(usage(
-                "--only: name at least one section (floor, rings, elections, mutex, flood, startup, all)",
+                "--only: name at least one section (floor, rings, elections, mutex, flood, startup, clocks, all)",
             ));
         }
         Ok(out)
@@ -137,6 +143,11 @@ pub fn run(sizes: &[usize], rounds: usize, sections: Sections, seed: u64) -> Res
         println!("n killed, so n-1 alone detects it; counts are the sends after the kill; elect ms: from the kill");
         println!("to n-1's claim, detection (one --timeout-ms) included; the others read COORDINATOR when resumed.");
         println!("yoyo/echo: m edges of the seeded graph; yoyo's YO count depends on the graph (one vote per YO).");
+    }
+    if sections.clocks {
+        println!();
+        println!("== clock sync ({BUILD}, one process per node, loopback, complete mesh, --clock-skew random:200,100)");
+        clock::run_clocks(sizes, seed)?;
     }
     if sections.flood {
         flood::print_flood(BUILD)?;

@@ -9,11 +9,14 @@
 //! [`section`]. The words never recompute a fact. [`sim_run`] feeds a simulation to it.
 
 pub mod beliefs;
+pub mod clock;
+pub mod cut;
 pub mod election;
 pub mod explain;
 pub mod mutex;
 pub mod probe;
 pub mod section;
+pub mod snapshot;
 pub mod storms;
 pub mod summary;
 pub mod suspicion;
@@ -210,6 +213,8 @@ pub fn sim_run<A: crate::algo::Algorithm>(s: &crate::sim::Sim<A>, algo: &str, to
         node,
         lamport: None,
         pt: None,
+        vc: None,
+        hlc: None,
         event,
     };
     let mut faults: Vec<Record> = setups

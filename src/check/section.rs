@@ -60,7 +60,12 @@ pub type Build = fn(&RunDir, &Timeline) -> Option<Arc<dyn Section>>;
 /// The families other than elections (whose section the analysis keeps typed, as
 /// [`Analysis::election`]): one line each, the family's name and its builder. A run gets the
 /// section of its algorithm's family only.
-pub const FAMILIES: &[(&str, Build)] = &[("probe", super::probe::section), ("mutex", super::mutex::section)];
+pub const FAMILIES: &[(&str, Build)] = &[
+    ("probe", super::probe::section),
+    ("mutex", super::mutex::section),
+    ("clock", super::clock::section),
+    ("snapshot", super::snapshot::section),
+];
 
 /// Follows one family's goal live, fed each trace record as the launcher reads it.
 pub trait Progress: Debug + Send {

@@ -18,6 +18,8 @@ fn rec(t_ms: u64, node: NodeId, event: Event) -> Record {
         node: Some(node),
         lamport: None,
         pt: None,
+        vc: None,
+        hlc: None,
         event,
     }
 }
@@ -109,6 +111,8 @@ impl Run {
             node: None,
             lamport: None,
             pt: None,
+            vc: None,
+            hlc: None,
             event: Event::Shutdown {},
         });
         self
@@ -539,6 +543,8 @@ fn a_simulated_chang_roberts_run_with_a_paused_leader() {
         node,
         lamport: None,
         pt: None,
+        vc: None,
+        hlc: None,
         event,
     };
     let mut faults: Vec<Record> = ids

@@ -63,6 +63,8 @@ pub enum Goal {
     Mutex(Box<super::mutex_goal::MutexGoal>),
     /// The chaos soak: random faults for `--duration`, then the soak's criteria.
     Chaos(Box<Chaos>),
+    /// `--demo snapshot`.
+    Snapshot(super::snapshot_demo::SnapshotDemo),
 }
 
 /// How long to wait for an election before calling it failed: generous, since a wait that is
@@ -75,6 +77,9 @@ impl Goal {
     /// The goal of `plan`, its clock starting at `t0` (when the nodes begin).
     pub fn new(plan: &Plan, timeout: Duration, t0: Instant) -> Self {
         let n = plan.nodes.len();
+        if plan.snapshot_demo {
+            return Goal::Snapshot(super::snapshot_demo::SnapshotDemo::new(t0));
+        }
         if let Some(g) = super::mutex_goal::MutexGoal::new(plan, timeout, t0) {
             return Goal::Mutex(Box::new(g));
         }
@@ -142,6 +147,7 @@ impl Goal {
             Goal::Demo(demo) => demo.step(fleet, now),
             Goal::Mutex(g) => g.step(fleet, now),
             Goal::Chaos(chaos) => chaos.step(fleet, now),
+            Goal::Snapshot(demo) => demo.step(now),
         }
     }
 
@@ -161,6 +167,7 @@ impl Goal {
                 lines.push(format!("chaos: {}", if failed { "FAILED" } else { "passed" }));
                 (lines, failed)
             }
+            Goal::Snapshot(demo) => (demo.conclude(&analysis.dir), false),
             _ => (Vec::new(), false),
         }
     }
@@ -173,6 +180,7 @@ impl Goal {
             Goal::Demo(demo) => Ending::failed(format!("demo stopped ({why}) {}", demo.where_now())),
             Goal::Mutex(_) => Ending::failed(format!("stopped ({why}) before the run's goal")),
             Goal::Chaos(_) => Ending::failed(format!("chaos stopped ({why}) before its duration")),
+            Goal::Snapshot(_) => Ending::failed(format!("demo snapshot stopped ({why}) before its end")),
         }
     }
 }

@@ -37,6 +37,7 @@ mod prompt;
 mod rundir;
 mod signals;
 mod sockets;
+mod snapshot_demo;
 mod spawn;
 mod watch;
 
@@ -113,6 +114,12 @@ pub struct LaunchOptions {
     pub quiet: bool,
     /// `coordlab chaos`: inject random faults for `duration`, then judge the soak.
     pub chaos: bool,
+    /// `--clock-offset-ms ID:MS,...`: nodes whose clocks start off true time.
+    pub clock_offset_ms: Option<String>,
+    /// `--clock-drift-ppm ID:PPM,...`: nodes whose clocks run fast or slow.
+    pub clock_drift_ppm: Option<String>,
+    /// `--clock-skew random:MAXMS,MAXPPM`: every clock off and drifting at random (from the seed).
+    pub clock_skew: Option<String>,
 }
 
 /// Runs a launch; returns the process exit status.

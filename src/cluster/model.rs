@@ -197,6 +197,8 @@ mod tests {
             node: Some(5),
             lamport: Some(t),
             pt: None,
+            vc: None,
+            hlc: None,
             event,
         }
     }

@@ -97,6 +97,8 @@ impl Fleet {
             node,
             lamport: None,
             pt: None,
+            vc: None,
+            hlc: None,
             event,
         };
         if let Err(e) = self.faults.write(&rec).and_then(|_| self.faults.flush()) {

@@ -48,6 +48,10 @@ const DEMOS: &[(&str, DemoKind)] = &[
     ("split-brain", DemoKind::SplitBrain),
 ];
 
+/// `--demo snapshot`: a bank on skewed clocks, Chandy-Lamport snapshots right, clock ones wrong
+/// (told by `snapshot_demo`, not by the election stories' runner).
+pub const SNAPSHOT_DEMO: &str = "snapshot";
+
 /// The mutual-exclusion stories `--demo` knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MutexDemo {
@@ -94,6 +98,10 @@ pub struct Plan {
     pub duration: Option<Duration>,
     /// `--demo`.
     pub demo: Option<DemoKind>,
+    /// `--demo snapshot`.
+    pub snapshot_demo: bool,
+    /// Every node's physical clock (`--clock-offset-ms`, `--clock-drift-ppm`, `--clock-skew`).
+    pub clocks: BTreeMap<u64, crate::clock::ClockSpec>,
     /// `--until done` (mutual exclusion: every request served).
     pub until_done: bool,
     /// A mutual-exclusion `--demo`.
@@ -112,6 +120,7 @@ impl Plan {
         s.timeout = Duration::from_millis(opts.timeout_ms);
         s.seed = opts.seed;
         s.opts = self.set.clone();
+        s.clock = self.clocks.get(&node.id).copied().unwrap_or_default();
         s
     }
 }
@@ -177,6 +186,7 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
             )))
         }
     };
+    let snapshot_demo = opts.demo.as_deref() == Some(SNAPSHOT_DEMO);
     if mutex && ids.contains(&crate::algo::mutex::RESOURCE_ID) {
         return Err(usage(format!(
             "--ids: id {} is the shared resource's; give the nodes other ids",
@@ -201,10 +211,12 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
     let demo = match opts.demo.as_deref() {
         _ if mutex_demo.is_some() => None,
         None => None,
+        Some(SNAPSHOT_DEMO) => None,
         Some(name) => match DEMOS.iter().find(|(d, _)| *d == name) {
             Some(&(_, kind)) => Some(kind),
             None => {
                 let mut known: Vec<&str> = DEMOS.iter().map(|(d, _)| *d).collect();
+                known.push(SNAPSHOT_DEMO);
                 known.extend(MUTEX_DEMOS.iter().map(|m| m.0));
                 return Err(usage(format!(
                     "--demo: unknown story '{name}' (known: {})",
@@ -229,7 +241,14 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
             "chaos runs for --duration SECS; it cannot be combined with --demo or --until",
         ));
     }
-    if (demo.is_some() || mutex_demo.is_some()) && (until_elected || until_done || duration.is_some()) {
+    if snapshot_demo && opts.algo != "bank" {
+        return Err(usage(format!(
+            "--demo snapshot runs the bank (--algo bank), not {}",
+            opts.algo
+        )));
+    }
+    if (demo.is_some() || mutex_demo.is_some() || snapshot_demo) && (until_elected || until_done || duration.is_some())
+    {
         return Err(usage(
             "--demo runs its own story; it cannot be combined with --until or --duration",
         ));
@@ -245,6 +264,14 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
             nb
         }
     };
+    let clocks = crate::clock::skew::plan_clocks(
+        &ids,
+        opts.clock_offset_ms.as_deref(),
+        opts.clock_drift_ppm.as_deref(),
+        opts.clock_skew.as_deref(),
+        opts.seed,
+    )
+    .map_err(usage)?;
     if graph.is_some() && entry.key(MESH_KEY).is_some() {
         set.insert(MESH_KEY.into(), "true".into());
     }
@@ -272,6 +299,8 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
         until_elected,
         duration,
         demo,
+        snapshot_demo,
+        clocks,
         until_done,
         mutex_demo,
         chaos: opts.chaos.then_some(opts.seed),
@@ -356,6 +385,9 @@ mod tests {
             key: None,
             demo: None,
             set: BTreeMap::new(),
+            clock_offset_ms: None,
+            clock_drift_ppm: None,
+            clock_skew: None,
         }
     }
 
@@ -473,7 +505,7 @@ mod tests {
         o.set.insert("loss".into(), "0.2".into());
         assert_eq!(
             err(o),
-            "unknown key loss for chang-roberts; it takes: majority, weights"
+            "unknown key loss for chang-roberts; it takes: max_slew_ppm, step, vc, majority, weights"
         );
     }
 }

@@ -26,6 +26,7 @@ pub struct NodeArgs {
     seed: u64,
     log_dir: PathBuf,
     set: Vec<String>,
+    clocks: std::collections::BTreeMap<u64, crate::clock::ClockSpec>,
     key: PathBuf,
 }
 
@@ -47,6 +48,7 @@ impl NodeArgs {
             seed: opts.seed,
             log_dir: log_dir.to_path_buf(),
             set: plan.set.iter().map(|(k, v)| format!("{k}={v}")).collect(),
+            clocks: plan.clocks.clone(),
             key: std::path::absolute(key)?,
         })
     }
@@ -127,6 +129,14 @@ impl NodeArgs {
         inherit(&mut cmd, fd, go);
         for kv in &self.set {
             cmd.args(["--set", kv]);
+        }
+        if let Some(c) = self
+            .clocks
+            .get(&node.id)
+            .filter(|c| **c != crate::clock::ClockSpec::default())
+        {
+            cmd.args(["--clock-offset-us", &c.offset_us.to_string()])
+                .args(["--clock-drift-ppm", &c.drift_ppm.to_string()]);
         }
         self.start(cmd, node, socket, group)
     }

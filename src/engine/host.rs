@@ -6,8 +6,9 @@ use super::drops::Drops;
 use super::key::Key;
 use super::replay::ReplayWindow;
 use super::timers::Timers;
-use crate::algo::{Algorithm, Command, Context, Message, Setup};
-use crate::engine::wire::{Envelope, Sealer, WireError};
+use crate::algo::{Algorithm, ClockCorrection, Command, Context, Message, Setup};
+use crate::clock::{ClockOptions, Hlc, PhysicalClock, VectorClock};
+use crate::engine::wire::{Envelope, Sealer, Stamps, WireError};
 use crate::rng::Rng;
 use crate::trace::{Event, NodeId, Record};
 use std::collections::BTreeMap;
@@ -65,6 +66,11 @@ pub struct Host<A: Algorithm> {
     outbox: Vec<Outgoing>,
     records: Vec<Record>,
     cmds: Vec<Command<A::Msg, A::Timer>>,
+    clock: PhysicalClock,
+    step: bool,
+    vc: Option<VectorClock>,
+    hlc: Hlc,
+    msg_seq: u64,
     persisted: Option<Vec<u8>>,
 }
 
@@ -93,8 +99,19 @@ impl<A: Algorithm> Host<A> {
             outbox: Vec::new(),
             records: Vec::new(),
             cmds: Vec::new(),
+            // The launcher and the node check the options first (registry::check_setup).
+            clock: PhysicalClock::new(setup.clock, clock_opts(setup).max_slew_ppm),
+            step: clock_opts(setup).step,
+            vc: clock_opts(setup).vc.then(VectorClock::default),
+            hlc: Hlc::default(),
+            msg_seq: 0,
             persisted: None,
         }
+    }
+
+    /// This node's physical clock (read it in tests; it advances only through the host).
+    pub fn clock(&self) -> &PhysicalClock {
+        &self.clock
     }
 
     /// This node's id.
@@ -154,6 +171,12 @@ impl<A: Algorithm> Host<A> {
         let from = env.from;
         self.counters.received += 1;
         self.lamport = self.lamport.max(env.lamport) + 1;
+        if let Some(vc) = &mut self.vc {
+            vc.recv(self.me, &VectorClock::from_pairs(env.stamps.vc.iter().copied()));
+        }
+        let pt = self.clock.read(now.wall_us);
+        let (l, c) = env.stamps.hlc;
+        self.hlc.recv(Hlc { l, c }, pt);
         let ev = Event::Recv {
             from,
             msg: env.msg.name().to_string(),
@@ -162,7 +185,9 @@ impl<A: Algorithm> Host<A> {
             brief: env.msg.brief(),
         };
         self.stamp(now, ev);
+        self.msg_seq = env.seq;
         self.with_cx(now, |a, cx| a.on_msg(cx, from, env.msg));
+        self.msg_seq = 0;
     }
 
     /// Counts a refused datagram; its class's `drop` record is written when the interval ends.
@@ -240,24 +265,57 @@ impl<A: Algorithm> Host<A> {
             self.counters.ignored += 1;
         }
         self.lamport += 1;
+        self.tick_clocks(now);
         self.stamp(now, event);
     }
 
-    /// Records `event` with the Lamport clock as it now stands.
+    /// A local event or a send: the vector and hybrid clocks advance.
+    fn tick_clocks(&mut self, now: Now) {
+        if let Some(vc) = &mut self.vc {
+            vc.tick(self.me);
+        }
+        let pt = self.clock.read(now.wall_us);
+        self.hlc.tick(pt);
+    }
+
+    /// Records `event` with the clocks as they now stand.
     fn stamp(&mut self, now: Now, event: Event) {
         self.records.push(Record {
             t: now.wall_us,
             node: Some(self.me),
             lamport: Some(self.lamport),
-            pt: None,
+            pt: Some(self.clock.read(now.wall_us)),
+            vc: self.vc.as_ref().map(|v| v.0.clone()),
+            hlc: Some((self.hlc.l, self.hlc.c)),
             event,
         });
+    }
+
+    /// Records the correction, then slews (or steps) the clock.
+    fn adjust_clock(&mut self, now: Now, c: ClockCorrection) {
+        let ev = Event::ClockAdjust {
+            offset_us: c.offset_us,
+            rtt_us: c.rtt_us,
+            bound_us: c.bound_us,
+            reference: c.reference,
+            ref_seq: c.ref_seq,
+            ref_offset_us: c.ref_offset_us,
+            step: self.step,
+        };
+        self.push_record(now, ev);
+        if self.step {
+            self.clock.step(now.wall_us, c.offset_us);
+        } else {
+            self.clock.slew(c.offset_us);
+        }
     }
 
     fn with_cx(&mut self, now: Now, f: impl FnOnce(&mut A, &mut Context<'_, A::Msg, A::Timer>)) {
         let mut cmds = std::mem::take(&mut self.cmds);
         {
             let mut cx = Context::new(now.mono, self.me, &mut self.rng, &mut cmds);
+            cx.pt = self.clock.read(now.wall_us);
+            cx.msg_seq = self.msg_seq;
             f(&mut self.algo, &mut cx);
         }
         for cmd in cmds.drain(..) {
@@ -265,6 +323,7 @@ impl<A: Algorithm> Host<A> {
                 Command::Send(to, msg) => {
                     self.lamport += 1;
                     self.seq += 1;
+                    self.tick_clocks(now);
                     let name = msg.name();
                     let brief = msg.brief();
                     let env = Envelope {
@@ -273,6 +332,10 @@ impl<A: Algorithm> Host<A> {
                         boot: self.boot,
                         seq: self.seq,
                         lamport: self.lamport,
+                        stamps: Stamps {
+                            vc: self.vc.as_ref().map(VectorClock::pairs).unwrap_or_default(),
+                            hlc: (self.hlc.l, self.hlc.c),
+                        },
                         msg,
                     };
                     let bytes = self.sealer.seal(&env);
@@ -297,11 +360,21 @@ impl<A: Algorithm> Host<A> {
                     }
                     self.push_record(now, ev)
                 }
+                Command::AdjustClock(c) => self.adjust_clock(now, c),
                 Command::Persist(bytes) => self.persisted = Some(bytes),
             }
         }
         self.cmds = cmds;
     }
+}
+
+/// The clock options of `setup`, defaults where a value is bad (the node refused it earlier).
+fn clock_opts(setup: &Setup) -> ClockOptions {
+    ClockOptions::from_setup(setup).unwrap_or(ClockOptions {
+        max_slew_ppm: crate::clock::physical::DEFAULT_MAX_SLEW_PPM,
+        step: false,
+        vc: false,
+    })
 }
 
 #[cfg(test)]
@@ -348,6 +421,7 @@ mod tests {
             boot,
             seq,
             lamport: 40,
+            stamps: Stamps::default(),
             msg,
         })
     }

@@ -44,8 +44,21 @@ pub struct Envelope<M> {
     pub seq: u64,
     /// The sender's Lamport clock at the send.
     pub lamport: u64,
+    /// The sender's vector and hybrid clocks at the send (empty vector when vector clocks are off).
+    pub stamps: Stamps,
     /// The algorithm's message.
     pub msg: M,
+}
+
+/// The clocks a datagram piggybacks besides the Lamport clock: the sender's vector clock as
+/// `(node, count)` pairs (zeros left out, so a vector costs only the nodes it has heard of) and
+/// its hybrid logical clock `(l, c)`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Stamps {
+    /// The vector clock, sparse.
+    pub vc: Vec<(NodeId, u64)>,
+    /// The hybrid logical clock: physical part (microseconds) and counter.
+    pub hlc: (u64, u32),
 }
 
 /// The fixed header, read before anything is verified.
@@ -178,7 +191,7 @@ impl Sealer {
             out.extend_from_slice(&x.to_le_bytes());
         }
         // Encoding into a Vec fails only past the size limit, which no message of ours reaches.
-        let body = bincode::serde::encode_to_vec((env.lamport, &env.msg), CONFIG).unwrap_or_default();
+        let body = bincode::serde::encode_to_vec((env.lamport, &env.stamps, &env.msg), CONFIG).unwrap_or_default();
         out.extend_from_slice(&body);
         let mac = self.mac(&out);
         out.extend_from_slice(mac.as_bytes());
@@ -225,7 +238,7 @@ impl Sealer {
     /// Decodes the body of a verified datagram with header `h`.
     pub fn body<M: DeserializeOwned>(h: &Header, bytes: &[u8]) -> Result<Envelope<M>, WireError> {
         let body = &bytes[HEADER_LEN..bytes.len() - MAC_LEN];
-        let ((lamport, msg), used): ((u64, M), usize) =
+        let ((lamport, stamps, msg), used): ((u64, Stamps, M), usize) =
             bincode::serde::decode_from_slice(body, CONFIG).map_err(|e| WireError::Malformed(e.to_string()))?;
         if used != body.len() {
             return Err(WireError::Malformed(format!("{} trailing bytes", body.len() - used)));
@@ -236,6 +249,7 @@ impl Sealer {
             boot: h.boot,
             seq: h.seq,
             lamport,
+            stamps,
             msg,
         })
     }
@@ -266,6 +280,10 @@ mod tests {
             boot: 77,
             seq: 2,
             lamport: 9,
+            stamps: Stamps {
+                vc: vec![(1, 2), (3, 4)],
+                hlc: (5, 6),
+            },
             msg,
         }
     }

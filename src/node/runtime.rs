@@ -309,11 +309,14 @@ impl<A: Algorithm> Process<A> {
 
     /// Reads and handles at most [`BUDGET`] datagrams; true if the socket may hold more.
     fn read_socket(&mut self, buf: &mut [u8]) -> bool {
-        // One clock reading per batch: a batch takes well under a millisecond.
-        let now = self.now();
         for _ in 0..BUDGET {
             match self.socket.recv_from(buf) {
                 Ok((len, src)) => {
+                    // One clock reading per datagram (two vDSO calls, tens of nanoseconds): a
+                    // reply handled in the same batch as its request was sent would otherwise
+                    // show a round trip of zero, and its events the batch's stale true time,
+                    // which the clock checker and Cristian's bound cannot tolerate.
+                    let now = self.now();
                     let from = self.by_addr.get(&src).copied();
                     // A longer datagram than the buffer arrives truncated and is still refused
                     // as too large (or as short), never misread.

@@ -25,6 +25,12 @@ pub struct Record {
     /// The node's simulated physical clock, when it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pt: Option<u64>,
+    /// The node's vector clock after the event, when vector clocks are on (`{"<id>": count}`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vc: Option<BTreeMap<NodeId, u64>>,
+    /// The node's hybrid logical clock after the event, `[l, c]` (l in microseconds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hlc: Option<(u64, u32)>,
     /// The event kind and its fields (`ev` and the rest).
     #[serde(flatten)]
     pub event: Event,
@@ -114,8 +120,35 @@ pub enum Event {
     },
     /// Left the critical section.
     CsExit { req: u64 },
-    /// Physical clock corrected.
-    ClockAdjust { offset_us: i64, rtt_us: u64, bound_us: u64 },
+    /// Physical clock corrected: the clock, as it read at this event, is to move by `offset_us`.
+    ClockAdjust {
+        offset_us: i64,
+        rtt_us: u64,
+        bound_us: u64,
+        /// The node whose clock the estimate refers to (Cristian's server, Berkeley's master).
+        #[serde(default, rename = "ref", skip_serializing_if = "Option::is_none")]
+        reference: Option<NodeId>,
+        /// The `seq` of the reference's message the estimate rests on (its `send` event's `pt`
+        /// is the reference's clock at the send).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ref_seq: Option<u64>,
+        /// What the corrected clock aims at: the reference's clock plus this (Berkeley's average).
+        #[serde(default, skip_serializing_if = "is_zero")]
+        ref_offset_us: i64,
+        /// Applied at once (`--set step=true`) rather than slewed.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        step: bool,
+    },
+    /// A node's part of a recorded global state (bank): its balance and the money it counted
+    /// in its incoming channels. `method`: `initial` (snap 0, the starting balance),
+    /// `chandy-lamport` (snap: the initiator's count) or `clock` (snap: the physical-clock time
+    /// of the recording, in ms).
+    Snapshot {
+        snap: u64,
+        method: String,
+        balance: u64,
+        in_flight: u64,
+    },
     /// Clean shutdown, with counters.
     Stop {
         sent: u64,
@@ -176,6 +209,10 @@ pub enum Event {
     Other,
 }
 
+fn is_zero(v: &i64) -> bool {
+    *v == 0
+}
+
 impl Event {
     /// The `ev` name of this event, as written in the trace.
     pub fn kind(&self) -> &'static str {
@@ -195,6 +232,7 @@ impl Event {
             Event::CsEnter { .. } => "cs_enter",
             Event::CsExit { .. } => "cs_exit",
             Event::ClockAdjust { .. } => "clock_adjust",
+            Event::Snapshot { .. } => "snapshot",
             Event::Stop { .. } => "stop",
             Event::Spawn { .. } => "spawn",
             Event::Pause { .. } => "pause",
@@ -268,9 +306,16 @@ impl Event {
                 offset_us,
                 rtt_us,
                 bound_us,
+                ..
             } => {
                 format!("clock adjusted by {offset_us} us (rtt {rtt_us} us, error bound {bound_us} us)")
             }
+            Event::Snapshot {
+                snap,
+                method,
+                balance,
+                in_flight,
+            } => format!("{method} snapshot {snap}: balance {balance}, {in_flight} in incoming channels"),
             Event::Stop {
                 sent,
                 received,

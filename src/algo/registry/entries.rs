@@ -3,6 +3,7 @@
 
 use super::keys::{Key, Kind, SetBy};
 use super::{Bench, Entry, Family, Fit, Runner};
+use crate::algo::clocksync::{berkeley::Berkeley, cristian::Cristian};
 use crate::algo::election::anon_ring::AnonRing;
 use crate::algo::election::bully::Bully;
 use crate::algo::election::ring_list::RingList;
@@ -13,6 +14,7 @@ use crate::algo::mutex::{
     token_ring::TokenRing, Mutex,
 };
 use crate::algo::probe::RingProbe;
+use crate::algo::snapshot::bank::Bank;
 use crate::algo::Setup;
 use crate::bench::{cases, mutex_formulas};
 
@@ -22,9 +24,110 @@ use crate::bench::{cases, mutex_formulas};
 pub const ENGINE: Family = Family {
     name: "engine",
     summary: "the host around every algorithm",
+    keys: &[
+        Key {
+            name: "max_slew_ppm",
+            kind: Kind::Float {
+                min: 1.0,
+                max: 999_999.0,
+            },
+            default: "100000",
+            help: "the fastest a clock correction is slewed in, ppm of the clock's rate (NTP: 500)",
+            set_by: SetBy::User,
+        },
+        Key {
+            name: "step",
+            kind: Kind::Bool,
+            default: "false",
+            help: "apply clock corrections at once instead of slewing (a clock may then run backwards)",
+            set_by: SetBy::User,
+        },
+        Key {
+            name: "vc",
+            kind: Kind::Bool,
+            default: "true",
+            help: "stamp vector clocks on every datagram and event (default: true up to 64 nodes, false above)",
+            set_by: SetBy::User,
+        },
+    ],
+    check: Some(engine_clock),
+};
+
+/// The engine's clock options, in their own words.
+fn engine_clock(setup: &Setup) -> Result<(), String> {
+    crate::clock::ClockOptions::from_setup(setup).map(|_| ())
+}
+
+/// Clock synchronisation: the options Cristian and Berkeley share.
+pub const CLOCK: Family = Family {
+    name: "clock",
+    summary: "clock synchronisation: reads the node's own physical clock, asks the engine to slew it",
+    keys: &[
+        Key {
+            name: "server",
+            kind: Kind::Int { min: 0, max: u64::MAX },
+            default: "1",
+            help: "Cristian's time server, Berkeley's master (default: the smallest id, 1 unless --ids says otherwise)",
+            set_by: SetBy::User,
+        },
+        Key {
+            name: "period_ms",
+            kind: Kind::Int {
+                min: 10,
+                max: 1_000_000_000,
+            },
+            default: "1000",
+            help: "how often a round starts",
+            set_by: SetBy::User,
+        },
+        Key {
+            name: "samples",
+            kind: Kind::Int { min: 1, max: 1000 },
+            default: "4",
+            help: "samples per round (per node); the smallest round trip is kept",
+            set_by: SetBy::User,
+        },
+        Key {
+            name: "min_delay_us",
+            kind: Kind::Int {
+                min: 0,
+                max: 1_000_000_000,
+            },
+            default: "0",
+            help: "the smallest one-way delay: the bound claimed is RTT/2 minus it",
+            set_by: SetBy::User,
+        },
+        Key {
+            name: "outlier_ms",
+            kind: Kind::Int {
+                min: 1,
+                max: 1_000_000_000,
+            },
+            default: "500",
+            help: "Berkeley: clocks farther than this from the median are left out of the average",
+            set_by: SetBy::User,
+        },
+    ],
+    check: Some(sync_options),
+};
+
+/// The clock family's options, in their own words.
+fn sync_options(setup: &Setup) -> Result<(), String> {
+    crate::algo::clocksync::SyncOptions::from_setup(setup).map(|_| ())
+}
+
+/// Global snapshots of a bank.
+pub const SNAPSHOT: Family = Family {
+    name: "snapshot",
+    summary: "a bank whose global states are recorded (Chandy-Lamport markers, or physical-clock time)",
     keys: &[],
     check: None,
 };
+
+/// The bank's options, in their own words.
+fn bank_options(setup: &Setup) -> Result<(), String> {
+    crate::algo::snapshot::bank::BankOptions::from_setup(setup).map(|_| ())
+}
 
 /// Leader election, inside the [`Leadership`] wrapper (terms, heartbeats, ring repair, majority).
 pub const ELECTION: Family = Family {
@@ -335,6 +438,82 @@ registry! {
         check: None,
         bench: Bench::Mutex(mutex_formulas::maekawa),
     } => Mutex::<Maekawa>::new;
+
+    /// Cristian's clock synchronisation.
+    CRISTIAN = Entry {
+        name: "cristian",
+        family: &CLOCK,
+        summary: "Cristian's clock sync: clients ask a time server, keep the smallest-RTT sample, slew to T + RTT/2",
+        runs_on: Fit::Complete,
+        keys: &[],
+        check: None,
+        bench: Bench::None,
+    } => Cristian::new;
+
+    /// Berkeley clock synchronisation.
+    BERKELEY = Entry {
+        name: "berkeley",
+        family: &CLOCK,
+        summary: "Berkeley clock sync: a master polls every clock, averages leaving out outliers, sends each a delta",
+        runs_on: Fit::Complete,
+        keys: &[],
+        check: None,
+        bench: Bench::None,
+    } => Berkeley::new;
+
+    /// The bank and its snapshots.
+    BANK = Entry {
+        name: "bank",
+        family: &SNAPSHOT,
+        summary: "accounts sending money to neighbours over reliable FIFO channels; snapshots of the whole",
+        runs_on: Fit::AnyGraph,
+        keys: &[
+            Key {
+                name: "snapshot",
+                kind: Kind::Choice(&["none", "chandy-lamport", "clock", "both"]),
+                default: "none",
+                help: "how global states are recorded: Chandy-Lamport markers, each node at a clock time, or both",
+                set_by: SetBy::User,
+            },
+            Key {
+                name: "snapshot_ms",
+                kind: Kind::Int { min: 10, max: 1_000_000_000 },
+                default: "1000",
+                help: "how often a snapshot is taken",
+                set_by: SetBy::User,
+            },
+            Key {
+                name: "balance",
+                kind: Kind::Int { min: 0, max: 1_000_000_000 },
+                default: "1000",
+                help: "every account's starting balance",
+                set_by: SetBy::User,
+            },
+            Key {
+                name: "transfer_ms",
+                kind: Kind::Int { min: 1, max: 1_000_000_000 },
+                default: "20",
+                help: "mean time between one node's transfers",
+                set_by: SetBy::User,
+            },
+            Key {
+                name: "retransmit_ms",
+                kind: Kind::Int { min: 1, max: 1_000_000_000 },
+                default: "100",
+                help: "how often unacknowledged channel items are sent again",
+                set_by: SetBy::User,
+            },
+            Key {
+                name: "settle_ms",
+                kind: Kind::Int { min: 1, max: 1_000_000_000 },
+                default: "500",
+                help: "how long a clock snapshot counts transfers sent before it",
+                set_by: SetBy::User,
+            },
+        ],
+        check: Some(bank_options),
+        bench: Bench::None,
+    } => Bank::new;
 
     /// The benchmark's ring probe.
     RING_PROBE = Entry {

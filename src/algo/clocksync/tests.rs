@@ -1,0 +1,197 @@
+//! Simulator tests of Cristian and Berkeley, judged by the checker's own clock section.
+
+use super::berkeley::Berkeley;
+use super::cristian::Cristian;
+use crate::algo::{NodeId, Setup};
+use crate::check::clock::{analyse_records, ClockFacts};
+use crate::clock::ClockSpec;
+use crate::rng::Rng;
+use crate::sim::{NetConfig, Sim};
+use std::time::Duration;
+
+/// Setups of a complete graph whose clocks are off by up to `max_ms` (all ahead of true time,
+/// so that simulated time starting at zero never makes a clock negative) and drift up to
+/// `max_ppm` either way.
+fn skewed(n: u64, max_ms: u64, max_ppm: u64, seed: u64) -> Vec<Setup> {
+    let ids: Vec<NodeId> = (1..=n).collect();
+    let mut rng = Rng::new(seed);
+    ids.iter()
+        .map(|&me| {
+            let mut s = Setup::new(me, ids.clone(), ids.iter().copied().filter(|&x| x != me).collect());
+            s.clock = ClockSpec {
+                offset_us: rng.range(0, max_ms * 1000 + 1) as i64,
+                drift_ppm: rng.range(0, 2 * max_ppm + 1) as f64 - max_ppm as f64,
+            };
+            s
+        })
+        .collect()
+}
+
+fn jittery(seed: u64) -> NetConfig {
+    NetConfig {
+        seed,
+        min_delay: Duration::from_micros(200),
+        max_delay: Duration::from_millis(15),
+        ..NetConfig::default()
+    }
+}
+
+fn assert_sound(f: &ClockFacts) {
+    assert!(!f.claims.is_empty(), "no claim was made");
+    for c in &f.claims {
+        assert!(c.holds(), "claim broken: {c:?}");
+    }
+    assert_eq!(f.unverifiable, 0);
+    assert!(f.backwards.is_empty(), "a clock ran backwards: {:?}", f.backwards);
+}
+
+#[test]
+fn cristian_keeps_its_bound_under_random_delays_and_converges() {
+    for seed in 1..=5 {
+        let mut s = Sim::new(jittery(seed), skewed(8, 200, 100, seed), Cristian::new);
+        s.run_for(Duration::from_secs(8));
+        let f = analyse_records(&s.trace);
+        assert_sound(&f);
+        assert!(f.spread_before_us() > 50_000, "seed {seed}: {}", f.spread_before_us());
+        // Each client ends within its last bound (<= 7.5 ms here) of the server.
+        let server = f.nodes[&1].last_us;
+        for (id, n) in &f.nodes {
+            assert!(
+                (n.last_us - server).abs() < 8_000,
+                "seed {seed} node {id}: {n:?} vs {server}"
+            );
+        }
+        // Two messages per sample, four samples per round, a round per second per client.
+        let req = s.sent("TIME_REQUEST");
+        assert_eq!(req, s.sent("TIME_REPLY"));
+        assert!((7 * 4 * 7..=7 * 4 * 9).contains(&req), "{req}");
+    }
+}
+
+#[test]
+fn cristian_bound_is_rtt_over_two_less_the_minimum_delay() {
+    let mut setups = skewed(3, 100, 0, 3);
+    for s in &mut setups {
+        s.opts.insert("min_delay_us".into(), "200".into());
+        s.opts.insert("samples".into(), "1".into());
+    }
+    let net = NetConfig {
+        seed: 3,
+        min_delay: Duration::from_micros(200),
+        max_delay: Duration::from_micros(200),
+        ..NetConfig::default()
+    };
+    let mut s = Sim::new(net, setups, Cristian::new);
+    s.run_for(Duration::from_secs(3));
+    let f = analyse_records(&s.trace);
+    assert_sound(&f);
+    // A fixed 200 us each way: RTT 400 us, bound 0, and the estimate is exact.
+    for c in &f.claims {
+        assert_eq!(c.bound_us, 0);
+        assert!(c.error_us.abs() <= 1, "{c:?}");
+    }
+}
+
+#[test]
+fn berkeley_converges_to_the_average_and_keeps_its_bounds() {
+    for seed in 1..=5 {
+        let mut s = Sim::new(jittery(seed), skewed(8, 200, 100, seed), Berkeley::new);
+        s.run_for(Duration::from_secs(6));
+        let f = analyse_records(&s.trace);
+        assert_sound(&f);
+        assert!(f.spread_after_us() < 10_000, "seed {seed}: {}", f.spread_after_us());
+        assert!(f.spread_after_us() * 10 < f.spread_before_us());
+        assert!(s.node(1).left_out.is_empty());
+        // Per round: n-1 nodes x (4 POLL + 4 CLOCK + 1 ADJUST).
+        assert_eq!(s.sent("ADJUST") * 4, s.sent("POLL"), "seed {seed}");
+    }
+}
+
+#[test]
+fn berkeley_leaves_a_wild_clock_out_of_the_average() {
+    let mut setups = skewed(6, 50, 50, 9);
+    setups[3].clock.offset_us = 10_000_000;
+    let mut s = Sim::new(jittery(9), setups, Berkeley::new);
+    s.run_for(Duration::from_millis(1500));
+    assert_eq!(s.node(1).left_out, vec![4]);
+    let f = analyse_records(&s.trace);
+    assert_sound(&f);
+    // The others agree among themselves; the average was not dragged 10 s / 6 forward.
+    let others: Vec<i64> = f
+        .nodes
+        .iter()
+        .filter(|(&id, _)| id != 4)
+        .map(|(_, n)| n.last_us)
+        .collect();
+    let (lo, hi) = (others.iter().min().unwrap(), others.iter().max().unwrap());
+    assert!(hi - lo < 10_000, "{others:?}");
+    assert!(*hi < 100_000, "{others:?}");
+    // The wild clock is being slewed towards them, never stepped back.
+    assert!(f.nodes[&4].last_us < f.nodes[&4].first_us);
+}
+
+#[test]
+fn stepping_is_allowed_to_go_back_and_says_so() {
+    let mut setups = skewed(3, 200, 0, 4);
+    for s in &mut setups {
+        s.opts.insert("step".into(), "true".into());
+    }
+    setups[0].clock.offset_us = 0;
+    setups[1].clock.offset_us = 150_000;
+    let mut s = Sim::new(jittery(4), setups, Cristian::new);
+    s.run_for(Duration::from_secs(2));
+    let f = analyse_records(&s.trace);
+    assert!(
+        f.backwards
+            .iter()
+            .any(|b| b.node == 2 && b.stepped && b.by_us > 100_000),
+        "{:?} {:?}",
+        f.backwards,
+        s.events("clock_adjust")
+    );
+    assert_eq!(f.violations(), 0);
+    assert!(f.spread_after_us() < 8_000);
+}
+
+#[test]
+fn hybrid_clocks_stay_at_or_ahead_of_physical_time_within_the_skew() {
+    let mut s = Sim::new(jittery(5), skewed(6, 200, 100, 5), Cristian::new);
+    s.run_for(Duration::from_secs(3));
+    let specs = skewed(6, 200, 100, 5);
+    let max_off = specs.iter().map(|x| x.clock.offset_us).max().unwrap();
+    let min_off = specs.iter().map(|x| x.clock.offset_us).min().unwrap();
+    let mut max_c = 0;
+    for r in &s.trace {
+        let (pt, (l, c)) = (r.pt.unwrap(), r.hlc.unwrap());
+        assert!(l >= pt, "{r:?}");
+        // l is some clock's reading of a moment no later than now: at most the largest offset
+        // (plus drift) ahead of this clock.
+        assert!(l - pt <= (max_off - min_off) as u64 + 1_000, "{r:?}");
+        max_c = max_c.max(c);
+    }
+    assert!(max_c < 64, "counter grew to {max_c}");
+    let summary = crate::check::clock::summary(&analyse_records(&s.trace));
+    assert!(summary.contains("no clock ever ran backwards"), "{summary}");
+    assert!(summary.contains("stayed within the error bound"), "{summary}");
+}
+
+#[test]
+fn vector_clocks_order_every_send_before_its_receive() {
+    let mut s = Sim::new(jittery(6), skewed(4, 10, 0, 6), Berkeley::new);
+    s.run_for(Duration::from_millis(300));
+    let vc = |r: &crate::trace::Record| crate::clock::VectorClock(r.vc.clone().unwrap());
+    let mut sends = std::collections::HashMap::new();
+    for r in &s.trace {
+        match &r.event {
+            crate::trace::Event::Send { seq, .. } => {
+                sends.insert((r.node.unwrap(), *seq), vc(r));
+            }
+            crate::trace::Event::Recv { from, seq, .. } => {
+                let sent = &sends[&(*from, *seq)];
+                assert!(sent.before(&vc(r)));
+            }
+            _ => {}
+        }
+    }
+    assert!(!sends.is_empty());
+}
