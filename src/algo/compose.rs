@@ -65,7 +65,11 @@ impl<M, T> Context<'_, M, T> {
     /// it sends, sets, cancels or records comes out here, wrapped by `E`.
     pub fn within<E: Embed<M, T>, R>(&mut self, f: impl FnOnce(&mut Context<'_, E::Msg, E::Timer>) -> R) -> R {
         let mut out = Vec::new();
-        let r = f(&mut Context::new(self.now, self.me, &mut *self.rng, &mut out));
+        let (pt, msg_seq) = (self.pt, self.msg_seq);
+        let mut child = Context::new(self.now, self.me, &mut *self.rng, &mut out);
+        child.pt = pt;
+        child.msg_seq = msg_seq;
+        let r = f(&mut child);
         for c in out {
             self.push(match c {
                 Command::Send(to, m) => Command::Send(to, E::msg(m)),
@@ -73,6 +77,7 @@ impl<M, T> Context<'_, M, T> {
                 Command::CancelTimer(t) => Command::CancelTimer(E::timer(t)),
                 Command::Record(ev) => Command::Record(ev),
                 Command::Persist(b) => Command::Persist(b),
+                Command::AdjustClock(c) => Command::AdjustClock(c),
             });
         }
         r

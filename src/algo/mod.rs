@@ -4,8 +4,8 @@
 //! its [`Context`]. The same code runs in the simulator (`crate::sim`) and as a real process
 //! (`crate::node::runtime`).
 
-pub mod compose;
 pub mod clocksync;
+pub mod compose;
 pub mod detector;
 pub mod election;
 pub mod mutex;

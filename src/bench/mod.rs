@@ -89,11 +89,9 @@ impl Sections {
                 "flood" => out.flood = true,
                 "startup" => out.startup = true,
                 "clocks" => out.clocks = true,
-                other => {
-                    return Err(usage(format!(
-                        "--only: '{other}' is not a section (floor, rings, elections, mutex, flood, startup, clocks, all)"
-                    )))
-                }
+                other => return Err(usage(format!(
+                    "--only: '{other}' is not a section (floor, rings, elections, mutex, flood, startup, clocks, all)"
+                ))),
             }
         }
         if out == none {

@@ -36,8 +36,8 @@ pub mod plan;
 mod prompt;
 mod rundir;
 mod signals;
-mod sockets;
 mod snapshot_demo;
+mod sockets;
 mod spawn;
 mod watch;
 

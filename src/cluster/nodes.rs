@@ -618,6 +618,9 @@ mod tests {
             logs: dir.clone(),
             demo: None,
             set: BTreeMap::new(),
+            clock_offset_ms: None,
+            clock_drift_ppm: None,
+            clock_skew: None,
         };
         let mut plan = plan::plan(&opts).unwrap();
         let socks = sockets::bind_all(&mut plan, 0).unwrap();

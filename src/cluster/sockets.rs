@@ -103,6 +103,8 @@ mod tests {
             until_done: false,
             mutex_demo: None,
             chaos: None,
+            snapshot_demo: false,
+            clocks: BTreeMap::new(),
         }
     }
 

@@ -314,6 +314,7 @@ fn forged<M: serde::Serialize>(from: NodeId, to: NodeId, seq: u64, msg: M) -> Ve
         boot: 0,
         seq,
         lamport: 1,
+        stamps: Default::default(),
         msg,
     })
 }
