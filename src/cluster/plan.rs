@@ -441,7 +441,7 @@ mod tests {
         assert!(err(o).contains("ring-probe is not an election; use --until done"));
         let mut o = opts(3);
         o.demo = Some("party".into());
-        assert!(err(o).contains("known: false-suspicion, split-brain, regrant"));
+        assert!(err(o).contains("known: false-suspicion, split-brain, snapshot, regrant, quorum-amnesia"));
         let mut o = opts(3);
         o.duration = Some(-1.0);
         assert!(err(o).contains("--duration"));
