@@ -89,9 +89,11 @@ impl Sections {
                 "flood" => out.flood = true,
                 "startup" => out.startup = true,
                 "clocks" => out.clocks = true,
-                other => return Err(usage(format!(
+                other => {
+                    return Err(usage(format!(
                     "--only: '{other}' is not a section (floor, rings, elections, mutex, flood, startup, clocks, all)"
-                ))),
+                )))
+                }
             }
         }
         if out == none {
