@@ -58,13 +58,24 @@ fn elect_kill_pause_resume(algo: &str) {
          term {t3}; resumed, node {last} term {t4}"
     );
 
+    // The course's Ring 1 cannot tell two candidates apart: nodes that time out together after a
+    // fault may both win one term (the point of its own demo). For it, the last leader must be
+    // among those of the highest term, and uniqueness is the one property the checker may report.
+    let anonymous = algo == "anon-ring";
     let rd = RunDir::load(&l.run_dir()).unwrap();
     let (top, leaders) = leaders_of_top_term(&rd);
-    assert_eq!(
-        (top, leaders),
-        (t4, vec![last]),
-        "{algo}: exactly one leader in the highest term"
-    );
+    if anonymous {
+        assert!(
+            top == t4 && leaders.contains(&last),
+            "{algo}: term {top}, leaders {leaders:?}"
+        );
+    } else {
+        assert_eq!(
+            (top, leaders),
+            (t4, vec![last]),
+            "{algo}: exactly one leader in the highest term"
+        );
+    }
     assert_eq!(
         agreed(&rd, &live),
         Some((last, t4)),
@@ -73,8 +84,19 @@ fn elect_kill_pause_resume(algo: &str) {
     assert_all_reaped(&rd);
     let check = Command::new(BIN).arg("check").arg(l.run_dir()).output().unwrap();
     let text = String::from_utf8_lossy(&check.stdout);
-    assert_eq!(check.status.code(), Some(0), "{algo}: coordlab check:\n{text}");
-    assert!(text.contains("no property violated"), "{algo}: {text}");
+    if anonymous && check.status.code() == Some(1) {
+        let violated: Vec<&str> = text
+            .lines()
+            .filter(|l| l.trim_start().starts_with("VIOLATED:"))
+            .collect();
+        assert!(
+            !violated.is_empty() && violated.iter().all(|l| l.contains("uniqueness")),
+            "{algo}: only uniqueness may be violated:\n{text}"
+        );
+    } else {
+        assert_eq!(check.status.code(), Some(0), "{algo}: coordlab check:\n{text}");
+        assert!(text.contains("no property violated"), "{algo}: {text}");
+    }
     drop(l);
     let _ = fs::remove_dir_all(&logs);
 }
