@@ -2,6 +2,8 @@
 //! polyline with markers per series, decades as grid lines, a legend. No dependency: the
 //! figures are a few points each.
 
+use crate::render::xml_escape;
+
 use std::fmt::Write as _;
 
 /// One named line of (x, y) points; points with a non-positive or non-finite value are left out
@@ -40,10 +42,6 @@ fn label(v: f64) -> String {
     }
 }
 
-fn escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
-}
-
 /// An SVG document: `series` on log-log axes titled `title`, axis labels `x_label`, `y_label`.
 pub fn log_log(title: &str, x_label: &str, y_label: &str, series: &[Series]) -> String {
     let ok = |&(x, y): &(f64, f64)| x.is_finite() && y.is_finite() && x > 0.0 && y > 0.0;
@@ -73,7 +71,7 @@ pub fn log_log(title: &str, x_label: &str, y_label: &str, series: &[Series]) -> 
         out,
         r#"<text x="{}" y="22" text-anchor="middle" font-size="15">{}</text>"#,
         W / 2.0,
-        escape(title)
+        xml_escape(title)
     );
     for d in x0 as i32..=x1 as i32 {
         let v = 10f64.powi(d);
@@ -109,14 +107,14 @@ pub fn log_log(title: &str, x_label: &str, y_label: &str, series: &[Series]) -> 
         r#"<text x="{}" y="{}" text-anchor="middle">{}</text>"#,
         (LEFT + W - RIGHT) / 2.0,
         H - 12.0,
-        escape(x_label)
+        xml_escape(x_label)
     );
     let _ = writeln!(
         out,
         r#"<text x="16" y="{}" text-anchor="middle" transform="rotate(-90 16 {})">{}</text>"#,
         (TOP + H - BOTTOM) / 2.0,
         (TOP + H - BOTTOM) / 2.0,
-        escape(y_label)
+        xml_escape(y_label)
     );
     for (k, s) in series.iter().enumerate() {
         let colour = COLOURS[k % COLOURS.len()];
@@ -143,7 +141,7 @@ pub fn log_log(title: &str, x_label: &str, y_label: &str, series: &[Series]) -> 
             LEFT + 36.0,
             LEFT + 42.0,
             ly + 4.0,
-            escape(&s.name)
+            xml_escape(&s.name)
         );
     }
     out.push_str("</svg>\n");
