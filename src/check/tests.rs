@@ -867,3 +867,30 @@ fn a_suspicion_held_long_after_its_target_runs_again_is_flagged_a_withdrawn_one_
     );
     assert!(!a.violated());
 }
+
+#[test]
+fn two_anonymous_candidates_leading_one_term_fail_the_check_but_are_told_apart_from_a_bug() {
+    let mut r = Run::new(&[1, 2, 3, 4]);
+    r.ev(10, 1, election_start(1))
+        .ev(10, 3, election_start(1))
+        .ev(40, 1, leader(1, 1))
+        .ev(41, 3, leader(3, 1))
+        .shutdown(1000);
+    let mut rd = r.load();
+    rd.info.algo = "anon-ring".into();
+    let a = analyse(&rd);
+    let x = facts(&a).explanation(1).expect("explained");
+    assert!(x.by_design && !x.inherent, "{}", x.words);
+    assert!(x.words.contains("nodes 1 and 3"), "{}", x.words);
+    // Showing it is the algorithm's point: the check still fails, naming the cause.
+    assert!(a.violated());
+    let text = summary::render(&a, false);
+    assert!(
+        text.contains("VIOLATED") && text.contains("the anonymous ring has no ids"),
+        "{text}"
+    );
+    // The same run from an algorithm with ids is ours.
+    rd.info.algo = "chang-roberts".into();
+    let a = analyse(&rd);
+    assert!(!facts(&a).explanation(1).unwrap().by_design);
+}
