@@ -179,7 +179,48 @@ pub fn explain(v: &Violation, run: &RunDir, timeline: &Timeline, g: &Ground) -> 
             return Some(e);
         }
     }
-    not("no fault explains it (no partition, no cut vertex, no resumed node): not inherent".into())
+    let named: Vec<NodeId> = match v {
+        Violation::TermAgreement { groups, .. } => groups.keys().copied().collect(),
+        _ => parties.clone(),
+    };
+    if let Some(e) = fell(timeline, term, &named, &moments, g) {
+        return Some(e);
+    }
+    not("no fault explains it (no partition, no cut vertex, no resumed node, no leader lost mid-election): not inherent".into())
+}
+
+/// One of the leaders named in the term was killed or paused while the term was decided:
+/// nodes that heard of it before its fall name it, nodes that skipped it as silent name
+/// another, and without majority mode neither side can know better.
+fn fell(timeline: &Timeline, term: u64, named: &[NodeId], moments: &BTreeSet<u64>, g: &Ground) -> Option<Explanation> {
+    let at = |t: u64| super::summary::at(g.start_us, t);
+    let (&first, &last) = (moments.first()?, moments.last()?);
+    for &p in named {
+        let Some(changes) = timeline.changes.get(&p) else {
+            continue;
+        };
+        let fall = changes
+            .iter()
+            .find(|ch| ch.t >= first && ch.t <= last && matches!(ch.state, Proc::Killed | Proc::Paused));
+        if let Some(ch) = fall {
+            let how = if ch.state == Proc::Paused { "paused" } else { "killed" };
+            let others: Vec<NodeId> = named.iter().copied().filter(|&q| q != p).collect();
+            return Some(Explanation {
+                term,
+                inherent: true,
+                by_design: false,
+                words: format!(
+                    "node {p} was {how} at {} while term {term} was decided ({} to {}): nodes that heard of \
+                     it before name it, nodes that skipped it as silent name {}",
+                    at(ch.t),
+                    at(first),
+                    at(last),
+                    list(&others)
+                ),
+            });
+        }
+    }
+    None
 }
 
 /// A claimant that was paused while the term was decided and claimed after waking.
