@@ -47,6 +47,8 @@ pub struct Ground {
     pub start_us: u64,
     /// The algorithm has no ids, so simultaneous candidates cannot be told apart.
     pub anonymous: bool,
+    /// The failure detector's timeout (`run.json`), microseconds.
+    pub timeout_us: Option<u64>,
 }
 
 impl Ground {
@@ -74,6 +76,7 @@ impl Ground {
             faults_known: !run.missing.iter().any(|m| m == "faults.jsonl"),
             start_us: run.info.start_us,
             anonymous: run.info.algo == registry::ANON_RING.name,
+            timeout_us: run.info.options["timeout_ms"].as_u64().map(|ms| ms * 1000),
         }
     }
 }
@@ -205,18 +208,33 @@ fn fell(timeline: &Timeline, term: u64, named: &[NodeId], moments: &BTreeSet<u64
         let Some(changes) = timeline.changes.get(&p) else {
             continue;
         };
-        // Down when the term began (a pause shorter than the timeout goes unnoticed by the
-        // node itself, which may then start the same term afresh), or fell while it was decided.
-        let (state, since) = timeline.state_at(p, first);
-        let down_at_first = matches!(state, Proc::Killed | Proc::Paused).then(|| Change {
-            t: since.unwrap_or(first),
-            state,
-        });
-        let fall = down_at_first.or_else(|| {
+        // Down shortly before the term began or while it was decided. Back within two
+        // timeouts of it, a node is still suspected (a probe needs a round trip) and knows only
+        // older terms, so it may be skipped, or pick the term's number afresh for a term of its
+        // own: only majority mode prevents that. A pause longer than a timeout that ended
+        // before the term began, the node notices, and then it claims no term it joined: that
+        // one is not explained here.
+        let timeout = g.timeout_us.unwrap_or(0);
+        let from = first.saturating_sub(2 * timeout);
+        let (state, since) = timeline.state_at(p, from);
+        let mut downs: Vec<Change> = Vec::new();
+        if matches!(state, Proc::Killed | Proc::Paused) {
+            downs.push(Change {
+                t: since.unwrap_or(from),
+                state,
+            });
+        }
+        downs.extend(
             changes
                 .iter()
-                .find(|ch| ch.t >= first && ch.t <= last && matches!(ch.state, Proc::Killed | Proc::Paused))
-                .copied()
+                .filter(|ch| ch.t > from && ch.t <= last && matches!(ch.state, Proc::Killed | Proc::Paused)),
+        );
+        let fall = downs.into_iter().find(|d| {
+            let back = changes
+                .iter()
+                .find(|ch| ch.t > d.t && ch.state == Proc::Running)
+                .map(|ch| ch.t);
+            d.state == Proc::Killed || d.t >= first || back.is_some_and(|b| b - d.t < timeout)
         });
         if let Some(ch) = fall {
             let how = if ch.state == Proc::Paused { "paused" } else { "killed" };
@@ -226,12 +244,12 @@ fn fell(timeline: &Timeline, term: u64, named: &[NodeId], moments: &BTreeSet<u64
                 inherent: true,
                 by_design: false,
                 words: format!(
-                    "node {p} was {how} at {}, so it missed part of term {term}, decided from {} to {}: nodes that heard of \
-                     it before name it, nodes that skipped it as silent name {}",
+                    "node {p} was {how} at {}, within two timeouts of term {term} (decided from {} to {}), so it missed \
+                     part of it: the others could not know it was back, and the two sides name {}",
                     at(ch.t),
                     at(first),
                     at(last),
-                    list(&others)
+                    list(&[vec![p], others].concat())
                 ),
             });
         }
@@ -259,6 +277,8 @@ fn resumed(run: &RunDir, timeline: &Timeline, term: u64, c: &Claim, first: u64, 
         .find(|r| r.node == Some(c.node) && matches!(r.event, Event::ElectionStart { term: t } if t == term))
         .map(|r| r.t);
     let before = joined.is_some_and(|j| j <= pause.t);
+    // A pause shorter than the timeout is no stall the node can notice on waking.
+    let unnoticed = g.timeout_us.is_some_and(|t| woke.t - pause.t < t);
     let words = format!(
         "node {} was paused from {} to {}, while the term was decided, and claimed it at {} after waking; {}",
         c.node,
@@ -267,6 +287,8 @@ fn resumed(run: &RunDir, timeline: &Timeline, term: u64, c: &Claim, first: u64, 
         at(c.t),
         if before {
             "it had joined the term before its pause and could not know".to_string()
+        } else if unnoticed {
+            "its pause was shorter than the timeout, too short for it to notice, so it could not know".to_string()
         } else {
             format!(
                 "it joined the term only after waking ({}), when it was already decided: not inherent",
@@ -276,7 +298,7 @@ fn resumed(run: &RunDir, timeline: &Timeline, term: u64, c: &Claim, first: u64, 
     );
     Some(Explanation {
         term,
-        inherent: before,
+        inherent: before || unnoticed,
         by_design: false,
         words,
     })

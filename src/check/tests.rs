@@ -920,7 +920,7 @@ fn followers_split_by_a_leader_killed_mid_election_are_explained_one_alive_throu
     assert!(x.inherent, "{}", x.words);
     assert!(
         x.words
-            .contains("node 4 was killed at +150 ms, so it missed part of term 2"),
+            .contains("node 4 was killed at +150 ms, within two timeouts of term 2"),
         "{}",
         x.words
     );

@@ -163,6 +163,15 @@ impl Election for RingList {
         match msg {
             RlMsg::Election(mut list) => {
                 self.heard.push(list.clone());
+                // Woken from a stall (or restarted) into this term: it may have been decided
+                // without this node, which must not become its winner now; it passes the list on.
+                if !list.contains(&me) && !ecx.may_claim() {
+                    ecx.note(format!(
+                        "passed the ELECTION list on without my id (joined term {} while catching up): {list:?}",
+                        ecx.term()
+                    ));
+                    return ecx.send_next(RlMsg::Election(list));
+                }
                 if !list.contains(&me) {
                     list.push(me);
                     ecx.note(format!("added my id to the ELECTION list: {list:?}"));

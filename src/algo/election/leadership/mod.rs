@@ -36,7 +36,7 @@
 //!   meanwhile waits for the window's end, and then starts only if no leader is known by then
 //!   (a known one is handed to the protocol again, so bully still deposes a lower id).
 //! - restarts: a restarted node (term 0, told so by `--restarted`) does the same until it
-//!   first follows a leader: a term it joins through another node's message may have been
+//!   first hears a leader's heartbeat (hearsay, like a NEWER naming a leader, may be stale): a term it joins through another node's message may have been
 //!   won while it was dead (bully: a higher node back from a crash answers a straggler's
 //!   ELECTION of a term node 4 already won), so it never claims one; it starts a new term.
 //! - terms cannot be forced: a message whose term is more than [`MAX_TERM_LEAP`] above this
@@ -356,8 +356,8 @@ struct Core<M> {
     woke: Option<Duration>,
     /// Terms up to this one were joined while waking: never claimed (see "stalls").
     stale_upto: u64,
-    /// Restarted and not yet following a leader: terms it joins may have been decided while it
-    /// was dead (see "restarts").
+    /// Restarted and not yet heard a leader's heartbeat: terms it joins may have been decided
+    /// while it was dead (see "restarts").
     catching_up: bool,
     /// An election was asked for while waking: it waits for the window to end.
     deferred: bool,
@@ -606,7 +606,6 @@ impl<M: Message> Core<M> {
                 cx.set_timer(LTimer::Heartbeat, self.setup.heartbeat);
             }
         }
-        self.catching_up = false;
         if leader != me {
             self.live.reset(leader, cx.now);
             self.leader_seen = cx.now;
@@ -831,6 +830,8 @@ impl<E: Election> Leadership<E> {
 
     /// A heartbeat of `leader` in `term` (direct or flooded), already known not to be stale.
     fn heartbeat(&mut self, cx: &mut LCx<'_, E>, from: NodeId, term: u64, leader: NodeId) {
+        // A leader heard at first hand: a restarted node has caught up.
+        self.core.catching_up = false;
         let before = self.core.leader;
         self.join(cx, term, from);
         self.core.follow(cx, leader);
