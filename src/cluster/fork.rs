@@ -38,9 +38,9 @@ pub fn fork_node(
 ) -> io::Result<Pid> {
     let log = args.open_log(node.id)?;
     let null = std::fs::File::open("/dev/null")?;
-    let opts = args.options(node, initiator, socket, go);
     let resource = args.is_resource(node.id);
     let pgid = group.unwrap_or(Pid::from_raw(0));
+    let launcher = Pid::this();
     // SAFETY: the launcher has one thread (checked by the caller), so the child's copy of the
     // allocator and of std's locks is consistent; the child never returns from this branch.
     match unsafe { fork() }.map_err(io::Error::from)? {
@@ -55,6 +55,9 @@ pub fn fork_node(
         ForkResult::Child => {
             let code = match become_node(log.as_raw_fd(), null.as_raw_fd(), socket, go, pgid) {
                 Ok(()) => {
+                    // Built here, in the child: the member table is O(n) work, and the
+                    // launcher spawns one node after another.
+                    let opts = args.options(node, initiator, socket, go, launcher);
                     crate::node::logging::init();
                     let run = match resource {
                         true => runtime::run_resource(opts),

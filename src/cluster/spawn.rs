@@ -86,8 +86,8 @@ impl NodeArgs {
 
     /// What node `node` is told, as `coordlab node` would parse it from the command line that
     /// [`spawn`](Self::spawn) builds: for a node forked without an exec (see `fork`). `fd`: its
-    /// socket; `go`: the go pipe's read end.
-    pub fn options(&self, node: &NodePlan, initiator: bool, fd: RawFd, go: Option<RawFd>) -> NodeOptions {
+    /// socket; `go`: the go pipe's read end; `launcher`: the launcher's pid.
+    pub fn options(&self, node: &NodePlan, initiator: bool, fd: RawFd, go: Option<RawFd>, launcher: Pid) -> NodeOptions {
         let ids: Vec<u64> = self.addrs.iter().map(|m| m.0).collect();
         let resource = self.is_resource(node.id);
         let mut setup = match resource {
@@ -114,7 +114,7 @@ impl NodeArgs {
             listen: node.addr,
             fd: Some(fd),
             go_fd: go,
-            parent_pid: Some(std::process::id() as i32),
+            parent_pid: Some(launcher.as_raw()),
             addrs: self.addrs.iter().copied().collect(),
             log_dir: Some(self.log_dir.clone()),
             key_file: Some(self.key.clone()),
