@@ -5,7 +5,7 @@
 use super::plan::{NodePlan, Plan};
 use super::LaunchOptions;
 use crate::algo::Setup;
-use crate::node::config::NodeOptions;
+use crate::node::config::{Members, NodeOptions};
 use std::time::Duration;
 use crate::algo::mutex::{self, RESOURCE_ID};
 use nix::fcntl::{fcntl, FcntlArg, FdFlag};
@@ -16,7 +16,6 @@ use std::net::UdpSocket;
 use std::os::fd::{AsFd, AsRawFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::collections::BTreeMap;
-use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -33,8 +32,10 @@ pub struct NodeArgs {
     set: Vec<String>,
     clocks: std::collections::BTreeMap<u64, crate::clock::ClockSpec>,
     key: PathBuf,
-    /// Every member in ring order, and the options, for nodes forked without an exec.
-    addrs: Vec<(u64, SocketAddr)>,
+    /// Every member's id in ring order, their addresses and the options, for nodes forked
+    /// without an exec (built once, shared by every child).
+    ids: Vec<u64>,
+    addrs: Members,
     set_map: BTreeMap<String, String>,
 }
 
@@ -58,6 +59,7 @@ impl NodeArgs {
             set: plan.set.iter().map(|(k, v)| format!("{k}={v}")).collect(),
             clocks: plan.clocks.clone(),
             key: std::path::absolute(key)?,
+            ids: plan.nodes.iter().map(|n| n.id).collect(),
             addrs: plan.nodes.iter().map(|n| (n.id, n.addr)).collect(),
             set_map: plan.set.clone(),
         })
@@ -88,7 +90,7 @@ impl NodeArgs {
     /// [`spawn`](Self::spawn) builds: for a node forked without an exec (see `fork`). `fd`: its
     /// socket; `go`: the go pipe's read end; `launcher`: the launcher's pid.
     pub fn options(&self, node: &NodePlan, initiator: bool, fd: RawFd, go: Option<RawFd>, launcher: Pid) -> NodeOptions {
-        let ids: Vec<u64> = self.addrs.iter().map(|m| m.0).collect();
+        let ids = self.ids.clone();
         let resource = self.is_resource(node.id);
         let mut setup = match resource {
             true => {
@@ -115,7 +117,7 @@ impl NodeArgs {
             fd: Some(fd),
             go_fd: go,
             parent_pid: Some(launcher.as_raw()),
-            addrs: self.addrs.iter().copied().collect(),
+            addrs: self.addrs.clone(),
             log_dir: Some(self.log_dir.clone()),
             key_file: Some(self.key.clone()),
         }

@@ -2,7 +2,8 @@
 
 use crate::algo::{NodeId, Setup};
 use crate::error::{usage, CliError};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
 use std::net::SocketAddr;
 use std::os::fd::RawFd;
 use std::path::PathBuf;
@@ -24,12 +25,59 @@ pub struct NodeOptions {
     /// The launcher's pid: the node dies with it (parent-death signal); None: started by hand.
     pub parent_pid: Option<i32>,
     /// Every member's address (its own included).
-    pub addrs: BTreeMap<NodeId, SocketAddr>,
+    pub addrs: Members,
     /// Where `node-<id>.jsonl` goes (none: no machine trace).
     pub log_dir: Option<PathBuf>,
     /// The run's key file (`--key FILE`, required: every datagram is sealed and checked with
     /// the key), read once the other options passed their checks.
     pub key_file: Option<PathBuf>,
+}
+
+/// Every member's address, looked up both ways: by id to send, by address to name a sender.
+/// Cloning it is cheap (shared), so the launcher builds it once for all the nodes it forks
+/// instead of each node building its own O(n) tables.
+#[derive(Debug, Clone, Default)]
+pub struct Members(Arc<MemberTables>);
+
+#[derive(Debug, Default)]
+struct MemberTables {
+    by_id: BTreeMap<NodeId, SocketAddr>,
+    by_addr: HashMap<SocketAddr, NodeId>,
+}
+
+impl FromIterator<(NodeId, SocketAddr)> for Members {
+    fn from_iter<I: IntoIterator<Item = (NodeId, SocketAddr)>>(list: I) -> Self {
+        let by_id: BTreeMap<NodeId, SocketAddr> = list.into_iter().collect();
+        let by_addr = by_id.iter().map(|(&id, &a)| (a, id)).collect();
+        Members(Arc::new(MemberTables { by_id, by_addr }))
+    }
+}
+
+impl Members {
+    /// Whether `id` is a member.
+    pub fn contains_key(&self, id: &NodeId) -> bool {
+        self.0.by_id.contains_key(id)
+    }
+
+    /// Member `id`'s address.
+    pub fn get(&self, id: &NodeId) -> Option<&SocketAddr> {
+        self.0.by_id.get(id)
+    }
+
+    /// The member at `addr`.
+    pub fn id_at(&self, addr: &SocketAddr) -> Option<NodeId> {
+        self.0.by_addr.get(addr).copied()
+    }
+
+    /// How many members.
+    pub fn len(&self) -> usize {
+        self.0.by_id.len()
+    }
+
+    /// Whether there is no member.
+    pub fn is_empty(&self) -> bool {
+        self.0.by_id.is_empty()
+    }
 }
 
 /// Refuses timing that cannot work: a timeout not above the heartbeat period makes every node
