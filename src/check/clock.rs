@@ -387,3 +387,40 @@ impl Section for ClockFacts {
         self
     }
 }
+
+#[cfg(test)]
+mod spread_tests {
+    use super::*;
+
+    fn at(t: u64, node: NodeId, offset: i64) -> Record {
+        Record {
+            t,
+            node: Some(node),
+            lamport: None,
+            pt: Some((t as i64 + offset) as u64),
+            vc: None,
+            hlc: None,
+            event: Event::Note {
+                text: String::new(),
+                level: String::new(),
+            },
+        }
+    }
+
+    #[test]
+    fn the_clocks_are_within_once_the_last_wide_offset_is_replaced() {
+        // Node 2 starts 5 ms off, then twice comes within; node 1 stays at 0.
+        let recs = [
+            at(1_000, 1, 0),
+            at(2_000, 2, 5_000),
+            at(3_000, 2, 5_000),
+            at(4_000, 2, 400),
+            at(5_000, 2, -300),
+            at(6_000, 1, 0),
+        ];
+        let f = analyse_records(&recs);
+        assert_eq!(f.within_from, Some(4_000));
+        assert_eq!(f.spread_before_us(), 5_000);
+        assert_eq!(f.spread_after_us(), 300);
+    }
+}

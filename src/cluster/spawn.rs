@@ -4,20 +4,20 @@
 
 use super::plan::{NodePlan, Plan};
 use super::LaunchOptions;
+use crate::algo::mutex::{self, RESOURCE_ID};
 use crate::algo::Setup;
 use crate::node::config::{Members, NodeOptions};
-use std::time::Duration;
-use crate::algo::mutex::{self, RESOURCE_ID};
 use nix::fcntl::{fcntl, FcntlArg, FdFlag};
 use nix::unistd::Pid;
+use std::collections::BTreeMap;
 use std::fs::OpenOptions;
 use std::io;
 use std::net::UdpSocket;
 use std::os::fd::{AsFd, AsRawFd, RawFd};
 use std::os::unix::process::CommandExt;
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::Duration;
 
 /// What every node of a launch shares on its command line.
 #[derive(Debug, Clone)]
@@ -89,7 +89,14 @@ impl NodeArgs {
     /// What node `node` is told, as `coordlab node` would parse it from the command line that
     /// [`spawn`](Self::spawn) builds: for a node forked without an exec (see `fork`). `fd`: its
     /// socket; `go`: the go pipe's read end; `launcher`: the launcher's pid.
-    pub fn options(&self, node: &NodePlan, initiator: bool, fd: RawFd, go: Option<RawFd>, launcher: Pid) -> NodeOptions {
+    pub fn options(
+        &self,
+        node: &NodePlan,
+        initiator: bool,
+        fd: RawFd,
+        go: Option<RawFd>,
+        launcher: Pid,
+    ) -> NodeOptions {
         let ids = self.ids.clone();
         let resource = self.is_resource(node.id);
         let mut setup = match resource {

@@ -3,10 +3,10 @@
 use crate::algo::{NodeId, Setup};
 use crate::error::{usage, CliError};
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::Arc;
 use std::net::SocketAddr;
 use std::os::fd::RawFd;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// A node process's configuration.
 #[derive(Debug, Clone)]
@@ -168,6 +168,20 @@ mod tests {
         }
         assert_eq!(parse_ids("--ids", "5,2,8").unwrap(), vec![5, 2, 8]);
         assert!(parse_ids("--ids", "5,2,5").unwrap_err().to_string().contains("twice"));
+    }
+
+    #[test]
+    fn members_are_found_by_id_and_by_address() {
+        let list = parse_members("2=127.0.0.1:9002,1=127.0.0.1:9001").unwrap();
+        let m: Members = list.into_iter().collect();
+        let a1: SocketAddr = "127.0.0.1:9001".parse().unwrap();
+        assert_eq!(m.len(), 2);
+        assert!(m.contains_key(&2) && !m.contains_key(&3));
+        assert_eq!(m.get(&1), Some(&a1));
+        assert_eq!(m.id_at(&a1), Some(1));
+        assert_eq!(m.id_at(&"127.0.0.1:9003".parse().unwrap()), None);
+        let shared = m.clone();
+        assert_eq!(shared.get(&2), m.get(&2));
     }
 
     #[test]
