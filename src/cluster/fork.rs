@@ -55,6 +55,10 @@ pub fn fork_node(
         ForkResult::Child => {
             let code = match become_node(log.as_raw_fd(), null.as_raw_fd(), socket, go, pgid) {
                 Ok(()) => {
+                    // Its command line is the launcher's; its name (ps -e, top) says which node.
+                    if let Ok(name) = std::ffi::CString::new(format!("coordlab-n{}", node.id)) {
+                        let _ = nix::sys::prctl::set_name(&name);
+                    }
                     // Built here, in the child: the member table is O(n) work, and the
                     // launcher spawns one node after another.
                     let opts = args.options(node, initiator, socket, go, launcher);
