@@ -15,6 +15,7 @@
 
 use super::election::{Claim, Violation};
 use super::timeline::{Proc, Timeline};
+use crate::algo::registry;
 use crate::trace::{Event, NodeId, RunDir};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -25,6 +26,9 @@ pub struct Explanation {
     pub term: u64,
     /// Whether the cause makes it inherent to the algorithm (then it does not fail the check).
     pub inherent: bool,
+    /// Whether the algorithm itself allows it with no fault at all (the anonymous ring): it
+    /// still fails the check, since showing it is that algorithm's point, but it is no bug.
+    pub by_design: bool,
     /// The cause in words (`node 4 was dead (killed at +812 ms) and split the graph: ...`).
     pub words: String,
 }
@@ -40,6 +44,8 @@ pub struct Ground {
     pub faults_known: bool,
     /// The run's start, for `+ms` in the words.
     pub start_us: u64,
+    /// The algorithm has no ids, so simultaneous candidates cannot be told apart.
+    pub anonymous: bool,
 }
 
 impl Ground {
@@ -61,6 +67,7 @@ impl Ground {
             graph,
             faults_known: !run.missing.iter().any(|m| m == "faults.jsonl"),
             start_us: run.info.start_us,
+            anonymous: run.info.algo == registry::ANON_RING.name,
         }
     }
 }
@@ -76,11 +83,24 @@ pub fn explain(v: &Violation, run: &RunDir, timeline: &Timeline, g: &Ground) -> 
         Some(Explanation {
             term,
             inherent: false,
+            by_design: false,
             words,
         })
     };
     if g.majority {
         return not("majority mode promises one leader per term: not inherent".into());
+    }
+    if g.anonymous {
+        return Some(Explanation {
+            term,
+            inherent: false,
+            by_design: true,
+            words: format!(
+                "the anonymous ring has no ids: {} each saw a token come back that it could not tell \
+                 from its own, and each took the term (by design: it shows why election needs ids)",
+                list(&parties)
+            ),
+        });
     }
     if !g.faults_known {
         return not("faults.jsonl is missing: no ground truth to explain it".into());
@@ -103,6 +123,7 @@ pub fn explain(v: &Violation, run: &RunDir, timeline: &Timeline, g: &Ground) -> 
                 return Some(Explanation {
                     term,
                     inherent: true,
+                    by_design: false,
                     words: format!(
                         "a partition at {} cut {} off from {}: each side elected its own",
                         at(t),
@@ -137,6 +158,7 @@ pub fn explain(v: &Violation, run: &RunDir, timeline: &Timeline, g: &Ground) -> 
                 return Some(Explanation {
                     term,
                     inherent: true,
+                    by_design: false,
                     words: format!(
                         "at {} {} split the graph: {} could not reach each other, and each side elected",
                         at(t),
@@ -157,7 +179,48 @@ pub fn explain(v: &Violation, run: &RunDir, timeline: &Timeline, g: &Ground) -> 
             return Some(e);
         }
     }
-    not("no fault explains it (no partition, no cut vertex, no resumed node): not inherent".into())
+    let named: Vec<NodeId> = match v {
+        Violation::TermAgreement { groups, .. } => groups.keys().copied().collect(),
+        _ => parties.clone(),
+    };
+    if let Some(e) = fell(timeline, term, &named, &moments, g) {
+        return Some(e);
+    }
+    not("no fault explains it (no partition, no cut vertex, no resumed node, no leader lost mid-election): not inherent".into())
+}
+
+/// One of the leaders named in the term was killed or paused while the term was decided:
+/// nodes that heard of it before its fall name it, nodes that skipped it as silent name
+/// another, and without majority mode neither side can know better.
+fn fell(timeline: &Timeline, term: u64, named: &[NodeId], moments: &BTreeSet<u64>, g: &Ground) -> Option<Explanation> {
+    let at = |t: u64| super::summary::at(g.start_us, t);
+    let (&first, &last) = (moments.first()?, moments.last()?);
+    for &p in named {
+        let Some(changes) = timeline.changes.get(&p) else {
+            continue;
+        };
+        let fall = changes
+            .iter()
+            .find(|ch| ch.t >= first && ch.t <= last && matches!(ch.state, Proc::Killed | Proc::Paused));
+        if let Some(ch) = fall {
+            let how = if ch.state == Proc::Paused { "paused" } else { "killed" };
+            let others: Vec<NodeId> = named.iter().copied().filter(|&q| q != p).collect();
+            return Some(Explanation {
+                term,
+                inherent: true,
+                by_design: false,
+                words: format!(
+                    "node {p} was {how} at {} while term {term} was decided ({} to {}): nodes that heard of \
+                     it before name it, nodes that skipped it as silent name {}",
+                    at(ch.t),
+                    at(first),
+                    at(last),
+                    list(&others)
+                ),
+            });
+        }
+    }
+    None
 }
 
 /// A claimant that was paused while the term was decided and claimed after waking.
@@ -198,6 +261,7 @@ fn resumed(run: &RunDir, timeline: &Timeline, term: u64, c: &Claim, first: u64, 
     Some(Explanation {
         term,
         inherent: before,
+        by_design: false,
         words,
     })
 }

@@ -280,6 +280,37 @@ fn a_paused_nodes_suspicion_is_withdrawn_within_twice_the_timeout_of_its_return(
 }
 
 #[test]
+fn on_a_sparse_mesh_a_paused_leader_is_not_suspected_by_non_neighbours_after_it_runs_again() {
+    // Grid 1 2 3 / 4 5 6: Yo-Yo elects 1, which only 2 and 4 can reach. Paused, it is
+    // suspected by all through its silent beacons; 3, 5 and 6 cannot probe it, so they must
+    // drop that suspicion once they follow the next leader, not keep it after 1 runs again.
+    let ids: Vec<NodeId> = (1..=6).collect();
+    let st = testkit::with_opt(setups(&ids, &testkit::grid(&ids, 3), &ids, 1), "mesh", "true");
+    let timeout = st[0].timeout;
+    let mut s = testkit::sim::<YoYo>(net(4, 2), st);
+    assert_eq!(elect(&mut s, None), 1);
+    s.pause(1);
+    assert_eq!(elect(&mut s, Some(1)), 2);
+    let far = [3, 5, 6];
+    assert!(
+        s.events("suspect")
+            .iter()
+            .any(|r| r.node.is_some_and(|n| far.contains(&n)) && matches!(r.event, Event::Suspect { target: 1, .. })),
+        "a non-neighbour suspected the paused leader"
+    );
+    s.resume(1);
+    let back = s.now();
+    s.run_for(2 * timeout);
+    for i in ids.iter().copied().filter(|&i| i != 1) {
+        assert!(
+            !s.node(i).suspected().contains(&1),
+            "node {i} still suspects node 1 {:?} after it resumed",
+            s.now() - back
+        );
+    }
+}
+
+#[test]
 fn an_election_for_a_node_gone_from_the_repaired_ring_dies_instead_of_circling() {
     // Only 5 starts: ELECTION(5) goes 5 -> 1 -> 2 -> 3 -> 4. 5 is paused while it travels, so
     // 4 skips it; the ring repairs to 1 -> 2 -> 3 -> 4 -> 1, where nobody's id beats 5: without

@@ -593,6 +593,7 @@ impl<M: Message> Core<M> {
                 leader,
                 term: self.term,
             });
+            self.live(cx, |l, c| l.forget_unreachable(c, leader));
             cx.cancel_timer(LTimer::ElectionTimeout);
             if leader == me {
                 cx.set_timer(LTimer::Heartbeat, self.setup.heartbeat);
