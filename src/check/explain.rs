@@ -4,7 +4,8 @@
 //! Without majority mode an election cannot tell a dead node from a cut-off one, so two
 //! leaders in one term are inherent when the nodes involved could not hear each other:
 //! - a **cut vertex**: on a mesh, the nodes down at the time split the graph and the two
-//!   leaders were on different sides (a ring repairs around any dead node: never a cut);
+//!   leaders were on different sides (a one-way ring repairs around any dead node: never a
+//!   cut; a two-way ring without repair, Franklin's, is cut by two dead nodes);
 //! - a **partition**: the launcher cut the links between the two leaders' sides;
 //! - a **resumed node**: a leader was paused during the term's election, having joined the
 //!   term before its pause, and claimed it after waking: it could not know. A node that joined
@@ -14,7 +15,7 @@
 //! explained.
 
 use super::election::{Claim, Violation};
-use super::timeline::{Proc, Timeline};
+use super::timeline::{Change, Proc, Timeline};
 use crate::algo::registry;
 use crate::trace::{Event, NodeId, RunDir};
 use std::collections::{BTreeMap, BTreeSet};
@@ -38,7 +39,7 @@ pub struct Explanation {
 pub struct Ground {
     /// `--set majority=true`.
     pub majority: bool,
-    /// The mesh's links (None on a ring: a ring repairs around any node).
+    /// The links messages follow (None for a ring repaired around any dead node).
     pub graph: Option<BTreeMap<NodeId, Vec<NodeId>>>,
     /// Whether faults.jsonl exists (no ground truth, no explanation).
     pub faults_known: bool,
@@ -55,7 +56,12 @@ impl Ground {
         let majority = set["majority"]
             .as_str()
             .is_some_and(|v| matches!(v, "true" | "1" | "yes"));
-        let graph = run.info.topology.starts_with("mesh").then(|| {
+        // Messages follow the graph's edges, so that dead nodes can cut it, on a mesh and for
+        // every algorithm that does not repair a ring around dead nodes (Franklin's two-way
+        // ring is cut in two by two non-adjacent dead nodes).
+        let repairs = registry::find(&run.info.algo).is_some_and(|e| e.runs_on == registry::Fit::RingOrder);
+        let edges = run.info.topology.starts_with("mesh") || !repairs;
+        let graph = edges.then(|| {
             run.info
                 .nodes
                 .iter()
@@ -199,9 +205,19 @@ fn fell(timeline: &Timeline, term: u64, named: &[NodeId], moments: &BTreeSet<u64
         let Some(changes) = timeline.changes.get(&p) else {
             continue;
         };
-        let fall = changes
-            .iter()
-            .find(|ch| ch.t >= first && ch.t <= last && matches!(ch.state, Proc::Killed | Proc::Paused));
+        // Down when the term began (a pause shorter than the timeout goes unnoticed by the
+        // node itself, which may then start the same term afresh), or fell while it was decided.
+        let (state, since) = timeline.state_at(p, first);
+        let down_at_first = matches!(state, Proc::Killed | Proc::Paused).then(|| Change {
+            t: since.unwrap_or(first),
+            state,
+        });
+        let fall = down_at_first.or_else(|| {
+            changes
+                .iter()
+                .find(|ch| ch.t >= first && ch.t <= last && matches!(ch.state, Proc::Killed | Proc::Paused))
+                .copied()
+        });
         if let Some(ch) = fall {
             let how = if ch.state == Proc::Paused { "paused" } else { "killed" };
             let others: Vec<NodeId> = named.iter().copied().filter(|&q| q != p).collect();
@@ -210,7 +226,7 @@ fn fell(timeline: &Timeline, term: u64, named: &[NodeId], moments: &BTreeSet<u64
                 inherent: true,
                 by_design: false,
                 words: format!(
-                    "node {p} was {how} at {} while term {term} was decided ({} to {}): nodes that heard of \
+                    "node {p} was {how} at {}, so it missed part of term {term}, decided from {} to {}: nodes that heard of \
                      it before name it, nodes that skipped it as silent name {}",
                     at(ch.t),
                     at(first),

@@ -918,7 +918,12 @@ fn followers_split_by_a_leader_killed_mid_election_are_explained_one_alive_throu
     );
     let x = e.explanation(2).expect("explained");
     assert!(x.inherent, "{}", x.words);
-    assert!(x.words.contains("node 4 was killed at +150 ms"), "{}", x.words);
+    assert!(
+        x.words
+            .contains("node 4 was killed at +150 ms, so it missed part of term 2"),
+        "{}",
+        x.words
+    );
     // Node 4 alive throughout: nothing explains the split.
     r.faults.clear();
     let a = r.analyse();
