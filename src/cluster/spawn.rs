@@ -109,6 +109,8 @@ impl NodeArgs {
         setup.opts = self.set_map.clone();
         if !resource {
             setup.initiator = initiator;
+            // As on the command line: a node started without the go pipe is a restart.
+            setup.restarted = go.is_none();
             setup.heartbeat = Duration::from_millis(self.heartbeat_ms);
             setup.timeout = Duration::from_millis(self.timeout_ms);
             setup.seed = self.seed;
