@@ -30,8 +30,11 @@ pub struct Measured {
     pub exit_ms: f64,
     /// Distinct terms in which some node learned a leader.
     pub terms: usize,
-    /// Largest resident set among the sampled nodes, KiB.
+    /// Largest resident set among the sampled nodes, KiB (VmRSS: shared code pages included).
     pub max_rss_kib: Option<u64>,
+    /// Largest private memory among the sampled nodes, KiB (smaps_rollup's Private_Clean +
+    /// Private_Dirty: what each node costs beyond the pages all nodes share).
+    pub max_private_kib: Option<u64>,
 }
 
 /// A `coordlab` child killed and reaped if dropped early.
@@ -69,6 +72,7 @@ fn measure(logs: &Path, n: usize, args: &[&str]) -> Result<(Measured, RunDir), C
     let mut child = Guard(child);
     let deadline = t0 + Duration::from_secs(120 + n as u64 / 20);
     let mut rss: Option<u64> = None;
+    let mut private: Option<u64> = None;
     let mut sampled = false;
     let status = loop {
         if let Some(s) = child.0.try_wait().map_err(|e| failed(e.to_string()))? {
@@ -82,7 +86,9 @@ fn measure(logs: &Path, n: usize, args: &[&str]) -> Result<(Measured, RunDir), C
             if pids.len() == n {
                 // A sample spread over the ring: reading 4,096 status files would disturb it.
                 let step = (n / 64).max(1);
-                rss = pids.iter().step_by(step).filter_map(|&p| rss_kib(p)).max();
+                let sample: Vec<u32> = pids.iter().step_by(step).copied().collect();
+                rss = sample.iter().filter_map(|&p| rss_kib(p)).max();
+                private = sample.iter().filter_map(|&p| private_kib(p)).max();
                 sampled = true;
             }
         }
@@ -117,6 +123,7 @@ fn measure(logs: &Path, n: usize, args: &[&str]) -> Result<(Measured, RunDir), C
         exit_ms,
         terms: terms.len(),
         max_rss_kib: rss,
+        max_private_kib: private,
     };
     Ok((m, run))
 }
@@ -136,6 +143,24 @@ fn rss_kib(pid: u32) -> Option<u64> {
     let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let line = s.lines().find(|l| l.starts_with("VmRSS:"))?;
     line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// The machine's load averages, as /proc/loadavg gives them (`-` when unreadable).
+fn load_average() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(", "))
+        .unwrap_or_else(|| "-".into())
+}
+
+/// A process's private memory, KiB: the pages no other process maps.
+fn private_kib(pid: u32) -> Option<u64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).ok()?;
+    let field = |name: &str| -> Option<u64> {
+        let line = s.lines().find(|l| l.starts_with(name))?;
+        line.split_whitespace().nth(1)?.parse().ok()
+    };
+    Some(field("Private_Clean:")? + field("Private_Dirty:")?)
 }
 
 /// The ELECTION lap on `run` per hop, microseconds: from the initiator's first ELECTION send to
@@ -200,6 +225,7 @@ fn distalgo_ms(n: usize) -> Result<f64, String> {
 pub fn run_startup(sizes: &[usize]) -> Result<(), CliError> {
     let root = std::env::temp_dir().join(format!("coordlab-bench-startup-{}", std::process::id()));
     let mut md = String::new();
+    let load_before = load_average();
     println!(
         "== start-up ({}, one process per node, loopback, default heartbeat and timeout)",
         super::BUILD
@@ -267,25 +293,33 @@ pub fn run_startup(sizes: &[usize]) -> Result<(), CliError> {
     );
     let _ = writeln!(
         md,
-        "| n | start-up (ms) | election (ms) | launch to exit (ms) | terms | node RSS (KiB, max of a sample) |\n|---:|---:|---:|---:|---:|---:|"
+        "| n | start-up (ms) | election (ms) | launch to exit (ms) | terms | node RSS (KiB) | node private (KiB) |\n|---:|---:|---:|---:|---:|---:|---:|"
     );
     for m in &rows {
         let _ = writeln!(
             md,
-            "| {} | {:.0} | {:.0} | {:.0} | {} | {} |",
+            "| {} | {:.0} | {:.0} | {:.0} | {} | {} | {} |",
             m.n,
             m.startup_ms,
             m.election_ms,
             m.exit_ms,
             m.terms,
-            m.max_rss_kib.map_or("-".into(), |k| k.to_string())
+            m.max_rss_kib.map_or("-".into(), |k| k.to_string()),
+            m.max_private_kib.map_or("-".into(), |k| k.to_string())
         );
     }
     let _ = writeln!(
         md,
         "\nstart-up: from launch until every node has run its first handler (its `start` event). election: first \
          `election_start` to the last `leader`. Targets: ring 1024 exits in < 2000 ms, ring 4096 in < 10000 ms with \
-         one term; node RSS < 4096 KiB. Figures vary from run to run, and with the machine's load."
+         one term; node RSS < 4096 KiB (VmRSS, the largest of a sample of up to 64 nodes; it counts the code pages \
+         every node shares; private: the pages only that node maps). Figures vary from run to run, and with the machine's load."
+    );
+    // Other work on the machine slows every figure above: say how busy it was.
+    let _ = writeln!(
+        md,
+        "\nLoad average (1, 5, 15 min) when the benchmark began: {load_before}; when it ended: {}.",
+        load_average()
     );
     print!("{md}");
     let svg = log_log(

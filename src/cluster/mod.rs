@@ -26,6 +26,7 @@ mod chaos;
 mod console;
 pub mod control;
 mod demo;
+mod fork;
 mod goal;
 mod launcher;
 mod model;

@@ -120,9 +120,15 @@ impl Fleet {
         // Inherited by every child spawned below, and by no later one (closed on return).
         fcntl(&go_read, FcntlArg::F_SETFD(FdFlag::empty())).map_err(|e| format!("go pipe: {e}"))?;
         let go = Some(go_read.as_raw_fd());
+        // Forked without an exec while the launcher has one thread (see `fork`), which is
+        // always the case here unless a library started one.
+        let forked = super::fork::single_threaded();
         for (i, socket) in sockets.into_iter().enumerate() {
             let plan = self.nodes[i].plan.clone();
-            let pid = self.spawn_one(&plan, plan.initiator, socket, go)?;
+            let pid = match forked {
+                true => self.fork_one(&plan, socket, go)?,
+                false => self.spawn_one(&plan, plan.initiator, socket, go)?,
+            };
             self.fault(
                 Some(plan.id),
                 Event::Spawn {
@@ -151,14 +157,28 @@ impl Fleet {
         };
         drop(socket);
         let pid = spawned.map_err(|e| format!("cannot start node {}: {e}", plan.id))?;
+        self.started_process(plan.id, pid);
+        Ok(pid)
+    }
+
+    /// Forks `plan`'s node of the first launch on `socket` (closed in the launcher on return).
+    fn fork_one(&mut self, plan: &NodePlan, socket: UdpSocket, go: Option<RawFd>) -> Result<Pid, String> {
+        let forked = super::fork::fork_node(&self.args, plan, plan.initiator, socket.as_raw_fd(), go, self.group);
+        drop(socket);
+        let pid = forked.map_err(|e| format!("cannot start node {}: {e}", plan.id))?;
+        self.started_process(plan.id, pid);
+        Ok(pid)
+    }
+
+    /// Records that node `id` runs as `pid`; the first process of the launch leads the group.
+    fn started_process(&mut self, id: u64, pid: Pid) {
         if nix::unistd::getpgid(Some(pid)) == Ok(pid) {
             self.group = Some(pid);
         }
-        let node = self.node_mut_by_id(plan.id);
+        let node = self.node_mut_by_id(id);
         node.pid = Some(pid);
         node.state = State::Running;
         node.started = false;
-        Ok(pid)
     }
 
     fn node_mut_by_id(&mut self, id: u64) -> &mut Node {

@@ -5,8 +5,11 @@
 use super::plan::{NodePlan, Plan};
 use super::LaunchOptions;
 use crate::algo::mutex::{self, RESOURCE_ID};
+use crate::algo::Setup;
+use crate::node::config::{Members, NodeOptions};
 use nix::fcntl::{fcntl, FcntlArg, FdFlag};
 use nix::unistd::Pid;
+use std::collections::BTreeMap;
 use std::fs::OpenOptions;
 use std::io;
 use std::net::UdpSocket;
@@ -14,6 +17,7 @@ use std::os::fd::{AsFd, AsRawFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::Duration;
 
 /// What every node of a launch shares on its command line.
 #[derive(Debug, Clone)]
@@ -28,6 +32,11 @@ pub struct NodeArgs {
     set: Vec<String>,
     clocks: std::collections::BTreeMap<u64, crate::clock::ClockSpec>,
     key: PathBuf,
+    /// Every member's id in ring order, their addresses and the options, for nodes forked
+    /// without an exec (built once, shared by every child).
+    ids: Vec<u64>,
+    addrs: Members,
+    set_map: BTreeMap<String, String>,
 }
 
 impl NodeArgs {
@@ -50,6 +59,9 @@ impl NodeArgs {
             set: plan.set.iter().map(|(k, v)| format!("{k}={v}")).collect(),
             clocks: plan.clocks.clone(),
             key: std::path::absolute(key)?,
+            ids: plan.nodes.iter().map(|n| n.id).collect(),
+            addrs: plan.nodes.iter().map(|n| (n.id, n.addr)).collect(),
+            set_map: plan.set.clone(),
         })
     }
 
@@ -71,6 +83,52 @@ impl NodeArgs {
         match self.is_resource(id) {
             true => self.log_dir.join("resource.jsonl"),
             false => self.log_dir.join(format!("node-{id}.jsonl")),
+        }
+    }
+
+    /// What node `node` is told, as `coordlab node` would parse it from the command line that
+    /// [`spawn`](Self::spawn) builds: for a node forked without an exec (see `fork`). `fd`: its
+    /// socket; `go`: the go pipe's read end; `launcher`: the launcher's pid.
+    pub fn options(
+        &self,
+        node: &NodePlan,
+        initiator: bool,
+        fd: RawFd,
+        go: Option<RawFd>,
+        launcher: Pid,
+    ) -> NodeOptions {
+        let ids = self.ids.clone();
+        let resource = self.is_resource(node.id);
+        let mut setup = match resource {
+            true => {
+                let others = ids.iter().copied().filter(|&x| x != node.id).collect();
+                Setup::new(node.id, ids, others)
+            }
+            false => Setup::new(node.id, ids, node.neighbours.clone()),
+        };
+        setup.opts = self.set_map.clone();
+        if !resource {
+            setup.initiator = initiator;
+            // As on the command line: a node started without the go pipe is a restart.
+            setup.restarted = go.is_none();
+            setup.heartbeat = Duration::from_millis(self.heartbeat_ms);
+            setup.timeout = Duration::from_millis(self.timeout_ms);
+            setup.seed = self.seed;
+            setup.clock = self.clocks.get(&node.id).copied().unwrap_or_default();
+        }
+        NodeOptions {
+            setup,
+            algo: match resource {
+                true => crate::node::runtime::RESOURCE_ALGO.into(),
+                false => self.algo.clone(),
+            },
+            listen: node.addr,
+            fd: Some(fd),
+            go_fd: go,
+            parent_pid: Some(launcher.as_raw()),
+            addrs: self.addrs.clone(),
+            log_dir: Some(self.log_dir.clone()),
+            key_file: Some(self.key.clone()),
         }
     }
 
@@ -145,12 +203,14 @@ impl NodeArgs {
         self.start(cmd, node, socket, group)
     }
 
+    /// Opens node `id`'s human log for appending (its stdout and stderr).
+    pub fn open_log(&self, id: u64) -> io::Result<std::fs::File> {
+        OpenOptions::new().create(true).append(true).open(self.log_path(id))
+    }
+
     /// Starts `cmd` for `node`: its output to its log, its group, its parent-death signal.
     fn start(&self, mut cmd: Command, node: &NodePlan, socket: &UdpSocket, group: Option<Pid>) -> io::Result<Pid> {
-        let log = OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(self.log_path(node.id))?;
+        let log = self.open_log(node.id)?;
         cmd.stdin(Stdio::null())
             .stdout(log.try_clone()?)
             .stderr(log)

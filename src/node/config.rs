@@ -2,10 +2,11 @@
 
 use crate::algo::{NodeId, Setup};
 use crate::error::{usage, CliError};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::net::SocketAddr;
 use std::os::fd::RawFd;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// A node process's configuration.
 #[derive(Debug, Clone)]
@@ -24,12 +25,59 @@ pub struct NodeOptions {
     /// The launcher's pid: the node dies with it (parent-death signal); None: started by hand.
     pub parent_pid: Option<i32>,
     /// Every member's address (its own included).
-    pub addrs: BTreeMap<NodeId, SocketAddr>,
+    pub addrs: Members,
     /// Where `node-<id>.jsonl` goes (none: no machine trace).
     pub log_dir: Option<PathBuf>,
     /// The run's key file (`--key FILE`, required: every datagram is sealed and checked with
     /// the key), read once the other options passed their checks.
     pub key_file: Option<PathBuf>,
+}
+
+/// Every member's address, looked up both ways: by id to send, by address to name a sender.
+/// Cloning it is cheap (shared), so the launcher builds it once for all the nodes it forks
+/// instead of each node building its own O(n) tables.
+#[derive(Debug, Clone, Default)]
+pub struct Members(Arc<MemberTables>);
+
+#[derive(Debug, Default)]
+struct MemberTables {
+    by_id: BTreeMap<NodeId, SocketAddr>,
+    by_addr: HashMap<SocketAddr, NodeId>,
+}
+
+impl FromIterator<(NodeId, SocketAddr)> for Members {
+    fn from_iter<I: IntoIterator<Item = (NodeId, SocketAddr)>>(list: I) -> Self {
+        let by_id: BTreeMap<NodeId, SocketAddr> = list.into_iter().collect();
+        let by_addr = by_id.iter().map(|(&id, &a)| (a, id)).collect();
+        Members(Arc::new(MemberTables { by_id, by_addr }))
+    }
+}
+
+impl Members {
+    /// Whether `id` is a member.
+    pub fn contains_key(&self, id: &NodeId) -> bool {
+        self.0.by_id.contains_key(id)
+    }
+
+    /// Member `id`'s address.
+    pub fn get(&self, id: &NodeId) -> Option<&SocketAddr> {
+        self.0.by_id.get(id)
+    }
+
+    /// The member at `addr`.
+    pub fn id_at(&self, addr: &SocketAddr) -> Option<NodeId> {
+        self.0.by_addr.get(addr).copied()
+    }
+
+    /// How many members.
+    pub fn len(&self) -> usize {
+        self.0.by_id.len()
+    }
+
+    /// Whether there is no member.
+    pub fn is_empty(&self) -> bool {
+        self.0.by_id.is_empty()
+    }
 }
 
 /// Refuses timing that cannot work: a timeout not above the heartbeat period makes every node
@@ -47,6 +95,10 @@ pub fn check_timing(heartbeat_ms: u64, timeout_ms: u64) -> Result<(), CliError> 
 /// Parses `1=127.0.0.1:9001,2=127.0.0.1:9002,...`, keeping the order (ring order).
 pub fn parse_members(s: &str) -> Result<Vec<(NodeId, SocketAddr)>, CliError> {
     let mut out: Vec<(NodeId, SocketAddr)> = Vec::new();
+    // Sets, not a scan of `out`: every node parses the whole list, so a quadratic check made
+    // a launch of n nodes cubic (seconds of CPU per node at 4,096).
+    let mut ids = HashSet::new();
+    let mut addrs = HashSet::new();
     for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let (id, addr) = part
             .split_once('=')
@@ -59,10 +111,10 @@ pub fn parse_members(s: &str) -> Result<Vec<(NodeId, SocketAddr)>, CliError> {
             .trim()
             .parse()
             .map_err(|_| usage(format!("--members: '{addr}' is not an address like 127.0.0.1:9003")))?;
-        if out.iter().any(|(i, _)| *i == id) {
+        if !ids.insert(id) {
             return Err(usage(format!("--members: node id {id} appears twice")));
         }
-        if out.iter().any(|(_, a)| *a == addr) {
+        if !addrs.insert(addr) {
             return Err(usage(format!("--members: address {addr} appears twice")));
         }
         out.push((id, addr));
@@ -116,6 +168,20 @@ mod tests {
         }
         assert_eq!(parse_ids("--ids", "5,2,8").unwrap(), vec![5, 2, 8]);
         assert!(parse_ids("--ids", "5,2,5").unwrap_err().to_string().contains("twice"));
+    }
+
+    #[test]
+    fn members_are_found_by_id_and_by_address() {
+        let list = parse_members("2=127.0.0.1:9002,1=127.0.0.1:9001").unwrap();
+        let m: Members = list.into_iter().collect();
+        let a1: SocketAddr = "127.0.0.1:9001".parse().unwrap();
+        assert_eq!(m.len(), 2);
+        assert!(m.contains_key(&2) && !m.contains_key(&3));
+        assert_eq!(m.get(&1), Some(&a1));
+        assert_eq!(m.id_at(&a1), Some(1));
+        assert_eq!(m.id_at(&"127.0.0.1:9003".parse().unwrap()), None);
+        let shared = m.clone();
+        assert_eq!(shared.get(&2), m.get(&2));
     }
 
     #[test]

@@ -14,16 +14,14 @@ use super::logging::HumanLog;
 use super::signals::{SignalSource, STOP};
 use super::socket::{adopt_udp, bind_udp};
 use crate::algo::registry::{self, Runner};
-use crate::algo::{Algorithm, NodeId, Setup};
+use crate::algo::{Algorithm, Setup};
 use crate::engine::host::{Host, Now};
 use crate::engine::key::Key;
 use crate::error::{failed, usage, CliError};
 use crate::trace::{wall_us, Event, JsonlWriter};
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
-use std::collections::HashMap;
 use std::io;
-use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, FromRawFd};
 use std::time::{Duration, Instant};
 
@@ -169,7 +167,6 @@ struct Process<A: Algorithm> {
     socket: mio::net::UdpSocket,
     poll: Poll,
     signals: SignalSource,
-    by_addr: HashMap<SocketAddr, NodeId>,
     trace: Option<JsonlWriter>,
     human: HumanLog,
     /// When the algorithm's clock started: at once, or when the launcher said every node runs
@@ -209,7 +206,6 @@ impl<A: Algorithm> Process<A> {
             Some(fd) => Some(adopt_go(fd, &poll)?),
             None => None,
         };
-        let by_addr = opts.addrs.iter().map(|(&id, &a)| (a, id)).collect();
         let human = HumanLog::new(opts.setup.me);
         Ok(Process {
             opts,
@@ -217,7 +213,6 @@ impl<A: Algorithm> Process<A> {
             socket,
             poll,
             signals,
-            by_addr,
             trace,
             human,
             t0: go.is_none().then(Instant::now),
@@ -317,7 +312,7 @@ impl<A: Algorithm> Process<A> {
                     // show a round trip of zero, and its events the batch's stale true time,
                     // which the clock checker and Cristian's bound cannot tolerate.
                     let now = self.now();
-                    let from = self.by_addr.get(&src).copied();
+                    let from = self.opts.addrs.id_at(&src);
                     // A longer datagram than the buffer arrives truncated and is still refused
                     // as too large (or as short), never misread.
                     self.host.deliver(now, from, &buf[..len], src);
