@@ -107,7 +107,8 @@ fn value(c: &Claim) -> f64 {
 }
 
 /// Per algorithm a plot of its measured counts (dots) against the formulas' values (dashed),
-/// per case: the counts of the row's first message type, each formula that speaks of it.
+/// per case: the counts of the row's first message type (the first not predicted zero), each
+/// formula that speaks of it.
 pub fn messages_figure(rows: &[ElectionRow]) -> String {
     let mut algos: Vec<&str> = Vec::new();
     for r in rows {
@@ -116,7 +117,7 @@ pub fn messages_figure(rows: &[ElectionRow]) -> String {
         }
     }
     let plots: Vec<Axes> = algos.iter().map(|algo| messages_of(rows, algo)).collect();
-    figure("coordlab elections: messages against the formulas", 2, 470.0, 230.0, &plots)
+    figure("coordlab elections: messages against the formulas", 2, 500.0, 230.0, &plots)
 }
 
 fn messages_of(rows: &[ElectionRow], algo: &str) -> Axes {
@@ -126,7 +127,11 @@ fn messages_of(rows: &[ElectionRow], algo: &str) -> Axes {
     let mut cases: Vec<((String, String), Lines)> = Vec::new();
     for r in rows.iter().filter(|r| r.algo == algo) {
         let Ok(counts) = &r.counts else { continue };
-        let Some(first) = counts.first() else { continue };
+        // A count the formula puts at zero (bully's best case sends no ELECTION) has no place
+        // on a log scale: the row's first other one speaks for it.
+        let Some(first) = counts.iter().find(|c| value(&c.claim) > 0.0) else {
+            continue;
+        };
         let key = (r.graph.clone(), r.case.clone());
         let at = match cases.iter().position(|(c, _)| *c == key) {
             Some(i) => i,

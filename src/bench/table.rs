@@ -121,3 +121,45 @@ pub(super) fn markdown(rows: &[ElectionRow]) -> String {
     }
     md
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bench::{Claim, Count};
+
+    #[test]
+    fn markdown_has_a_line_per_count_and_says_why_a_launch_gave_none() {
+        let count = |m: &str, v, f: &str, c| Count {
+            messages: m.into(),
+            measured: v,
+            formula: f.into(),
+            claim: c,
+        };
+        let ok = ElectionRow {
+            algo: "chang-roberts",
+            graph: "ring".into(),
+            case: "ids increasing, all start".into(),
+            n: 8,
+            election_ms: Some(3.3),
+            counts: Ok(vec![
+                count("ELECTION", 15, "2n-1 (best)", Claim::Exact(15)),
+                count("ELECTED", 9, "n", Claim::Exact(8)),
+            ]),
+            notes: vec!["2 terms ([1, 2]): the counts include a re-election".into()],
+        };
+        let bad = ElectionRow {
+            algo: "bully",
+            counts: Err("a | b did not start".into()),
+            notes: Vec::new(),
+            ..ok.clone()
+        };
+        let md = markdown(&[ok, bad]);
+        let lines: Vec<&str> = md.lines().collect();
+        assert_eq!(lines[0], "| algorithm | graph | case | n | elect ms | messages | measured | formula | expected | verdict |");
+        assert_eq!(lines[1], "|---|---|---|---:|---:|---|---:|---|---:|---|");
+        assert_eq!(lines[2], "| chang-roberts | ring | ids increasing, all start | 8 | 3.3 | ELECTION | 15 | 2n-1 (best) | 15 | exact |");
+        assert_eq!(lines[3], "|  |  |  |  |  | ELECTED | 9 | n | 8 | DIFFERS (+1) |");
+        assert!(lines[4].contains("| - | not measured: a \\| b did not start |"), "{}", lines[4]);
+        assert!(md.contains("- chang-roberts (ring, ids increasing, all start, n = 8): 2 terms"));
+    }
+}

@@ -185,13 +185,14 @@ impl Goal {
     }
 }
 
-/// `all 8 live nodes agree: node 8 leads term 1 (+312 ms)`.
+/// `all 8 live nodes agree: node 8 leads term 1 (+312 ms since start; the election took
+/// 290 ms)`: when the agreement formed, and how long from the term's first election start.
 pub fn agreement_line(fleet: &Fleet, a: &Agreement) -> String {
     format!(
         "all {} live nodes agree: node {} leads term {} ({})",
         a.nodes.len(),
         a.leader,
         a.term,
-        fleet.rel(a.at_us)
+        super::narrate::agreement_times(fleet, a)
     )
 }
