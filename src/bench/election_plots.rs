@@ -4,8 +4,8 @@
 
 use super::claims::Claim;
 use super::elections::ElectionRow;
-use super::plot::{figure, Axes, Look, Series};
 use super::floor::Floor;
+use super::plot::{figure, Axes, Look, Series};
 use super::table::{markdown, NOTES};
 use crate::error::{failed, CliError};
 use crate::render::draw;
@@ -117,7 +117,13 @@ pub fn messages_figure(rows: &[ElectionRow]) -> String {
         }
     }
     let plots: Vec<Axes> = algos.iter().map(|algo| messages_of(rows, algo)).collect();
-    figure("coordlab elections: messages against the formulas", 2, 500.0, 230.0, &plots)
+    figure(
+        "coordlab elections: messages against the formulas",
+        2,
+        500.0,
+        230.0,
+        &plots,
+    )
 }
 
 fn messages_of(rows: &[ElectionRow], algo: &str) -> Axes {
@@ -153,7 +159,11 @@ fn messages_of(rows: &[ElectionRow], algo: &str) -> Axes {
     }
     let mut k = 0;
     for ((graph, case), (messages, measured, formulas)) in cases {
-        let graph = if graph == "ring" { String::new() } else { format!("{graph}, ") };
+        let graph = if graph == "ring" {
+            String::new()
+        } else {
+            format!("{graph}, ")
+        };
         axes.add(
             Series {
                 name: format!("{messages} measured ({graph}{case})"),
@@ -223,14 +233,24 @@ mod tests {
                 "ids decreasing",
                 n,
                 n as f64,
-                &[("ELECTION", nn * (nn + 1) / 2, "n(n+1)/2 (worst)", Claim::Exact(nn * (nn + 1) / 2))],
+                &[(
+                    "ELECTION",
+                    nn * (nn + 1) / 2,
+                    "n(n+1)/2 (worst)",
+                    Claim::Exact(nn * (nn + 1) / 2),
+                )],
             ));
             v.push(row(
                 "echo",
                 "node 1 starts",
                 n,
                 2.0,
-                &[("ELECTION+ECHO", 4 * nn, &format!("2m (m={})", 2 * nn), Claim::Exact(4 * nn))],
+                &[(
+                    "ELECTION+ECHO",
+                    4 * nn,
+                    &format!("2m (m={})", 2 * nn),
+                    Claim::Exact(4 * nn),
+                )],
             ));
         }
         v
@@ -261,7 +281,13 @@ mod tests {
         // is not the first message type of its row: left out).
         assert_eq!(count(&doc, "circle", "point"), 6);
         assert_eq!(count(&doc, "polyline", "series"), 3);
-        for t in [">2n-1 (best)<", ">n(n+1)/2 (worst)<", ">2m<", ">chang-roberts<", ">echo<"] {
+        for t in [
+            ">2n-1 (best)<",
+            ">n(n+1)/2 (worst)<",
+            ">2m<",
+            ">chang-roberts<",
+            ">echo<",
+        ] {
             assert!(svg.contains(t), "{t} missing");
         }
     }

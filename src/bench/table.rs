@@ -58,7 +58,18 @@ fn cells(r: &ElectionRow) -> Vec<[String; 10]> {
     let counts = match &r.counts {
         Err(e) => {
             let [a, g, c, n, _] = head;
-            return vec![[a, g, c, n, "-".into(), format!("not measured: {e}"), "".into(), "".into(), "".into(), "".into()]];
+            return vec![[
+                a,
+                g,
+                c,
+                n,
+                "-".into(),
+                format!("not measured: {e}"),
+                "".into(),
+                "".into(),
+                "".into(),
+                "".into(),
+            ]];
         }
         Ok(counts) => counts,
     };
@@ -114,7 +125,11 @@ pub(super) fn markdown(rows: &[ElectionRow]) -> String {
     }
     let notes: Vec<String> = rows
         .iter()
-        .flat_map(|r| r.notes.iter().map(move |n| format!("- {} ({}, {}, n = {}): {n}", r.algo, r.graph, r.case, r.n)))
+        .flat_map(|r| {
+            r.notes
+                .iter()
+                .map(move |n| format!("- {} ({}, {}, n = {}): {n}", r.algo, r.graph, r.case, r.n))
+        })
         .collect();
     if !notes.is_empty() {
         let _ = write!(md, "\nNotes on single launches:\n\n{}\n", notes.join("\n"));
@@ -155,11 +170,21 @@ mod tests {
         };
         let md = markdown(&[ok, bad]);
         let lines: Vec<&str> = md.lines().collect();
-        assert_eq!(lines[0], "| algorithm | graph | case | n | elect ms | messages | measured | formula | expected | verdict |");
+        assert_eq!(
+            lines[0],
+            "| algorithm | graph | case | n | elect ms | messages | measured | formula | expected | verdict |"
+        );
         assert_eq!(lines[1], "|---|---|---|---:|---:|---|---:|---|---:|---|");
-        assert_eq!(lines[2], "| chang-roberts | ring | ids increasing, all start | 8 | 3.3 | ELECTION | 15 | 2n-1 (best) | 15 | exact |");
+        assert_eq!(
+            lines[2],
+            "| chang-roberts | ring | ids increasing, all start | 8 | 3.3 | ELECTION | 15 | 2n-1 (best) | 15 | exact |"
+        );
         assert_eq!(lines[3], "|  |  |  |  |  | ELECTED | 9 | n | 8 | DIFFERS (+1) |");
-        assert!(lines[4].contains("| - | not measured: a \\| b did not start |"), "{}", lines[4]);
+        assert!(
+            lines[4].contains("| - | not measured: a \\| b did not start |"),
+            "{}",
+            lines[4]
+        );
         assert!(md.contains("- chang-roberts (ring, ids increasing, all start, n = 8): 2 terms"));
     }
 }

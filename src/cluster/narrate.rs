@@ -32,7 +32,9 @@ pub struct Narrator {
 }
 
 /// `+5127 ms since start; the election took 212 ms`: when agreement `a` formed, and how long
-/// after its term's first election start (left out when no node recorded one).
+/// the election took, from its term's first election start to the leader's own claim (left out
+/// when no node recorded a start). Not to the agreement: a node that rejoins later (resumed,
+/// restarted) forms a new agreement in the same term, and the election did not take longer.
 pub fn agreement_times(fleet: &Fleet, a: &Agreement) -> String {
     let since = format!("{} since start", fleet.rel(a.at_us));
     let first = fleet
@@ -40,7 +42,10 @@ pub fn agreement_times(fleet: &Fleet, a: &Agreement) -> String {
         .into_iter()
         .find(|&(_, _, term)| term == a.term);
     match first {
-        Some((t, _, _)) => format!("{since}; the election took {} ms", a.at_us.saturating_sub(t) / 1000),
+        Some((t, _, _)) => format!(
+            "{since}; the election took {} ms",
+            a.leader_since_us.saturating_sub(t) / 1000
+        ),
         None => since,
     }
 }

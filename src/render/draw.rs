@@ -60,6 +60,21 @@ pub fn text(out: &mut String, x: f64, y: f64, anchor: Anchor, attrs: &str, text:
     );
 }
 
+/// `text` cut into lines of at most `width` characters, at spaces (a longer word stands alone).
+pub fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split(' ') {
+        match lines.last_mut() {
+            Some(l) if l.chars().count() + 1 + word.chars().count() <= width => {
+                l.push(' ');
+                l.push_str(word);
+            }
+            _ => lines.push(word.to_string()),
+        }
+    }
+    lines
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -76,5 +91,12 @@ mod tests {
         let doc = roxmltree::Document::parse(&s).unwrap();
         assert_eq!(doc.root_element().attribute("id"), Some("a&b"));
         assert!(s.contains("x &lt; y") && s.contains(PALETTE[1]));
+    }
+
+    #[test]
+    fn wrapping_cuts_at_spaces() {
+        assert_eq!(wrap("aa bb cc dd", 5), vec!["aa bb", "cc dd"]);
+        assert_eq!(wrap("a verylongword b", 4), vec!["a", "verylongword", "b"]);
+        assert_eq!(wrap("", 4), vec![""]);
     }
 }

@@ -101,6 +101,8 @@ impl Drawing {
             leader,
             ..Drawing::default()
         };
+        // ECHO sends of the deciding term: (wave, child, parent).
+        let mut echoes: Vec<(Option<NodeId>, NodeId, NodeId)> = Vec::new();
         for r in &run.node_events {
             let (Some(from), Event::Send { to, msg, brief, .. }) = (r.node, &r.event) else {
                 continue;
@@ -108,7 +110,8 @@ impl Drawing {
             let this_term = term_of(brief);
             match msg.as_str() {
                 "ECHO" if this_term == term => {
-                    d.tree.insert((from, *to));
+                    let wave = field(brief, "wave").and_then(|w| w.parse::<NodeId>().ok());
+                    echoes.push((wave, from, *to));
                 }
                 "YES" | "NO" | "VOTE" if this_term == term && field(brief, "prune") == Some("true") => {
                     let iter = field(brief, "iter").and_then(|v| v.parse().ok()).unwrap_or(0);
@@ -120,6 +123,14 @@ impl Drawing {
                 _ => {}
             }
         }
+        // With several initiators only the highest one's wave completes: the others died out
+        // part way, and their echoes are no part of the tree.
+        let winner = echoes.iter().map(|e| e.0).max().flatten();
+        d.tree = echoes
+            .into_iter()
+            .filter(|e| e.0 == winner)
+            .map(|(_, child, parent)| (child, parent))
+            .collect();
         let timeline = Timeline::build(run);
         d.dead = nodes
             .iter()
@@ -134,7 +145,8 @@ impl Drawing {
         d
     }
 
-    fn positions(&self) -> BTreeMap<NodeId, (f64, f64)> {
+    /// Where each node stands: on a circle, `down` lower for a legend of several lines.
+    fn positions(&self, down: f64) -> BTreeMap<NodeId, (f64, f64)> {
         let n = self.nodes.len().max(1) as f64;
         let c = SIZE / 2.0;
         let rad = SIZE / 2.0 - 60.0;
@@ -143,15 +155,17 @@ impl Drawing {
             .enumerate()
             .map(|(i, &id)| {
                 let a = std::f64::consts::TAU * i as f64 / n - std::f64::consts::FRAC_PI_2;
-                (id, (c + rad * a.cos(), c + 20.0 + rad * a.sin()))
+                (id, (c + rad * a.cos(), c + 20.0 + down + rad * a.sin()))
             })
             .collect()
     }
 
     /// The SVG.
     pub fn svg(&self) -> String {
-        let pos = self.positions();
-        let h = SIZE + 60.0 + orientation::height(&self.iterations);
+        let legend = draw::wrap(&self.legend(), 120);
+        let down = 14.0 * legend.len().saturating_sub(1) as f64;
+        let pos = self.positions(down);
+        let h = SIZE + 60.0 + down + orientation::height(&self.iterations);
         let mut s = String::new();
         draw::open(&mut s, Some("graph"), SIZE, h, 12.0);
         s.push_str("<defs>");
@@ -169,11 +183,16 @@ impl Drawing {
             r#"<text x="10" y="20" font-size="15" font-weight="bold">{}</text>"#,
             esc(&title)
         );
-        let _ = writeln!(
-            s,
-            r#"<text x="10" y="38" font-size="11">{}</text>"#,
-            esc(&self.legend())
-        );
+        for (i, l) in legend.iter().enumerate() {
+            draw::text(
+                &mut s,
+                10.0,
+                38.0 + 14.0 * i as f64,
+                draw::Anchor::Start,
+                r#"font-size="11""#,
+                l,
+            );
+        }
         let line = |s: &mut String, a: NodeId, b: NodeId, style: &str, class: &str, info: &str| {
             let (Some(&(x0, y0)), Some(&(x1, y1))) = (pos.get(&a), pos.get(&b)) else {
                 return;
@@ -266,7 +285,7 @@ impl Drawing {
                 i = esc(&info)
             );
         }
-        orientation::panels(&mut s, &self.iterations, &self.nodes, SIZE + 60.0, SIZE);
+        orientation::panels(&mut s, &self.iterations, &self.nodes, SIZE + 60.0 + down, SIZE);
         s.push_str("</svg>\n");
         s
     }

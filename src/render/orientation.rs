@@ -95,7 +95,9 @@ pub fn changes(its: &[Iteration], k: usize) -> (BTreeSet<(NodeId, NodeId)>, BTre
     (turned, gone)
 }
 
-const PANEL: f64 = 250.0;
+const PANEL: f64 = 240.0;
+/// The panels' heading: a title and two lines of legend.
+const HEADING: f64 = 56.0;
 const R: f64 = 9.0;
 const COLS: usize = 3;
 
@@ -104,7 +106,7 @@ pub fn height(its: &[Iteration]) -> f64 {
     if its.is_empty() {
         return 0.0;
     }
-    40.0 + its.len().div_ceil(COLS) as f64 * (PANEL + 24.0)
+    HEADING + its.len().div_ceil(COLS) as f64 * (PANEL + 24.0)
 }
 
 /// Draws `its` at height `top`, `width` wide, nodes placed on a circle in the order of `nodes`.
@@ -126,13 +128,21 @@ pub fn panels(s: &mut String, its: &[Iteration], nodes: &[NodeId], top: f64, wid
         top + 34.0,
         Anchor::Start,
         r#"font-size="11""#,
-        "blue ring: a source; orange: turned round by a NO at the end of the iteration before; red dashed: pruned at the end of this one; grey: pruned before",
+        "blue ring: a source (it sends YO); orange: turned round by a NO at the end of the iteration before;",
+    );
+    draw::text(
+        s,
+        10.0,
+        top + 48.0,
+        Anchor::Start,
+        r#"font-size="11""#,
+        "red dashed: pruned at the end of this iteration; grey: pruned before.",
     );
     let gap = (width - COLS as f64 * PANEL) / (COLS as f64 + 1.0);
     for (k, it) in its.iter().enumerate() {
         let (col, row) = (k % COLS, k / COLS);
         let x0 = gap + col as f64 * (PANEL + gap);
-        let y0 = top + 40.0 + row as f64 * (PANEL + 24.0);
+        let y0 = top + HEADING + row as f64 * (PANEL + 24.0);
         let turned = if k > 0 { changes(its, k - 1).0 } else { BTreeSet::new() };
         let gone = changes(its, k).1;
         panel(s, it, nodes, (x0, y0), &turned, &gone);

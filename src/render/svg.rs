@@ -185,7 +185,7 @@ fn header(s: &mut String, geo: &Geo<'_>, names: &[&str]) {
             c = geo.colour(n),
             n = esc(n)
         );
-        x += 26.0 + 7.0 * n.len() as f64;
+        x += 34.0 + 7.0 * n.len() as f64;
     }
     s.push('\n');
 }

@@ -292,6 +292,23 @@ fn the_echo_tree_spans_the_graph() {
 }
 
 #[test]
+fn with_every_node_initiating_the_tree_is_the_winning_wave_s() {
+    let ids: Vec<NodeId> = (1..=6).collect();
+    let setups = mesh(&ids, &GRID, &ids);
+    let mut s = Sim::new(NetConfig::default(), setups, Leadership::<Echo>::new);
+    s.run_for(Duration::from_secs(2));
+    let run = run_dir(&s, "echo", "mesh:grid");
+    let d = Drawing::build(&run);
+    assert_eq!(
+        d.tree.len(),
+        5,
+        "n-1 tree edges, not the dead waves' echoes too: {:?}",
+        d.tree
+    );
+    assert_eq!(d.root(), Some(6), "the highest initiator's wave completes");
+}
+
+#[test]
 fn yoyo_shows_its_orientation_and_pruning() {
     let ids: Vec<NodeId> = (1..=6).collect();
     let setups = mesh(&ids, &GRID, &ids);
