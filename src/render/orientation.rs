@@ -18,7 +18,7 @@ pub struct Iteration {
     /// The nodes that began it (the others were pruned before).
     pub nodes: BTreeSet<NodeId>,
     /// The edges left, each oriented (tail, head): YO flows from tail to head.
-    pub arcs: BTreeSet<(NodeId, NodeId)>,
+    pub arcs: Arcs,
 }
 
 impl Iteration {
@@ -73,9 +73,12 @@ pub fn iterations(run: &RunDir, term: u64) -> Vec<Iteration> {
     by_iter.into_values().collect()
 }
 
+/// Oriented edges, (tail, head).
+pub type Arcs = BTreeSet<(NodeId, NodeId)>;
+
 /// What changed between iteration `k` and the next: the arcs turned round (as they stand in
 /// the next), and the edges gone (as they stood in `k`).
-pub fn changes(its: &[Iteration], k: usize) -> (BTreeSet<(NodeId, NodeId)>, BTreeSet<(NodeId, NodeId)>) {
+pub fn changes(its: &[Iteration], k: usize) -> (Arcs, Arcs) {
     let Some(now) = its.get(k) else {
         return Default::default();
     };
@@ -149,14 +152,7 @@ pub fn panels(s: &mut String, its: &[Iteration], nodes: &[NodeId], top: f64, wid
     }
 }
 
-fn panel(
-    s: &mut String,
-    it: &Iteration,
-    nodes: &[NodeId],
-    (x0, y0): (f64, f64),
-    turned: &BTreeSet<(NodeId, NodeId)>,
-    gone: &BTreeSet<(NodeId, NodeId)>,
-) {
+fn panel(s: &mut String, it: &Iteration, nodes: &[NodeId], (x0, y0): (f64, f64), turned: &Arcs, gone: &Arcs) {
     let n = nodes.len().max(1) as f64;
     let (cx, cy, rad) = (x0 + PANEL / 2.0, y0 + 24.0 + (PANEL - 24.0) / 2.0, PANEL / 2.0 - 24.0);
     let pos: BTreeMap<NodeId, (f64, f64)> = nodes
