@@ -193,6 +193,7 @@ fn formula_name(formula: &str) -> String {
 mod tests {
     use super::*;
     use crate::bench::{Claim, Count};
+    use crate::render::draw::count_class as count;
 
     fn row(algo: &'static str, case: &str, n: usize, ms: f64, counts: &[(&str, u64, &str, Claim)]) -> ElectionRow {
         ElectionRow {
@@ -254,12 +255,6 @@ mod tests {
             ));
         }
         v
-    }
-
-    fn count(doc: &roxmltree::Document<'_>, tag: &str, class: &str) -> usize {
-        doc.descendants()
-            .filter(|n| n.has_tag_name(tag) && n.attribute("class") == Some(class))
-            .count()
     }
 
     #[test]

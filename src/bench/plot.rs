@@ -274,12 +274,7 @@ pub fn log_log(title: &str, x_label: &str, y_label: &str, series: &[Series]) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn count(doc: &roxmltree::Document<'_>, tag: &str, class: &str) -> usize {
-        doc.descendants()
-            .filter(|n| n.has_tag_name(tag) && n.attribute("class") == Some(class))
-            .count()
-    }
+    use crate::render::draw::count_class as count;
 
     #[test]
     fn a_plot_spans_whole_decades_and_skips_what_a_log_axis_cannot_show() {

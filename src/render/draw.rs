@@ -60,6 +60,27 @@ pub fn text(out: &mut String, x: f64, y: f64, anchor: Anchor, attrs: &str, text:
     );
 }
 
+/// Where `n` points stand evenly on a circle of `radius` round `centre`, the first at the top,
+/// going clockwise.
+pub fn on_circle(n: usize, centre: (f64, f64), radius: f64) -> Vec<(f64, f64)> {
+    let step = std::f64::consts::TAU / n.max(1) as f64;
+    (0..n)
+        .map(|i| {
+            let a = step * i as f64 - std::f64::consts::FRAC_PI_2;
+            (centre.0 + radius * a.cos(), centre.1 + radius * a.sin())
+        })
+        .collect()
+}
+
+/// How many `tag` elements of `doc` have `class` among their classes (the tests' reading of
+/// a drawing).
+#[cfg(test)]
+pub fn count_class(doc: &roxmltree::Document<'_>, tag: &str, class: &str) -> usize {
+    doc.descendants()
+        .filter(|n| n.has_tag_name(tag) && n.attribute("class").is_some_and(|c| c.split(' ').any(|w| w == class)))
+        .count()
+}
+
 /// `text` cut into lines of at most `width` characters, at spaces (a longer word stands alone).
 pub fn wrap(text: &str, width: usize) -> Vec<String> {
     let mut lines: Vec<String> = Vec::new();

@@ -147,16 +147,11 @@ impl Drawing {
 
     /// Where each node stands: on a circle, `down` lower for a legend of several lines.
     fn positions(&self, down: f64) -> BTreeMap<NodeId, (f64, f64)> {
-        let n = self.nodes.len().max(1) as f64;
-        let c = SIZE / 2.0;
-        let rad = SIZE / 2.0 - 60.0;
+        let centre = (SIZE / 2.0, SIZE / 2.0 + 20.0 + down);
         self.nodes
             .iter()
-            .enumerate()
-            .map(|(i, &id)| {
-                let a = std::f64::consts::TAU * i as f64 / n - std::f64::consts::FRAC_PI_2;
-                (id, (c + rad * a.cos(), c + 20.0 + down + rad * a.sin()))
-            })
+            .copied()
+            .zip(draw::on_circle(self.nodes.len(), centre, SIZE / 2.0 - 60.0))
             .collect()
     }
 

@@ -153,15 +153,11 @@ pub fn panels(s: &mut String, its: &[Iteration], nodes: &[NodeId], top: f64, wid
 }
 
 fn panel(s: &mut String, it: &Iteration, nodes: &[NodeId], (x0, y0): (f64, f64), turned: &Arcs, gone: &Arcs) {
-    let n = nodes.len().max(1) as f64;
-    let (cx, cy, rad) = (x0 + PANEL / 2.0, y0 + 24.0 + (PANEL - 24.0) / 2.0, PANEL / 2.0 - 24.0);
+    let centre = (x0 + PANEL / 2.0, y0 + 24.0 + (PANEL - 24.0) / 2.0);
     let pos: BTreeMap<NodeId, (f64, f64)> = nodes
         .iter()
-        .enumerate()
-        .map(|(i, &id)| {
-            let a = std::f64::consts::TAU * i as f64 / n - std::f64::consts::FRAC_PI_2;
-            (id, (cx + rad * a.cos(), cy + rad * a.sin()))
-        })
+        .copied()
+        .zip(draw::on_circle(nodes.len(), centre, PANEL / 2.0 - 24.0))
         .collect();
     let sources = it.sources();
     let what = match (it.arcs.len(), sources.len()) {

@@ -1,6 +1,7 @@
 //! The pictures of simulated runs: the false-suspicion story, an echo wave, Yo-Yo, a ring
 //! repaired around a dead node; each drawing checked as data and as well-formed XML.
 
+use super::draw::count_class as count;
 use super::graph::Drawing;
 use super::story::{MarkKind, SpanKind, Story, Window, HEARTBEATS};
 use super::{mermaid, shiviz, svg};
@@ -45,12 +46,6 @@ fn sends(run: &RunDir, heartbeats: bool) -> usize {
     run.node_events
         .iter()
         .filter(|r| matches!(&r.event, Event::Send { msg, .. } if heartbeats || !HEARTBEATS.contains(&msg.as_str())))
-        .count()
-}
-
-fn count(doc: &roxmltree::Document<'_>, tag: &str, class: &str) -> usize {
-    doc.descendants()
-        .filter(|n| n.has_tag_name(tag) && n.attribute("class").is_some_and(|c| c.split(' ').any(|w| w == class)))
         .count()
 }
 
