@@ -1,5 +1,6 @@
 //! The pictures of a real run, looked at as a person would: `coordlab timeline`, `--mermaid`,
-//! `shiviz` and `graph` on a ring of 4 that elected; the SVG is well-formed XML with one line
+//! `shiviz` and `graph` on a ring of 4 that elected, and `graph` on a Yo-Yo mesh of 6 (one
+//! picture per iteration); the SVG is well-formed XML with one line
 //! per node; then, where headless Chromium can be had (scripts/setup-browser.sh installs it),
 //! timeline.html is rendered: its script runs without errors and counts the node lines and
 //! arrows the SVG has; graph.svg renders; screenshots are taken; and the Mermaid CLI, where it
@@ -104,6 +105,22 @@ fn pictures_of_a_real_run_render_in_a_browser() {
     let shiviz = fs::read_to_string(dir.join("shiviz.log")).unwrap();
     assert!(shiviz.starts_with("(?<host>"));
 
+    // Yo-Yo on a mesh: its graph draws every iteration, the last leaving the winner alone.
+    let yoyo_args = ["--topology", "random:3", "--algo", "yoyo", "--until", "elected"];
+    let mut y = Launch::command("mesh", 6, &logs.join("yoyo"), &yoyo_args);
+    assert!(y.wait().success(), "{}", y.output());
+    let ydir: PathBuf = fs::canonicalize(y.run_dir()).unwrap();
+    coordlab_ok(&["graph"], &ydir);
+    let ygraph = fs::read_to_string(ydir.join("graph.svg")).unwrap();
+    let ydoc = roxmltree::Document::parse(&ygraph).expect("yoyo's graph.svg is well-formed XML");
+    assert_eq!(class_count(&ydoc, "g", "node"), 6);
+    let iterations = class_count(&ydoc, "g", "iteration");
+    assert!(iterations >= 2, "yoyo takes at least two iterations: {iterations}");
+    assert!(
+        ygraph.contains(&format!("iteration {iterations}: no edge left")),
+        "{ygraph}"
+    );
+
     let (Some(browser), mmdc) = tools(&logs) else {
         eprintln!(
             "SKIPPED the browser part: no headless Chromium (scripts/setup-browser.sh could not install it; \
@@ -123,15 +140,20 @@ fn pictures_of_a_real_run_render_in_a_browser() {
     assert!(dom.contains(&format!(r#"data-arrows="{arrows}""#)), "{arrows} arrows");
 
     for (page, png, size) in [
-        ("timeline.html", "timeline.png", "1400,500"),
-        ("graph.svg", "graph.png", "780,840"),
+        (dir.join("timeline.html"), "timeline.png", "1400,500"),
+        (dir.join("graph.svg"), "graph.png", "780,840"),
+        (ydir.join("graph.svg"), "graph-yoyo.png", "780,1420"),
     ] {
         let shot = dir.join(png);
         let mut c = chromium(&browser);
         c.arg(format!("--screenshot={}", shot.display()))
             .arg(format!("--window-size={size}"))
-            .arg(url(&dir.join(page)));
-        assert!(run_to(c, &logs.join("shot.out")), "chromium screenshots {page}");
+            .arg(url(&page));
+        assert!(
+            run_to(c, &logs.join("shot.out")),
+            "chromium screenshots {}",
+            page.display()
+        );
         let len = fs::metadata(&shot).map(|m| m.len()).unwrap_or(0);
         assert!(len > 5_000, "{png} is a picture ({len} bytes)");
     }

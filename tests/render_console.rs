@@ -1,6 +1,6 @@
 //! The console tells the story: a ring of 4 elects, its leader is paused, and the console says
 //! who suspected it (falsely: it was paused), that an election started, who won and how long it
-//! took; a violation the shared resource reports is told at once; `coordlab logs` and
+//! took, and when all agreed; a violation the shared resource reports is told at once; `coordlab logs` and
 //! `coordlab quit` work from another terminal. With `--quiet`, only the terse lines.
 
 mod common;
@@ -44,6 +44,15 @@ fn the_console_narrates_and_obeys_another_terminal() {
         "{out}"
     );
     assert!(out.contains(&format!("starts an election: term {t2}")), "{out}");
+    // The agreement line says when it formed and how long the election took.
+    let agree = format!("live nodes agree: node {second} leads term {t2} (+");
+    wait_output(&l, &agree);
+    let out = l.output();
+    let line = out.lines().find(|l| l.contains(&agree)).unwrap_or_default();
+    assert!(
+        line.contains(" ms since start; the election took ") && line.ends_with(" ms)"),
+        "{line}"
+    );
 
     // A shared resource that saw two holders at once is told the moment it says so.
     let line = r#"{"t":1,"ev":"violation","nodes":[1,2]}"#;

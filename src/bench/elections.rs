@@ -4,6 +4,8 @@
 
 use super::cases::{Case, How};
 use super::claims::Count;
+use super::election_plots::write_files;
+use super::floor::floor;
 use super::launch::{launch, Shape};
 use super::readings::election_ms;
 use super::table::{print_header, print_row};
@@ -128,8 +130,9 @@ fn all_cases(n: usize, seed: u64) -> Vec<(&'static str, Case)> {
 }
 
 /// Measures every election case of every registry entry at each size, printing each row as it
-/// comes (the whole takes minutes).
-pub fn run_elections(sizes: &[usize], seed: u64) -> Result<Vec<ElectionRow>, CliError> {
+/// comes (the whole takes minutes); then the loopback floor (`rounds` ping-pongs), and writes
+/// the table and its figures under `bench/`.
+pub fn run_elections(sizes: &[usize], seed: u64, rounds: usize) -> Result<Vec<ElectionRow>, CliError> {
     let root = std::env::temp_dir().join(format!("coordlab-el-{}", std::process::id()));
     print_header();
     let mut out = Vec::new();
@@ -142,6 +145,15 @@ pub fn run_elections(sizes: &[usize], seed: u64) -> Result<Vec<ElectionRow>, Cli
         }
     }
     let _ = std::fs::remove_dir_all(&root);
+    // After the launches: none of their processes is left to disturb it.
+    let f = floor(rounds)?;
+    println!(
+        "loopback floor: round trip median {:.1} us; one hop {:.1} us",
+        f.median_us,
+        f.median_us / 2.0
+    );
+    let written = write_files(&out, &f, super::BUILD)?;
+    println!("wrote {}", written.join(", "));
     Ok(out)
 }
 

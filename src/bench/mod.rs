@@ -6,6 +6,7 @@ mod bully_best;
 pub mod cases;
 mod claims;
 mod clock;
+mod election_plots;
 mod elections;
 mod flood;
 mod floor;
@@ -132,17 +133,9 @@ pub fn run(sizes: &[usize], rounds: usize, sections: Sections, seed: u64) -> Res
     if sections.elections {
         println!("== elections ({BUILD}, one process per node, loopback; --timeout-ms 2000 --heartbeat-ms 500,");
         println!("   --until elected; counts from the nodes' stop counters, protocol messages only)");
-        run_elections(sizes, seed)?;
+        run_elections(sizes, seed, rounds)?;
         println!();
-        println!("elect ms: first election_start to the last node's leader event. exact/DIFFERS: the count this setup");
-        println!("must give; within/OVER: an upper bound; ratio: measured / an average over random arrangements.");
-        println!("chang-roberts 'this arrangement': each id travels to the first larger id (the largest all round).");
-        println!("franklin: rounds predicted from the arrangement (every active node larger than both active");
-        println!("neighbours survives a round; one last round for the winner); 'halving' ids reach the bound when n");
-        println!("is a power of two. bully 'n killed, only n-1 awake': after n leads, nodes 1..n-2 are paused and");
-        println!("n killed, so n-1 alone detects it; counts are the sends after the kill; elect ms: from the kill");
-        println!("to n-1's claim, detection (one --timeout-ms) included; the others read COORDINATOR when resumed.");
-        println!("yoyo/echo: m edges of the seeded graph; yoyo's YO count depends on the graph (one vote per YO).");
+        println!("{}", table::NOTES);
     }
     if sections.clocks {
         println!();

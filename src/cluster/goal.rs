@@ -187,13 +187,15 @@ impl Goal {
     }
 }
 
-/// `all 8 live nodes agree: node 8 leads term 1 (+312 ms)`.
+/// `all 8 live nodes agree: node 8 leads term 1 (+312 ms since start; the election took
+/// 290 ms)`: when the agreement formed, and how long the election took (see
+/// [`agreement_times`](super::narrate::agreement_times)).
 pub fn agreement_line(fleet: &Fleet, a: &Agreement) -> String {
     format!(
         "all {} live nodes agree: node {} leads term {} ({})",
         a.nodes.len(),
         a.leader,
         a.term,
-        fleet.rel(a.at_us)
+        super::narrate::agreement_times(fleet, a)
     )
 }

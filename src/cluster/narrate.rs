@@ -9,7 +9,7 @@
 //! `resource.jsonl`, where a shared resource reports two holders at once.
 
 use super::model::{Node, State};
-use super::nodes::Fleet;
+use super::nodes::{Agreement, Fleet};
 use super::watch::Tail;
 use crate::trace::Event;
 use std::collections::{BTreeMap, BTreeSet};
@@ -29,6 +29,25 @@ pub struct Narrator {
     claimed: BTreeMap<u64, BTreeSet<u64>>,
     /// Leadership spans of the replay told so far.
     spans_told: usize,
+}
+
+/// `+5127 ms since start; the election took 212 ms`: when agreement `a` formed, and how long
+/// the election took, from its term's first election start to the leader's own claim (left out
+/// when no node recorded a start). Not to the agreement: a node that rejoins later (resumed,
+/// restarted) forms a new agreement in the same term, and the election did not take longer.
+pub fn agreement_times(fleet: &Fleet, a: &Agreement) -> String {
+    let since = format!("{} since start", fleet.rel(a.at_us));
+    let first = fleet
+        .elections_after(a.term.saturating_sub(1), 0)
+        .into_iter()
+        .find(|&(_, _, term)| term == a.term);
+    match first {
+        Some((t, _, _)) => format!(
+            "{since}; the election took {} ms",
+            a.leader_since_us.saturating_sub(t) / 1000
+        ),
+        None => since,
+    }
 }
 
 /// `node 8 was paused, not dead: a false suspicion`, from the target's process now.

@@ -1,12 +1,14 @@
 //! The graph of a run (SVG) with the last election's result drawn on it: the echo wave's
-//! spanning tree, Yo-Yo's orientation and pruned edges, the ring and the hops that repaired
-//! it, and the leader.
+//! spanning tree, Yo-Yo's orientation and pruned edges (and, under the graph, its orientation
+//! in every iteration), the ring and the hops that repaired it, and the leader.
 //!
 //! Everything comes from the traces: the edges from `run.json`, tree edges from the ECHO
 //! messages of the deciding term, pruned edges from the votes that carried `prune=true`,
-//! repairs from ring messages sent past a successor; the term is read from each message's
-//! brief (`term=N`).
+//! Yo-Yo's iterations from its nodes' notes, repairs from ring messages sent past a
+//! successor; the term is read from each message's brief (`term=N`).
 
+use super::draw;
+use super::orientation::{self, Iteration};
 use super::xml_escape as esc;
 use crate::check::Timeline;
 use crate::trace::{Event, NodeId, RunDir};
@@ -31,6 +33,8 @@ pub struct Drawing {
     pub tree: BTreeSet<(NodeId, NodeId)>,
     /// Yo-Yo: edges pruned in the deciding term, with the iteration.
     pub pruned: BTreeMap<(NodeId, NodeId), u64>,
+    /// Yo-Yo: the orientation in every iteration of the deciding term.
+    pub iterations: Vec<Iteration>,
     /// Ring messages sent past a successor (from, to): the ring's repairs.
     pub repairs: BTreeSet<(NodeId, NodeId)>,
     /// Nodes dead at the end of the run.
@@ -53,6 +57,15 @@ fn field<'a>(brief: &'a str, key: &str) -> Option<&'a str> {
 
 fn edge(a: NodeId, b: NodeId) -> (NodeId, NodeId) {
     (a.min(b), a.max(b))
+}
+
+/// The segment from circle `p` to circle `q` (radius `r`), edge to edge, so that an arrow
+/// head at its end shows.
+pub fn between(p: (f64, f64), q: (f64, f64), r: f64) -> (f64, f64, f64, f64) {
+    let (dx, dy) = (q.0 - p.0, q.1 - p.1);
+    let len = (dx * dx + dy * dy).sqrt().max(1.0);
+    let (ux, uy) = (dx / len * r, dy / len * r);
+    (p.0 + ux, p.1 + uy, q.0 - ux, q.1 - uy)
 }
 
 impl Drawing {
@@ -88,6 +101,8 @@ impl Drawing {
             leader,
             ..Drawing::default()
         };
+        // ECHO sends of the deciding term: (wave, child, parent).
+        let mut echoes: Vec<(Option<NodeId>, NodeId, NodeId)> = Vec::new();
         for r in &run.node_events {
             let (Some(from), Event::Send { to, msg, brief, .. }) = (r.node, &r.event) else {
                 continue;
@@ -95,7 +110,8 @@ impl Drawing {
             let this_term = term_of(brief);
             match msg.as_str() {
                 "ECHO" if this_term == term => {
-                    d.tree.insert((from, *to));
+                    let wave = field(brief, "wave").and_then(|w| w.parse::<NodeId>().ok());
+                    echoes.push((wave, from, *to));
                 }
                 "YES" | "NO" | "VOTE" if this_term == term && field(brief, "prune") == Some("true") => {
                     let iter = field(brief, "iter").and_then(|v| v.parse().ok()).unwrap_or(0);
@@ -107,40 +123,52 @@ impl Drawing {
                 _ => {}
             }
         }
+        // With several initiators only the highest one's wave completes: the others died out
+        // part way, and their echoes are no part of the tree.
+        let winner = echoes.iter().map(|e| e.0).max().flatten();
+        d.tree = echoes
+            .into_iter()
+            .filter(|e| e.0 == winner)
+            .map(|(_, child, parent)| (child, parent))
+            .collect();
         let timeline = Timeline::build(run);
         d.dead = nodes
             .iter()
             .copied()
             .filter(|&n| timeline.state_at(n, timeline.end_us).0.ended())
             .collect();
+        if d.algo == "yoyo" {
+            d.iterations = term.map(|t| orientation::iterations(run, t)).unwrap_or_default();
+        }
         d.nodes = nodes;
         d.edges = edges;
         d
     }
 
-    fn positions(&self) -> BTreeMap<NodeId, (f64, f64)> {
-        let n = self.nodes.len().max(1) as f64;
-        let c = SIZE / 2.0;
-        let rad = SIZE / 2.0 - 60.0;
+    /// Where each node stands: on a circle, `down` lower for a legend of several lines.
+    fn positions(&self, down: f64) -> BTreeMap<NodeId, (f64, f64)> {
+        let centre = (SIZE / 2.0, SIZE / 2.0 + 20.0 + down);
         self.nodes
             .iter()
-            .enumerate()
-            .map(|(i, &id)| {
-                let a = std::f64::consts::TAU * i as f64 / n - std::f64::consts::FRAC_PI_2;
-                (id, (c + rad * a.cos(), c + 20.0 + rad * a.sin()))
-            })
+            .copied()
+            .zip(draw::on_circle(self.nodes.len(), centre, SIZE / 2.0 - 60.0))
             .collect()
     }
 
     /// The SVG.
     pub fn svg(&self) -> String {
-        let pos = self.positions();
-        let h = SIZE + 60.0;
+        let legend = draw::wrap(&self.legend(), 120);
+        let down = 14.0 * legend.len().saturating_sub(1) as f64;
+        let pos = self.positions(down);
+        let h = SIZE + 60.0 + down + orientation::height(&self.iterations);
         let mut s = String::new();
-        let _ = writeln!(
-            s,
-            r##"<svg xmlns="http://www.w3.org/2000/svg" id="graph" width="{SIZE}" height="{h}" viewBox="0 0 {SIZE} {h}" font-family="sans-serif" font-size="12"><defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="6" markerHeight="6" orient="auto"><path d="M0,0L10,5L0,10z" fill="#444"/></marker><marker id="tree" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="5" markerHeight="5" orient="auto"><path d="M0,0L10,5L0,10z" fill="#2ca02c"/></marker><marker id="repair" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="6" markerHeight="6" orient="auto"><path d="M0,0L10,5L0,10z" fill="#ff7f0e"/></marker></defs>"##
-        );
+        draw::open(&mut s, Some("graph"), SIZE, h, 12.0);
+        s.push_str("<defs>");
+        draw::arrow_head(&mut s, "arrow", "#444", 6.0);
+        draw::arrow_head(&mut s, "tree", "#2ca02c", 5.0);
+        draw::arrow_head(&mut s, "repair", "#ff7f0e", 6.0);
+        orientation::markers(&mut s);
+        s.push_str("</defs>\n");
         let title = match self.leader {
             Some((l, t)) => format!("{} on {} nodes: node {l} leads term {t}", self.algo, self.nodes.len()),
             None => format!("{} on {} nodes: no leader", self.algo, self.nodes.len()),
@@ -150,26 +178,24 @@ impl Drawing {
             r#"<text x="10" y="20" font-size="15" font-weight="bold">{}</text>"#,
             esc(&title)
         );
-        let _ = writeln!(
-            s,
-            r#"<text x="10" y="38" font-size="11">{}</text>"#,
-            esc(&self.legend())
-        );
+        for (i, l) in legend.iter().enumerate() {
+            draw::text(
+                &mut s,
+                10.0,
+                38.0 + 14.0 * i as f64,
+                draw::Anchor::Start,
+                r#"font-size="11""#,
+                l,
+            );
+        }
         let line = |s: &mut String, a: NodeId, b: NodeId, style: &str, class: &str, info: &str| {
             let (Some(&(x0, y0)), Some(&(x1, y1))) = (pos.get(&a), pos.get(&b)) else {
                 return;
             };
-            let (dx, dy) = (x1 - x0, y1 - y0);
-            let len = (dx * dx + dy * dy).sqrt().max(1.0);
-            // From circle edge to circle edge, so arrow heads are visible.
-            let (ux, uy) = (dx / len * R, dy / len * R);
+            let (x0, y0, x1, y1) = between((x0, y0), (x1, y1), R);
             let _ = writeln!(
                 s,
-                r#"<line class="{class}" x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" {style}><title>{}</title></line>"#,
-                x0 + ux,
-                y0 + uy,
-                x1 - ux,
-                y1 - uy,
+                r#"<line class="{class}" x1="{x0:.1}" y1="{y0:.1}" x2="{x1:.1}" y2="{y1:.1}" {style}><title>{}</title></line>"#,
                 esc(info)
             );
         };
@@ -254,6 +280,7 @@ impl Drawing {
                 i = esc(&info)
             );
         }
+        orientation::panels(&mut s, &self.iterations, &self.nodes, SIZE + 60.0 + down, SIZE);
         s.push_str("</svg>\n");
         s
     }
@@ -281,8 +308,9 @@ impl Drawing {
         }
         if self.algo == "yoyo" {
             parts.push(format!(
-                "arrows: orientation, smaller id to larger; red k: the edge was pruned in iteration k ({} edges)",
-                self.pruned.len()
+                "arrows: the first orientation, smaller id to larger; red k: the edge was pruned in iteration k ({} edges); {} iterations below",
+                self.pruned.len(),
+                self.iterations.len()
             ));
         }
         if self.ring {

@@ -2,9 +2,11 @@
 //! Mermaid `sequenceDiagram`, a ShiViz log, and the graph of a mesh run with the election's
 //! result on it.
 
+pub mod draw;
 pub mod graph;
 pub mod html;
 pub mod mermaid;
+pub mod orientation;
 pub mod shiviz;
 pub mod story;
 pub mod svg;

@@ -5,6 +5,7 @@
 //! and every element carries a `<title>` (hover text in any browser) and a `data-info` that the
 //! HTML page shows in its details panel.
 
+use super::draw;
 use super::story::{Arrow, MarkKind, SpanKind, Story};
 use super::xml_escape as esc;
 use std::collections::BTreeMap;
@@ -24,10 +25,6 @@ const BOTTOM: f64 = 50.0;
 const WIDTH: f64 = 1400.0;
 /// Message labels are written on the arrows only when there are few.
 const LABELLED: usize = 150;
-
-const PALETTE: &[&str] = &[
-    "#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f", "#ff7f0e", "#393b79",
-];
 
 /// Text boxes already drawn, so that labels never overlap: a label that finds no free place
 /// is left out (its hover text still says everything).
@@ -85,24 +82,16 @@ pub fn timeline(story: &Story) -> String {
         colours: names
             .iter()
             .enumerate()
-            .map(|(i, n)| (n.to_string(), PALETTE[i % PALETTE.len()]))
+            .map(|(i, n)| (n.to_string(), draw::colour(i)))
             .collect(),
         labels: Labels::default(),
     };
     let height = TOP + ROW * story.nodes.len() as f64 + BOTTOM;
     let mut s = String::new();
-    let _ = writeln!(
-        s,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" id="timeline" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" font-family="sans-serif" font-size="11">"#
-    );
+    draw::open(&mut s, Some("timeline"), WIDTH, height, 11.0);
     s.push_str("<defs>");
     for n in &names {
-        let _ = write!(
-            s,
-            r#"<marker id="head-{id}" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0L10,5L0,10z" fill="{c}"/></marker>"#,
-            id = marker_id(n),
-            c = geo.colour(n)
-        );
+        draw::arrow_head(&mut s, &format!("head-{}", marker_id(n)), geo.colour(n), 7.0);
     }
     s.push_str(r##"<pattern id="dead" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" fill="#ddd"/><line x1="0" y1="0" x2="0" y2="6" stroke="#888" stroke-width="3"/></pattern>"##);
     s.push_str("</defs>\n");
@@ -196,7 +185,7 @@ fn header(s: &mut String, geo: &Geo<'_>, names: &[&str]) {
             c = geo.colour(n),
             n = esc(n)
         );
-        x += 26.0 + 7.0 * n.len() as f64;
+        x += 34.0 + 7.0 * n.len() as f64;
     }
     s.push('\n');
 }

@@ -133,10 +133,6 @@ impl YoYo {
         let live = self.nb.live();
         self.ins = live.iter().copied().filter(|&n| n < me).collect();
         self.outs = live.iter().copied().filter(|&n| n > me).collect();
-        let (ins, outs) = (&self.ins, &self.outs);
-        ecx.note(format!(
-            "oriented: in from {ins:?} (smaller ids), out to {outs:?} (larger)"
-        ));
         self.iteration(ecx, 1);
     }
 
@@ -144,20 +140,14 @@ impl YoYo {
         self.iter = k;
         self.values.clear();
         self.votes.clear();
+        self.note_orientation(ecx);
         if self.ins.is_empty() && self.outs.is_empty() {
-            ecx.note(format!(
-                "iteration {k}: no edge left: I am the last node, the smallest: I win"
-            ));
             self.phase = Phase::Out;
             let me = self.me;
             self.nb.flood(ecx, None, me, YyMsg::Leader(me));
             return;
         }
         if self.ins.is_empty() {
-            ecx.note(format!(
-                "iteration {k}: a source (no in-edge): YO({}) to every out-neighbour",
-                self.me
-            ));
             self.phase = Phase::Up;
             let me = self.me;
             for &o in &self.outs {
@@ -171,6 +161,31 @@ impl YoYo {
         for (_, from, value) in now {
             self.on_yo(ecx, from, k, value);
         }
+    }
+
+    /// Notes this node's edges as they stand at the start of an iteration, and its role in it.
+    /// `coordlab graph` reads these notes (docs/trace.md) to draw the orientation of every
+    /// iteration: keep their first part's words.
+    fn note_orientation(&self, ecx: &mut ECx<'_, '_, Self>) {
+        let (k, ins, outs) = (self.iter, &self.ins, &self.outs);
+        let role = match (ins.is_empty(), outs.is_empty()) {
+            (true, true) => "no edge left: I am the last node, the smallest: I win".to_string(),
+            (true, false) => format!("a source: YO({}) to every out-neighbour", self.me),
+            (false, true) => "a sink: I vote once every in-neighbour's value is in".to_string(),
+            (false, false) => "internal: I pass the smallest value down once every in-neighbour's is in".to_string(),
+        };
+        let first = if k == 1 {
+            " (oriented from the smaller id to the larger)"
+        } else {
+            ""
+        };
+        let list = |set: &BTreeSet<NodeId>| format!("{:?}", set.iter().collect::<Vec<_>>());
+        ecx.note(format!(
+            "term {}, iteration {k}: in from {}, out to {}{first}; {role}",
+            ecx.term(),
+            list(ins),
+            list(outs)
+        ));
     }
 
     fn on_yo(&mut self, ecx: &mut ECx<'_, '_, Self>, from: NodeId, k: u64, value: NodeId) {
