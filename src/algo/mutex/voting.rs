@@ -17,9 +17,12 @@
 //! - voter, on a REQUEST it has queued already (the participant re-asking): FAILED again if it
 //!   was told so, and INQUIRE to the lock's owner, which answers RELEASE if that request is
 //!   done (its RELEASE was lost) -- without it a lost datagram would lock a vote for good.
-//!   A request id of j's already released is a duplicate, ignored.
+//!   A request id of j's already released is a duplicate, ignored (request ids carry the
+//!   node's boot count, so a restarted node's new requests are above its old ones).
 //! - on LOCKED(req, stamp): count the vote; with `need` votes, enter with fencing token the
-//!   highest stamp of the votes in hand.
+//!   highest stamp of the votes in hand. A vote that comes after entry (the quorum's m < n)
+//!   is given straight back with RELEASE, and left out of the final RELEASE: any two sets of
+//!   `need` votes still meet, and the voter is free for the next request meanwhile.
 //! - on FAILED: this request is outranked somewhere: answer every INQUIRE held so far (and any
 //!   later one) with RELINQUISH, giving that vote back.
 //! - on INQUIRE: in the section, or never told FAILED: hold it (answer later); else RELINQUISH.
@@ -146,6 +149,8 @@ pub struct Voting {
     mine: Option<(u64, u64)>,
     /// The votes in hand, with their stamps.
     votes: BTreeMap<NodeId, u64>,
+    /// Votes that came after entry and were given straight back.
+    returned: BTreeSet<NodeId>,
     failed: bool,
     inquiries: BTreeSet<NodeId>,
     /// The fencing token while in the section.
@@ -179,6 +184,7 @@ impl Voting {
             clock: d.clock,
             mine: None,
             votes: BTreeMap::new(),
+            returned: BTreeSet::new(),
             failed: false,
             inquiries: BTreeSet::new(),
             holding: None,
@@ -197,6 +203,13 @@ impl Voting {
     /// The request this voter's vote is locked for.
     pub fn locked(&self) -> Option<Ticket> {
         self.locked
+    }
+
+    /// Request `req` of this boot as the voters know it: a restarted node numbers its requests
+    /// from 1 again, and the boot count above them keeps the voters from taking them for ones
+    /// already released.
+    fn wire(&self, req: u64) -> u64 {
+        (self.epoch << 32) | (req & 0xffff_ffff)
     }
 
     /// The epoch of this voter's stamps: its boot count.
@@ -270,9 +283,11 @@ impl Voting {
 
     /// The participant wants the section.
     pub fn request<P: Protocol<Msg = VoteMsg>>(&mut self, mcx: &mut MCx<'_, '_, P>, req: u64) {
+        let req = self.wire(req);
         self.clock += 1;
         self.mine = Some((self.clock, req));
         self.votes.clear();
+        self.returned.clear();
         self.failed = false;
         self.inquiries.clear();
         self.holding = None;
@@ -298,12 +313,13 @@ impl Voting {
 
     /// The participant left.
     pub fn release<P: Protocol<Msg = VoteMsg>>(&mut self, mcx: &mut MCx<'_, '_, P>, req: u64) {
+        let req = self.wire(req);
         self.mine = None;
         let token = self.holding.take();
         self.last = Some((req, token));
         self.votes.clear();
         self.inquiries.clear();
-        for &v in &self.quorum.clone() {
+        for &v in self.quorum.iter().filter(|v| !self.returned.contains(v)) {
             mcx.send(v, VoteMsg::Release { req, token });
         }
     }
@@ -381,6 +397,14 @@ impl Voting {
                     format!("RELINQUISH of request {req}, which does not hold this vote"),
                 ),
             },
+            VoteMsg::Locked { req, .. } if current(req, self) && self.holding.is_some() => {
+                if !self.votes.contains_key(&from) && self.returned.insert(from) {
+                    // A vote beyond the quorum, after entry: not needed, so free at once for
+                    // the next request rather than held until the exit.
+                    let token = self.holding;
+                    mcx.send(from, VoteMsg::Release { req, token });
+                }
+            }
             VoteMsg::Locked { req, stamp } if current(req, self) => {
                 self.votes.insert(from, stamp);
                 if self.holding.is_none() && self.votes.len() >= self.need {
