@@ -14,6 +14,7 @@ pub mod quorum;
 pub mod resource;
 pub mod ricart_agrawala;
 pub mod risk;
+pub mod risk_sim;
 pub mod token_ring;
 pub mod voter;
 pub mod voting;
