@@ -6,7 +6,7 @@
 mod common;
 
 use common::*;
-use coordlab::algo::registry::{find, Fit, ENTRIES, MUTEX};
+use coordlab::algo::registry::{find, Fit, Promise, ENTRIES, MUTEX};
 use coordlab::trace::{Event, RunDir};
 
 fn layout(algo: &str) -> (&'static str, Vec<&'static str>) {
@@ -46,6 +46,9 @@ fn every_algorithm_serves_twenty_entries_per_node_with_no_violation() {
             "{algo}:\n{out}"
         );
         assert!(out.contains("mutual exclusion: held"), "{algo}:\n{out}");
+        // FIFO is judged exactly for the algorithms whose registry entry promises it.
+        let fifo = find(algo).unwrap().promises.contains(&Promise::FifoEntries);
+        assert_eq!(out.contains("FIFO (central): held"), fifo, "{algo}:\n{out}");
         let rd = RunDir::load(&l.run_dir()).unwrap();
         assert_eq!(count(&rd, "cs_enter"), 100, "{algo}");
         assert_eq!(count(&rd, "cs_exit"), 100, "{algo}");
