@@ -334,6 +334,9 @@ struct NodeArgs {
     /// Start the first election at once.
     #[arg(long)]
     initiator: bool,
+    /// This node ran before in this run (the launcher says so when it restarts a node).
+    #[arg(long)]
+    restarted: bool,
     #[arg(long, default_value = registry::DEFAULT_ALGO, help = algo_help())]
     algo: String,
     /// Heartbeat period in milliseconds.
@@ -425,6 +428,7 @@ fn node_options(a: NodeArgs) -> Result<NodeOptions, CliError> {
     };
     let mut setup = Setup::new(a.id, ids, neighbours);
     setup.initiator = a.initiator;
+    setup.restarted = a.restarted;
     setup.heartbeat = Duration::from_millis(a.heartbeat_ms);
     setup.timeout = Duration::from_millis(a.timeout_ms);
     setup.seed = a.seed;

@@ -282,6 +282,7 @@ impl<A: Algorithm> Sim<A> {
     fn boot(&mut self, id: NodeId, epoch: u64) {
         let mut setup = self.setups[&id].clone();
         setup.durable = self.stores.get(&id).cloned();
+        setup.restarted = epoch > 0;
         // Each boot of a node gets a later boot id, as a real restart's start time is later.
         let host = Host::with_key(&setup, (self.factory)(&setup), &Key::simulated(), epoch);
         self.nodes.insert(

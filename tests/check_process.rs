@@ -94,13 +94,23 @@ fn soak(name: &str, extra: &[&str]) -> (bool, String) {
     (status.success(), out)
 }
 
+// Short chaos soaks: the whole verdict must be "passed" (suspicions heal, no storm, no two
+// leaders in a term that the faults do not explain, one agreed leader at the end).
+
 #[test]
-fn short_chaos_soaks_inject_faults_and_judge_the_run() {
-    // What holds today whatever the faults: no storm. Suspicions that never heal and a missing
-    // agreement at the end are the known algorithm bugs (issue 7): the soak reports them, and
-    // these assertions tighten once they are fixed.
-    let (_, out) = soak("chaos-cr", &["--algo", "chang-roberts"]);
-    assert!(out.contains("ok: storms: none"), "{out}");
-    let (_, out) = soak("chaos-bully", &["--algo", "bully", "--mesh", "complete"]);
-    assert!(out.contains("ok: storms: none"), "{out}");
+fn a_short_chaos_soak_of_chang_roberts_passes() {
+    let (ok, out) = soak("chaos-cr", &["--algo", "chang-roberts"]);
+    assert!(ok && out.contains("chaos: passed"), "{out}");
+}
+
+#[test]
+fn a_short_chaos_soak_of_bully_passes() {
+    let (ok, out) = soak("chaos-bully", &["--algo", "bully", "--mesh", "complete"]);
+    assert!(ok && out.contains("chaos: passed"), "{out}");
+}
+
+#[test]
+fn a_short_chaos_soak_of_echo_on_a_sparse_mesh_passes() {
+    let (ok, out) = soak("chaos-echo", &["--algo", "echo", "--mesh", "random:3"]);
+    assert!(ok && out.contains("chaos: passed"), "{out}");
 }

@@ -166,14 +166,24 @@ fn a_genuine_datagram_sent_again_is_dropped_as_a_replay_and_a_restart_is_not() {
         (dropped(rd, 3, "replay") >= 2).then_some(())
     });
     // The real node 2 comes back with a later boot: its datagrams are accepted, not replays.
+    // It may send nothing while it follows (followers only listen to heartbeats), but an
+    // election passes through it to node 3, so the test kills the leader once node 2 is back.
     drop(sock);
     l.console("restart 2");
+    let heard_after_restart = |rd: &RunDir, by: u64, from: u64| {
+        let restarted = rd.faults.iter().find(|f| f.event.kind() == "restart").map(|f| f.t);
+        restarted.is_some_and(|t| {
+            rd.node_events
+                .iter()
+                .any(|r| r.node == Some(by) && r.t > t && matches!(r.event, Event::Recv { from: f, .. } if f == from))
+        })
+    };
+    l.wait_for("the restarted node 2 to hear the leader", |rd| {
+        heard_after_restart(rd, 2, 4).then_some(())
+    });
+    l.console("kill 4");
     let rd = l.wait_for("node 3 to hear from the restarted node 2", |rd| {
-        let restarted = rd.faults.iter().find(|f| f.event.kind() == "restart")?.t;
-        rd.node_events
-            .iter()
-            .any(|r| r.node == Some(3) && r.t > restarted && matches!(r.event, Event::Recv { from: 2, .. }))
-            .then(|| rd.clone())
+        heard_after_restart(rd, 3, 2).then(|| rd.clone())
     });
     assert_eq!(dropped(&rd, 3, "replay"), 2);
     assert_eq!(l.quit().code(), Some(0), "{}", l.output());

@@ -86,6 +86,8 @@ pub struct Setup {
     pub clock: crate::clock::ClockSpec,
     /// What this node persisted (`Context::persist`) before it last stopped, if anything.
     pub durable: Option<Vec<u8>>,
+    /// This node ran before in this run and was restarted: it missed what happened meanwhile.
+    pub restarted: bool,
 }
 
 impl Setup {
@@ -102,6 +104,7 @@ impl Setup {
             opts: BTreeMap::new(),
             clock: crate::clock::ClockSpec::default(),
             durable: None,
+            restarted: false,
         }
     }
 

@@ -4,7 +4,8 @@
 //! Without majority mode an election cannot tell a dead node from a cut-off one, so two
 //! leaders in one term are inherent when the nodes involved could not hear each other:
 //! - a **cut vertex**: on a mesh, the nodes down at the time split the graph and the two
-//!   leaders were on different sides (a ring repairs around any dead node: never a cut);
+//!   leaders were on different sides (a one-way ring repairs around any dead node: never a
+//!   cut; a two-way ring without repair, Franklin's, is cut by two dead nodes);
 //! - a **partition**: the launcher cut the links between the two leaders' sides;
 //! - a **resumed node**: a leader was paused during the term's election, having joined the
 //!   term before its pause, and claimed it after waking: it could not know. A node that joined
@@ -14,7 +15,8 @@
 //! explained.
 
 use super::election::{Claim, Violation};
-use super::timeline::{Proc, Timeline};
+use super::timeline::{Change, Proc, Timeline};
+use crate::algo::registry;
 use crate::trace::{Event, NodeId, RunDir};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -25,6 +27,9 @@ pub struct Explanation {
     pub term: u64,
     /// Whether the cause makes it inherent to the algorithm (then it does not fail the check).
     pub inherent: bool,
+    /// Whether the algorithm itself allows it with no fault at all (the anonymous ring): it
+    /// still fails the check, since showing it is that algorithm's point, but it is no bug.
+    pub by_design: bool,
     /// The cause in words (`node 4 was dead (killed at +812 ms) and split the graph: ...`).
     pub words: String,
 }
@@ -34,12 +39,14 @@ pub struct Explanation {
 pub struct Ground {
     /// `--set majority=true`.
     pub majority: bool,
-    /// The mesh's links (None on a ring: a ring repairs around any node).
+    /// The links messages follow (None for a ring repaired around any dead node).
     pub graph: Option<BTreeMap<NodeId, Vec<NodeId>>>,
     /// Whether faults.jsonl exists (no ground truth, no explanation).
     pub faults_known: bool,
     /// The run's start, for `+ms` in the words.
     pub start_us: u64,
+    /// The algorithm has no ids, so simultaneous candidates cannot be told apart.
+    pub anonymous: bool,
 }
 
 impl Ground {
@@ -49,7 +56,12 @@ impl Ground {
         let majority = set["majority"]
             .as_str()
             .is_some_and(|v| matches!(v, "true" | "1" | "yes"));
-        let graph = run.info.topology.starts_with("mesh").then(|| {
+        // Messages follow the graph's edges, so that dead nodes can cut it, on a mesh and for
+        // every algorithm that does not repair a ring around dead nodes (Franklin's two-way
+        // ring is cut in two by two non-adjacent dead nodes).
+        let repairs = registry::find(&run.info.algo).is_some_and(|e| e.runs_on == registry::Fit::RingOrder);
+        let edges = run.info.topology.starts_with("mesh") || !repairs;
+        let graph = edges.then(|| {
             run.info
                 .nodes
                 .iter()
@@ -61,6 +73,7 @@ impl Ground {
             graph,
             faults_known: !run.missing.iter().any(|m| m == "faults.jsonl"),
             start_us: run.info.start_us,
+            anonymous: run.info.algo == registry::ANON_RING.name,
         }
     }
 }
@@ -76,11 +89,24 @@ pub fn explain(v: &Violation, run: &RunDir, timeline: &Timeline, g: &Ground) -> 
         Some(Explanation {
             term,
             inherent: false,
+            by_design: false,
             words,
         })
     };
     if g.majority {
         return not("majority mode promises one leader per term: not inherent".into());
+    }
+    if g.anonymous {
+        return Some(Explanation {
+            term,
+            inherent: false,
+            by_design: true,
+            words: format!(
+                "the anonymous ring has no ids: {} each saw a token come back that it could not tell \
+                 from its own, and each took the term (by design: it shows why election needs ids)",
+                list(&parties)
+            ),
+        });
     }
     if !g.faults_known {
         return not("faults.jsonl is missing: no ground truth to explain it".into());
@@ -103,6 +129,7 @@ pub fn explain(v: &Violation, run: &RunDir, timeline: &Timeline, g: &Ground) -> 
                 return Some(Explanation {
                     term,
                     inherent: true,
+                    by_design: false,
                     words: format!(
                         "a partition at {} cut {} off from {}: each side elected its own",
                         at(t),
@@ -137,6 +164,7 @@ pub fn explain(v: &Violation, run: &RunDir, timeline: &Timeline, g: &Ground) -> 
                 return Some(Explanation {
                     term,
                     inherent: true,
+                    by_design: false,
                     words: format!(
                         "at {} {} split the graph: {} could not reach each other, and each side elected",
                         at(t),
@@ -157,7 +185,58 @@ pub fn explain(v: &Violation, run: &RunDir, timeline: &Timeline, g: &Ground) -> 
             return Some(e);
         }
     }
-    not("no fault explains it (no partition, no cut vertex, no resumed node): not inherent".into())
+    let named: Vec<NodeId> = match v {
+        Violation::TermAgreement { groups, .. } => groups.keys().copied().collect(),
+        _ => parties.clone(),
+    };
+    if let Some(e) = fell(timeline, term, &named, &moments, g) {
+        return Some(e);
+    }
+    not("no fault explains it (no partition, no cut vertex, no resumed node, no leader lost mid-election): not inherent".into())
+}
+
+/// One of the leaders named in the term was killed or paused while the term was decided:
+/// nodes that heard of it before its fall name it, nodes that skipped it as silent name
+/// another, and without majority mode neither side can know better.
+fn fell(timeline: &Timeline, term: u64, named: &[NodeId], moments: &BTreeSet<u64>, g: &Ground) -> Option<Explanation> {
+    let at = |t: u64| super::summary::at(g.start_us, t);
+    let (&first, &last) = (moments.first()?, moments.last()?);
+    for &p in named {
+        let Some(changes) = timeline.changes.get(&p) else {
+            continue;
+        };
+        // Down when the term began (a pause shorter than the timeout goes unnoticed by the
+        // node itself, which may then start the same term afresh), or fell while it was decided.
+        let (state, since) = timeline.state_at(p, first);
+        let down_at_first = matches!(state, Proc::Killed | Proc::Paused).then(|| Change {
+            t: since.unwrap_or(first),
+            state,
+        });
+        let fall = down_at_first.or_else(|| {
+            changes
+                .iter()
+                .find(|ch| ch.t >= first && ch.t <= last && matches!(ch.state, Proc::Killed | Proc::Paused))
+                .copied()
+        });
+        if let Some(ch) = fall {
+            let how = if ch.state == Proc::Paused { "paused" } else { "killed" };
+            let others: Vec<NodeId> = named.iter().copied().filter(|&q| q != p).collect();
+            return Some(Explanation {
+                term,
+                inherent: true,
+                by_design: false,
+                words: format!(
+                    "node {p} was {how} at {}, so it missed part of term {term}, decided from {} to {}: nodes that heard of \
+                     it before name it, nodes that skipped it as silent name {}",
+                    at(ch.t),
+                    at(first),
+                    at(last),
+                    list(&others)
+                ),
+            });
+        }
+    }
+    None
 }
 
 /// A claimant that was paused while the term was decided and claimed after waking.
@@ -198,6 +277,7 @@ fn resumed(run: &RunDir, timeline: &Timeline, term: u64, c: &Claim, first: u64, 
     Some(Explanation {
         term,
         inherent: before,
+        by_design: false,
         words,
     })
 }

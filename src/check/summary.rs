@@ -525,6 +525,22 @@ fn suspicions(out: &mut String, a: &Analysis, verbose: bool) {
         for s in &a.suspicions {
             let _ = writeln!(out, "  {}", narrate(s, a.start_us));
         }
+        for s in &a.stale {
+            let _ = writeln!(
+                out,
+                "  not healed: node {} suspected node {} from {} to {} while it ran ({}; {})",
+                s.by,
+                s.target,
+                at(a.start_us, s.from),
+                at(a.start_us, s.to),
+                dur(s.us()),
+                if s.withdrawn {
+                    "then withdrawn"
+                } else {
+                    "never withdrawn"
+                }
+            );
+        }
     }
 }
 

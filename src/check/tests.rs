@@ -867,3 +867,66 @@ fn a_suspicion_held_long_after_its_target_runs_again_is_flagged_a_withdrawn_one_
     );
     assert!(!a.violated());
 }
+
+#[test]
+fn two_anonymous_candidates_leading_one_term_fail_the_check_but_are_told_apart_from_a_bug() {
+    let mut r = Run::new(&[1, 2, 3, 4]);
+    r.ev(10, 1, election_start(1))
+        .ev(10, 3, election_start(1))
+        .ev(40, 1, leader(1, 1))
+        .ev(41, 3, leader(3, 1))
+        .shutdown(1000);
+    let mut rd = r.load();
+    rd.info.algo = "anon-ring".into();
+    let a = analyse(&rd);
+    let x = facts(&a).explanation(1).expect("explained");
+    assert!(x.by_design && !x.inherent, "{}", x.words);
+    assert!(x.words.contains("nodes 1 and 3"), "{}", x.words);
+    // Showing it is the algorithm's point: the check still fails, naming the cause.
+    assert!(a.violated());
+    let text = summary::render(&a, false);
+    assert!(
+        text.contains("VIOLATED") && text.contains("the anonymous ring has no ids"),
+        "{text}"
+    );
+    // The same run from an algorithm with ids is ours.
+    rd.info.algo = "chang-roberts".into();
+    let a = analyse(&rd);
+    assert!(!facts(&a).explanation(1).unwrap().by_design);
+}
+
+#[test]
+fn followers_split_by_a_leader_killed_mid_election_are_explained_one_alive_throughout_is_not() {
+    // Ring-list: the list that passed node 4 before it was killed names it, the lists that
+    // skipped it name node 3.
+    let mut r = Run::new(&[1, 2, 3, 4]);
+    r.ev(100, 1, election_start(2))
+        .ev(101, 2, election_start(2))
+        .ev(120, 1, leader(4, 2))
+        .kill(150, 4)
+        .ev(200, 2, leader(3, 2))
+        .ev(201, 3, leader(3, 2))
+        .shutdown(1000);
+    let a = r.analyse();
+    let e = facts(&a);
+    assert!(
+        e.violations
+            .iter()
+            .any(|v| matches!(v, Violation::TermAgreement { term: 2, .. })),
+        "{:?}",
+        e.violations
+    );
+    let x = e.explanation(2).expect("explained");
+    assert!(x.inherent, "{}", x.words);
+    assert!(
+        x.words
+            .contains("node 4 was killed at +150 ms, so it missed part of term 2"),
+        "{}",
+        x.words
+    );
+    // Node 4 alive throughout: nothing explains the split.
+    r.faults.clear();
+    let a = r.analyse();
+    assert!(!facts(&a).explanation(2).unwrap().inherent);
+    assert!(a.violated());
+}

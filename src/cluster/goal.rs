@@ -152,13 +152,15 @@ impl Goal {
     }
 
     /// What the goal adds to the checker's summary at the end (a demo's closing lines, the
-    /// soak's criteria), and whether the goal failed by them.
+    /// soak's criteria), and whether the run failed: by the checker's verdict, or for the soak
+    /// by its criteria and any other violation that the algorithm does not allow by design.
     pub fn conclude(&self, analysis: &crate::check::Analysis) -> (Vec<String>, bool) {
         match self {
-            Goal::Demo(demo) => (demo.conclude(analysis), false),
+            Goal::Demo(demo) => (demo.conclude(analysis), analysis.violated()),
             Goal::Chaos(_) => {
                 let c = criteria(analysis);
-                let failed = c.iter().any(|c| !c.ok);
+                let by_design = |f: &crate::check::Finding| f.explanation.as_ref().is_some_and(|e| e.by_design);
+                let failed = c.iter().any(|c| !c.ok) || analysis.findings().iter().any(|f| f.fails() && !by_design(f));
                 let mut lines = vec!["Chaos soak criteria".to_string()];
                 lines.extend(
                     c.iter()
@@ -167,8 +169,8 @@ impl Goal {
                 lines.push(format!("chaos: {}", if failed { "FAILED" } else { "passed" }));
                 (lines, failed)
             }
-            Goal::Snapshot(demo) => (demo.conclude(&analysis.dir), false),
-            _ => (Vec::new(), false),
+            Goal::Snapshot(demo) => (demo.conclude(&analysis.dir), analysis.violated()),
+            _ => (Vec::new(), analysis.violated()),
         }
     }
 

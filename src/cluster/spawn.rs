@@ -126,6 +126,10 @@ impl NodeArgs {
         if initiator {
             cmd.arg("--initiator");
         }
+        // Every first start waits on the launch's go pipe; a node spawned without it is a restart.
+        if go.is_none() {
+            cmd.arg("--restarted");
+        }
         inherit(&mut cmd, fd, go);
         for kv in &self.set {
             cmd.args(["--set", kv]);

@@ -51,6 +51,14 @@ impl Silence {
         }
     }
 
+    /// Drops the suspicion of `node` without having heard it (this node no longer has an
+    /// opinion on it); returns the `unsuspect` event if it was suspected.
+    pub fn forget(&mut self, node: NodeId) -> Option<Event> {
+        self.suspected
+            .remove(&node)
+            .then_some(Event::Unsuspect { target: node })
+    }
+
     /// Whether `node` is suspected.
     pub fn is_suspected(&self, node: NodeId) -> bool {
         self.suspected.contains(&node)

@@ -28,9 +28,12 @@
 //!
 //! Limits: the lists elect only if nothing changes between the rounds. A node that dies or is
 //! skipped (a lost ACK looks like a dead successor) while several initiators' lists travel can
-//! leave two winners that each declare themselves before the preferred COORDINATOR reaches
-//! them: two leaders in one term, until the rounds (or the heartbeats) finish. The checker
-//! reports it. A node skipped as dead stays out of ring rounds until it is heard again.
+//! leave lists with different winners. An initiator whose list comes back without a better
+//! candidate that another list of the term carried through it does not announce (that list
+//! will); but a list that has not passed it yet cannot be known, so two COORDINATORs of one
+//! term remain possible, until the rounds (or the heartbeats) finish. The checker reports it,
+//! and explains it when the skipped node was in fact down. A node skipped as dead stays out of
+//! ring rounds until it is heard again.
 
 use super::{ECx, Election};
 use crate::algo::{Message, NodeId, Setup};
@@ -174,6 +177,18 @@ impl Election for RingList {
                 }
                 if !self.converted.insert(first) {
                     return ecx.discard(from, format!("ELECTION of {first} already went round"));
+                }
+                // This list skipped a node that another list of the term carried through here
+                // (suspected here, yet taking part): that list names the better winner, and two
+                // COORDINATORs of one term would split the followers.
+                let seen: Vec<NodeId> = self.heard.iter().flatten().copied().collect();
+                if let Some(better) = self.winner(&seen).filter(|b| !list.contains(b)) {
+                    return ecx.discard(
+                        from,
+                        format!(
+                            "my list skipped {better}, which another list of this term carries: that one announces"
+                        ),
+                    );
                 }
                 if !self.install(ecx, leader, list.clone()) {
                     return ecx.discard(from, format!("its winner {leader} loses to the one known here"));

@@ -35,6 +35,10 @@
 //!   number it would pick may be taken by a message still queued): an election asked for
 //!   meanwhile waits for the window's end, and then starts only if no leader is known by then
 //!   (a known one is handed to the protocol again, so bully still deposes a lower id).
+//! - restarts: a restarted node (term 0, told so by `--restarted`) does the same until it
+//!   first follows a leader: a term it joins through another node's message may have been
+//!   won while it was dead (bully: a higher node back from a crash answers a straggler's
+//!   ELECTION of a term node 4 already won), so it never claims one; it starts a new term.
 //! - terms cannot be forced: a message whose term is more than [`MAX_TERM_LEAP`] above this
 //!   node's is ignored ("term X is implausibly far ahead"), so no term ever comes near 2^64
 //!   and `term + 1` cannot wrap; the arithmetic is checked all the same. A restarted node
@@ -352,6 +356,9 @@ struct Core<M> {
     woke: Option<Duration>,
     /// Terms up to this one were joined while waking: never claimed (see "stalls").
     stale_upto: u64,
+    /// Restarted and not yet following a leader: terms it joins may have been decided while it
+    /// was dead (see "restarts").
+    catching_up: bool,
     /// An election was asked for while waking: it waits for the window to end.
     deferred: bool,
 }
@@ -593,11 +600,13 @@ impl<M: Message> Core<M> {
                 leader,
                 term: self.term,
             });
+            self.live(cx, |l, c| l.forget_unreachable(c, leader));
             cx.cancel_timer(LTimer::ElectionTimeout);
             if leader == me {
                 cx.set_timer(LTimer::Heartbeat, self.setup.heartbeat);
             }
         }
+        self.catching_up = false;
         if leader != me {
             self.live.reset(leader, cx.now);
             self.leader_seen = cx.now;
@@ -679,6 +688,7 @@ impl<E: Election> Leadership<E> {
                 quorum,
                 woke: None,
                 stale_upto: 0,
+                catching_up: setup.restarted,
                 deferred: false,
             },
             inner: E::new(setup),
@@ -793,11 +803,13 @@ impl<E: Election> Leadership<E> {
         if !self.core.adopt(cx, t, format!("heard of term {t} from node {from}")) {
             return false;
         }
-        // Joined while draining what queued up during a stall: maybe decided without this node.
-        if self
-            .core
-            .woke
-            .is_some_and(|w| cx.now.saturating_sub(w) <= self.core.setup.timeout)
+        // Joined while draining what queued up during a stall, or after a restart before it
+        // knew a leader: maybe decided without this node.
+        if self.core.catching_up
+            || self
+                .core
+                .woke
+                .is_some_and(|w| cx.now.saturating_sub(w) <= self.core.setup.timeout)
         {
             self.core.stale_upto = self.core.stale_upto.max(t);
         }
