@@ -133,10 +133,10 @@ enum Cmd {
         /// Probability that a coordinator restarts and forgets its grant.
         #[arg(long)]
         p: f64,
-        /// Also estimate it by drawing that many random runs of the same model.
+        /// Also estimate it by running the quorum protocol that many times in the simulator (n at most 16).
         #[arg(long)]
         simulate: Option<u64>,
-        /// Seed of the draws.
+        /// Seed of the simulated runs.
         #[arg(long, default_value_t = 1)]
         seed: u64,
     },
@@ -652,12 +652,13 @@ fn run(cli: Cli) -> Result<i32, CliError> {
                 if runs == 0 {
                     return Err(usage("--simulate: at least 1 run"));
                 }
-                let hits = risk::simulate(n, m, p, runs, seed);
+                let hits = coordlab::algo::mutex::risk_sim::simulate(n, m, p, runs, seed).map_err(usage)?;
                 println!(
-                    "drawn: {hits} violations in {runs} runs = {:.6} (formula {})",
+                    "simulated: two holders at once in {hits} of {runs} runs = {:.6} (formula {})",
                     hits as f64 / runs as f64,
                     risk::format_log10(l)
                 );
+                println!("  {}", coordlab::algo::mutex::risk_sim::assumptions(n, m));
             }
             Ok(0)
         }

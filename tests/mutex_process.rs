@@ -6,7 +6,7 @@
 mod common;
 
 use common::*;
-use coordlab::algo::registry::{find, Fit, ENTRIES, MUTEX};
+use coordlab::algo::registry::{find, Fit, Promise, ENTRIES, MUTEX};
 use coordlab::trace::{Event, RunDir};
 
 fn layout(algo: &str) -> (&'static str, Vec<&'static str>) {
@@ -46,6 +46,9 @@ fn every_algorithm_serves_twenty_entries_per_node_with_no_violation() {
             "{algo}:\n{out}"
         );
         assert!(out.contains("mutual exclusion: held"), "{algo}:\n{out}");
+        // FIFO is judged exactly for the algorithms whose registry entry promises it.
+        let fifo = find(algo).unwrap().promises.contains(&Promise::FifoEntries);
+        assert_eq!(out.contains("FIFO (central): held"), fifo, "{algo}:\n{out}");
         let rd = RunDir::load(&l.run_dir()).unwrap();
         assert_eq!(count(&rd, "cs_enter"), 100, "{algo}");
         assert_eq!(count(&rd, "cs_exit"), 100, "{algo}");
@@ -118,24 +121,36 @@ fn bad_mutex_options_are_refused_by_name() {
 }
 
 #[test]
-fn quorum_amnesia_violates_and_durable_grants_do_not() {
-    for durable in [false, true] {
-        let logs = temp_logs(&format!("mutex-amnesia-{durable}"));
+fn quorum_amnesia_violates_and_durable_grants_or_fencing_do_not() {
+    for (durable, fencing) in [(false, false), (true, false), (false, true)] {
+        let logs = temp_logs(&format!("mutex-amnesia-{durable}-{fencing}"));
         let mut extra = vec!["--topology", "complete", "--algo", "quorum", "--demo", "quorum-amnesia"];
         if durable {
             extra.push("--durable");
+        }
+        if fencing {
+            extra.push("--fencing");
         }
         let mut l = Launch::command("mesh", 3, &logs, &extra);
         let status = l.wait();
         let out = l.output();
         assert!(out.contains("demo complete"), "{out}");
+        assert!(out.contains("Their quorums meet in ["), "{out}");
         let rd = RunDir::load(&l.run_dir()).unwrap();
+        let kills = rd.faults.iter().filter(|r| r.event.kind() == "kill").count();
+        assert_eq!(kills, 1, "exactly the coordinator in the intersection restarts:\n{out}");
         let violations = rd.resource.iter().filter(|r| r.event.kind() == "violation").count();
-        if durable {
-            assert_eq!((status.code(), violations), (Some(0), 0), "{out}");
-        } else {
-            assert_eq!(status.code(), Some(1), "{out}");
-            assert!(violations >= 1, "{out}");
+        let stale = rd.resource.iter().filter(|r| r.event.kind() == "reject_stale").count();
+        match (durable, fencing) {
+            (true, _) => assert_eq!((status.code(), violations), (Some(0), 0), "{out}"),
+            (_, true) => {
+                assert_eq!((status.code(), violations), (Some(0), 0), "{out}");
+                assert!(stale >= 1, "the older holder's write was rejected:\n{out}");
+            }
+            _ => {
+                assert_eq!(status.code(), Some(1), "{out}");
+                assert!(violations >= 1, "{out}");
+            }
         }
         assert_all_reaped(&rd);
     }

@@ -1,7 +1,8 @@
 //! The checker's mutual-exclusion section, self-contained: from the nodes' `cs_request` /
 //! `cs_enter` / `cs_exit` and from the resource's `access` / `violation` / `reject_stale`, was
 //! the section ever held by two at once; was every request served while the run was
-//! fault-free; did `central` serve in FIFO order; and which faults preceded each violation.
+//! fault-free; did an algorithm that promises FIFO entries (`central`, by its registry entry)
+//! serve in FIFO order; and which faults preceded each violation.
 //! [`analyse`] finds the facts, [`summary`] says them.
 
 use crate::algo::mutex::{is_mutex, RESOURCE_ID};
@@ -226,7 +227,9 @@ pub fn analyse(run: &RunDir) -> Option<MutexFacts> {
         }
     }
 
-    if run.info.algo == "central" && f.fault_free {
+    let promises_fifo = crate::algo::registry::find(&run.info.algo)
+        .is_some_and(|e| e.promises.contains(&crate::algo::registry::Promise::FifoEntries));
+    if promises_fifo && f.fault_free {
         f.fifo = Some(fifo(run, &f.entries));
     }
     Some(f)

@@ -134,6 +134,10 @@ impl Node {
                 self.cs.holding = Some((*req, rec.t));
             }
             Event::Recv { from, msg, .. } if msg == "GRANT" => self.cs.grants.push(*from),
+            // A vote given back (yielded, or a late one returned) is no longer held.
+            Event::Send { to, msg, .. } if msg == "RELINQUISH" || msg == "RELEASE" => {
+                self.cs.grants.retain(|g| g != to)
+            }
             Event::CsExit { .. } => {
                 self.cs.holding = None;
                 self.cs.exits += 1;

@@ -12,13 +12,14 @@
 //!    under fencing; then stop cleanly and let the checker judge.
 //!
 //! The quorum-amnesia story (quorum on 3 nodes, m = 2, every node a participant and one of
-//! the coordinators):
-//! 1. wait until a node P holds the section, and kill every other coordinator whose GRANT it
-//!    holds (those in the intersection of its quorum with any other);
-//! 2. start them again at once: they forgot their grants to P (with `--durable` they read them
-//!    back from their fsynced state files);
-//! 3. a restarted participant asks again, the amnesiac coordinators grant it, and it enters
-//!    while P still holds; stop after a while and let the checker judge.
+//! the coordinators), the course's picture: P holds with the grants of {P, C}, W waits with
+//! its own grant and needs one more; the two quorums meet in C.
+//! 1. wait until the GRANTs in the traces show such a P, W and C: C granted P, neither P nor
+//!    W is C, and W has no grant of C; kill C, the coordinator in the intersection;
+//! 2. start it again at once: it forgot its grant to P (with `--durable` it reads it back
+//!    from its fsynced state file);
+//! 3. C's vote is free again: W (or C's own fresh request, which may outrank W's) makes a
+//!    quorum with it while P still holds; stop after a while and let the checker judge.
 
 use super::goal::{patience, Ending};
 use super::model::State;
@@ -85,13 +86,19 @@ pub enum Amnesia {
     Hold {
         /// Give up then.
         deadline: Instant,
+        /// Whether coordinators persist their grants (`--durable`).
+        durable: bool,
+        /// Grants a quorum needs.
+        m: usize,
     },
-    /// Killed the coordinators that granted it; restart them at the next tick.
+    /// Killed the coordinators in the intersection; restart them at the next tick.
     Killed {
         /// Those coordinators.
-        voters: Vec<u64>,
-        /// The holder.
+        coordinators: Vec<u64>,
+        /// The holder it granted.
         holder: u64,
+        /// Whether coordinators persist their grants.
+        durable: bool,
     },
     /// Restarted; stop then.
     Restarted {
@@ -141,7 +148,17 @@ impl MutexGoal {
         let deadline = t0 + patience(n, timeout);
         plan.mutex_demo.map(|d| match d {
             MutexDemo::Regrant => MutexGoal::Regrant(Regrant::Hold { deadline }),
-            MutexDemo::QuorumAmnesia => MutexGoal::Amnesia(Amnesia::Hold { deadline }),
+            MutexDemo::QuorumAmnesia => MutexGoal::Amnesia(Amnesia::Hold {
+                deadline,
+                durable: plan
+                    .set
+                    .get("durable")
+                    .is_some_and(|v| matches!(v.as_str(), "true" | "1" | "yes")),
+                m: match num("quorum", 0) as usize {
+                    0 => plan.nodes.iter().filter(|x| x.id != RESOURCE_NODE).count() / 2 + 1,
+                    m => m,
+                },
+            }),
         })
     }
 
@@ -178,35 +195,114 @@ impl MutexGoal {
     }
 }
 
+/// The course's picture in the fleet, from the GRANTs in the traces (less the votes given
+/// back): a holder, a waiter, and the coordinators in the intersection of their quorums -- the
+/// fewest of the holder's grantors (never the holder) that the waiter's own grants need to
+/// make a quorum. One in the course's picture (the waiter holds m-1 grants); when the holder
+/// has every grant, the waiter's own coordinator is in the intersection too.
+struct Intersection {
+    holder: u64,
+    holder_grants: Vec<u64>,
+    waiter: u64,
+    waiter_grants: Vec<u64>,
+    coordinators: Vec<u64>,
+}
+
+fn intersection(fleet: &Fleet, m: usize) -> Option<Intersection> {
+    let grants = |g: &[u64]| {
+        let mut g = g.to_vec();
+        g.sort_unstable();
+        g.dedup();
+        g
+    };
+    let parts = || fleet.nodes.iter().filter(|n| n.plan.id != RESOURCE_NODE && n.live());
+    let mut best: Option<Intersection> = None;
+    for h in parts().filter(|n| n.cs.holding.is_some()) {
+        let hg = grants(&h.cs.grants);
+        for w in parts().filter(|n| n.cs.waiting.is_some() && n.plan.id != h.plan.id) {
+            let wg = grants(&w.cs.grants);
+            let (hid, wid) = (h.plan.id, w.plan.id);
+            // Other coordinators first: restarting the waiter's own also restarts the waiter.
+            let mut lent: Vec<u64> = hg.iter().copied().filter(|c| *c != hid && !wg.contains(c)).collect();
+            lent.sort_by_key(|&c| (c == wid, c));
+            let need = m.saturating_sub(wg.len());
+            if need == 0 || need > lent.len() || best.as_ref().is_some_and(|b| b.coordinators.len() <= need) {
+                continue;
+            }
+            best = Some(Intersection {
+                holder: hid,
+                holder_grants: hg.clone(),
+                waiter: wid,
+                waiter_grants: wg,
+                coordinators: lent[..need].to_vec(),
+            });
+        }
+    }
+    best
+}
+
 impl Amnesia {
     fn step(&mut self, fleet: &mut Fleet, now: Instant) -> Option<Ending> {
         match std::mem::replace(self, Amnesia::Restarted { until: now }) {
-            Amnesia::Hold { deadline } => {
-                let holder = fleet
-                    .nodes
-                    .iter()
-                    .find(|n| n.cs.holding.is_some() && n.cs.grants.iter().any(|&g| g != n.plan.id));
-                let Some(h) = holder else {
-                    *self = Amnesia::Hold { deadline };
-                    return (now >= deadline).then(|| Ending::failed("demo failed: no node held the section"));
+            Amnesia::Hold { deadline, durable, m } => {
+                let Some(x) = intersection(fleet, m) else {
+                    *self = Amnesia::Hold { deadline, durable, m };
+                    return (now >= deadline)
+                        .then(|| Ending::failed("demo failed: no node held the section while another waited"));
                 };
-                let p = h.plan.id;
-                let mut voters: Vec<u64> = h.cs.grants.iter().copied().filter(|&g| g != p).collect();
-                voters.sort_unstable();
-                voters.dedup();
-                for &v in &voters {
-                    if let Err(e) = fleet.kill(v) {
+                for &c in &x.coordinators {
+                    if let Err(e) = fleet.kill(c) {
                         return Some(Ending::failed(format!("demo failed: {e}")));
                     }
                 }
-                say!("1. node {p} holds the section with the grants of coordinators {voters:?} (and its own); killed {voters:?} (SIGKILL)");
-                *self = Amnesia::Killed { voters, holder: p };
+                let cs = &x.coordinators;
+                let why = match cs.as_slice() {
+                    [c] if *c == x.waiter => format!(
+                        "node {c}'s own coordinator granted node {}; restarting it restarts node {c} too, \
+                         which asks again",
+                        x.holder
+                    ),
+                    [c] => format!(
+                        "coordinator {c} granted node {} and is the one node {} lacks",
+                        x.holder, x.waiter
+                    ),
+                    _ => format!(
+                        "node {} holds every grant, so a quorum of node {} must take {} of them back: {cs:?}",
+                        x.holder,
+                        x.waiter,
+                        cs.len()
+                    ),
+                };
+                say!(
+                    "1. node {} holds the section with the grants of {:?}; node {} waits with {:?} \
+                     (a quorum is {m}). Their quorums meet in {cs:?}: {why}. Killed {cs:?} (SIGKILL)",
+                    x.holder,
+                    x.holder_grants,
+                    x.waiter,
+                    x.waiter_grants,
+                );
+                *self = Amnesia::Killed {
+                    coordinators: x.coordinators,
+                    holder: x.holder,
+                    durable,
+                };
                 None
             }
-            Amnesia::Killed { voters, holder } => {
-                for &v in &voters {
-                    match fleet.restart(v) {
-                        Ok(line) => say!("2. {line}: does it remember its grant to node {holder}?"),
+            Amnesia::Killed {
+                coordinators,
+                holder,
+                durable,
+            } => {
+                for c in coordinators {
+                    match fleet.restart(c) {
+                        Ok(line) if durable => say!(
+                            "2. {line}: it read its grant to node {holder} back from its fsynced state \
+                             file (--durable), so its vote stays with node {holder}"
+                        ),
+                        Ok(line) => say!(
+                            "2. {line}: it forgot its grant to node {holder}, so its vote is free for \
+                             another quorum while node {holder} still holds"
+                        ),
                         Err(e) => return Some(Ending::failed(format!("demo failed: {e}"))),
                     }
                 }
@@ -217,7 +313,9 @@ impl Amnesia {
             }
             Amnesia::Restarted { until } if now >= until => Some(Ending {
                 check: true,
-                ..Ending::ok("3. demo complete: coordinators restarted while their grants were in use")
+                ..Ending::ok(
+                    "3. demo complete: the coordinators in the intersection restarted while their grants were in use",
+                )
             }),
             r @ Amnesia::Restarted { .. } => {
                 *self = r;

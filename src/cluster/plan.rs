@@ -58,8 +58,8 @@ pub enum MutexDemo {
     /// central with `regrant_ms`: pause a holder past the timeout; the coordinator grants the
     /// next, and the resource sees two holders (or, with `--fencing`, rejects the stale one).
     Regrant,
-    /// quorum on 3 nodes with m = 2: restart the coordinators whose grants a holder has; they
-    /// forget them and let another in (not with `--durable`).
+    /// quorum on 3 nodes with m = 2: restart the coordinators in the intersection of a holder's
+    /// quorum and a waiter's; they forget their grants and let another in (not with `--durable`).
     QuorumAmnesia,
 }
 

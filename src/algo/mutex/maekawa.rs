@@ -5,16 +5,13 @@
 //!
 //! A node needs the vote of every voter of its quorum; the rules are those of
 //! [`voting`](super::voting): REQUEST, LOCKED (named GRANT in the traces), RELEASE, and
-//! INQUIRE, RELINQUISH and FAILED so that it cannot deadlock.
+//! INQUIRE, RELINQUISH and FAILED so that it cannot deadlock, fencing tokens included.
 //!
 //! Messages per entry: 3K without contention (K the quorum size, own vote included), up to
 //! about 5K under contention -- the course's 3*sqrt(n) to 5*sqrt(n) with K about sqrt(n) in
 //! its square-grid count.
 
-use super::options::boolean;
-use super::quorum::{restored, Retry};
-use super::voting::{VoteMsg, Voting};
-use super::wrapper::{MCx, Protocol};
+use super::voter::{Ballot, Voter};
 use crate::algo::{NodeId, Setup};
 
 /// The grid quorum of participant `me` among `peers` (in their order).
@@ -36,47 +33,16 @@ pub fn grid_quorum(peers: &[NodeId], me: NodeId) -> Vec<NodeId> {
 }
 
 /// A Maekawa node.
+pub type Maekawa = Voter<Grid>;
+
+/// The grid ballot: a node's row plus one node of every other row, every vote needed.
 #[derive(Debug, Clone)]
-pub struct Maekawa {
-    /// The voting state.
-    pub voting: Voting,
-    retry: std::time::Duration,
-}
+pub struct Grid;
 
-impl Protocol for Maekawa {
-    type Msg = VoteMsg;
-    type Timer = Retry;
-
-    fn new(setup: &Setup, peers: &[NodeId]) -> Self {
+impl Ballot for Grid {
+    fn ballot(setup: &Setup, peers: &[NodeId]) -> (Vec<NodeId>, usize) {
         let q = grid_quorum(peers, setup.me);
         let need = q.len();
-        let durable = boolean(setup, "durable", false).unwrap_or(false);
-        Maekawa {
-            voting: Voting::new(q, need, durable, restored(setup)),
-            retry: setup.timeout,
-        }
-    }
-
-    fn check(setup: &Setup) -> Result<(), String> {
-        boolean(setup, "durable", false).map(|_| ())
-    }
-
-    fn request(&mut self, mcx: &mut MCx<'_, '_, Self>, req: u64) {
-        self.voting.request(mcx, req);
-        mcx.set_timer(Retry, self.retry);
-    }
-
-    fn release(&mut self, mcx: &mut MCx<'_, '_, Self>, req: u64) {
-        self.voting.release(mcx, req);
-    }
-
-    fn on_msg(&mut self, mcx: &mut MCx<'_, '_, Self>, from: NodeId, msg: VoteMsg) {
-        self.voting.on_msg(mcx, from, msg);
-    }
-
-    fn on_timer(&mut self, mcx: &mut MCx<'_, '_, Self>, _t: Retry) {
-        if self.voting.retry(mcx) {
-            mcx.set_timer(Retry, self.retry);
-        }
+        (q, need)
     }
 }

@@ -3,7 +3,8 @@
 //! itself ([`resource`]), which catches two holders at once.
 //!
 //! One file per protocol, each with its rules at the top: [`central`], [`token_ring`],
-//! [`ricart_agrawala`], [`lamport`], [`quorum`] and [`maekawa`] (both on [`voting`]).
+//! [`ricart_agrawala`], [`lamport`], [`quorum`] and [`maekawa`] (both
+//! [`voter`]s on [`voting`]).
 
 pub mod central;
 pub mod lamport;
@@ -13,7 +14,9 @@ pub mod quorum;
 pub mod resource;
 pub mod ricart_agrawala;
 pub mod risk;
+pub mod risk_sim;
 pub mod token_ring;
+pub mod voter;
 pub mod voting;
 mod wrapper;
 

@@ -5,23 +5,46 @@
 //! RELINQUISH and FAILED:
 //!
 //! - request: ts := ++clock; send REQUEST(ts, req) to every voter of the quorum.
-//! - voter, on REQUEST(ts, req) from j: if unlocked, lock for (ts, j, req) and send LOCKED(req).
+//! - voter, on REQUEST(ts, req) from j: if unlocked, lock for (ts, j, req) and send
+//!   LOCKED(req, stamp), stamp a fresh fencing stamp (below).
 //!   Otherwise queue it; if it outranks ((ts, j) lower) both the locked request and every
-//!   queued one, send INQUIRE to the locked request's owner (once); else send FAILED(req) to j.
-//!   A request id of j's already released or already known is a duplicate, ignored.
-//! - on LOCKED(req): count the vote; with `need` votes, enter.
+//!   queued one, send INQUIRE to the locked request's owner (once per lock).
+//! - voter, whenever its lock or queue changes: send FAILED, once, to every queued request
+//!   that cannot win now -- all of them, but the best when it outranks the lock (it awaits the
+//!   INQUIRE). Telling only the newcomer is not enough: a request queued while it outranked
+//!   the lock, then outranked by a later one, would never learn it must yield, and hold on to
+//!   the votes it has (Sanders' correction of Maekawa).
+//! - voter, on a REQUEST it has queued already (the participant re-asking): FAILED again if it
+//!   was told so, and INQUIRE to the lock's owner, which answers RELEASE if that request is
+//!   done (its RELEASE was lost) -- without it a lost datagram would lock a vote for good.
+//!   A request id of j's already released is a duplicate, ignored (request ids carry the
+//!   node's boot count, so a restarted node's new requests are above its old ones).
+//! - on LOCKED(req, stamp): count the vote; with `need` votes, enter with fencing token the
+//!   highest stamp of the votes in hand. A vote that comes after entry (the quorum's m < n)
+//!   is given straight back with RELEASE, and left out of the final RELEASE: any two sets of
+//!   `need` votes still meet, and the voter is free for the next request meanwhile.
 //! - on FAILED: this request is outranked somewhere: answer every INQUIRE held so far (and any
 //!   later one) with RELINQUISH, giving that vote back.
 //! - on INQUIRE: in the section, or never told FAILED: hold it (answer later); else RELINQUISH.
+//!   An INQUIRE about the request released last: RELEASE it again.
 //! - voter, on RELINQUISH(req) from its locked owner: queue that request again, lock for the
 //!   highest-priority queued one, send it LOCKED.
-//! - release: send RELEASE(req) to every voter of the quorum. Voter, on RELEASE from the locked
-//!   owner: lock for the next queued request; a RELEASE of a request it never granted is
-//!   ignored and counted (a queued one is taken off the queue).
+//! - release: send RELEASE(req, token) to every voter of the quorum. Voter, on RELEASE from the
+//!   locked owner: raise its stamp clock to the token, lock for the next queued request; a
+//!   RELEASE of a request it never granted is ignored and counted (a queued one is taken off
+//!   the queue).
 //!
 //! - while waiting, every failure-detector timeout: send REQUEST again to each voter whose vote
 //!   is missing (a lost datagram, or a voter that restarted). A voter answers a REQUEST it has
 //!   locked for with LOCKED again, and ignores one it has queued.
+//!
+//! Fencing stamps: each voter keeps a stamp clock, `epoch | counter | voter id` in one u64
+//! (16, 32 and 16 bits), and stamps each grant with the clock moved past every token released
+//! to it. Two holders one after the other have a voter in common, which granted the later only
+//! after the earlier's RELEASE raised its clock past the earlier's token: a later entry always
+//! has a higher token. The voter id in the low bits makes stamps of different voters differ,
+//! and the epoch -- the voter's boot count, kept on stable storage even without `--durable` --
+//! puts every stamp of a restarted voter above all it stamped before.
 //!
 //! The voter's lock lives in memory: a voter that restarts forgets it (coordinator amnesia).
 //! With `--durable` it is persisted (written and fsynced by the runtime) before any answer
@@ -49,6 +72,8 @@ pub enum VoteMsg {
     Locked {
         /// The request granted.
         req: u64,
+        /// The grant's fencing stamp.
+        stamp: u64,
     },
     /// A higher-priority request holds or awaits this vote.
     Failed {
@@ -69,6 +94,8 @@ pub enum VoteMsg {
     Release {
         /// The request released.
         req: u64,
+        /// The fencing token it entered with (None: it never entered).
+        token: Option<u64>,
     },
 }
 
@@ -85,13 +112,27 @@ impl Message for VoteMsg {
     }
 }
 
-/// What a voter persists with `--durable`.
+/// What a voter persists: its boot count always (at start), the rest with `--durable`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Durable {
     /// The request its vote is locked for.
     pub locked: Option<Ticket>,
     /// Its Lamport clock.
     pub clock: u64,
+    /// Its boot count: the epoch of its stamps.
+    #[serde(default)]
+    pub epoch: u64,
+    /// Its stamp clock.
+    #[serde(default)]
+    pub fence: u64,
+    /// The stamp of the grant it is locked for.
+    #[serde(default)]
+    pub stamp: u64,
+}
+
+/// The stamp after `above` of voter `me`: the (epoch, counter) part one higher, `me` below it.
+pub fn next_stamp(above: u64, me: NodeId) -> u64 {
+    (((above >> 16) + 1).min((1 << 48) - 1) << 16) | (me & 0xffff)
 }
 
 /// One node's voting state: as participant and as voter.
@@ -101,39 +142,61 @@ pub struct Voting {
     pub quorum: Vec<NodeId>,
     /// Votes needed.
     pub need: usize,
+    me: NodeId,
     durable: bool,
     clock: u64,
     // participant
     mine: Option<(u64, u64)>,
-    votes: BTreeSet<NodeId>,
+    /// The votes in hand, with their stamps.
+    votes: BTreeMap<NodeId, u64>,
+    /// Votes that came after entry and were given straight back.
+    returned: BTreeSet<NodeId>,
     failed: bool,
     inquiries: BTreeSet<NodeId>,
-    holding: bool,
+    /// The fencing token while in the section.
+    holding: Option<u64>,
     // voter
+    epoch: u64,
+    fence: u64,
     locked: Option<Ticket>,
+    locked_stamp: u64,
     inquired: bool,
     queue: BTreeSet<Ticket>,
+    /// Queued requests told FAILED.
+    told: BTreeSet<Ticket>,
     released: BTreeMap<NodeId, u64>,
+    /// The participant's last released request and its token, to release again if asked.
+    last: Option<(u64, Option<u64>)>,
 }
 
 impl Voting {
-    /// A node asking `quorum` for `need` votes; `restored`: what it persisted before a restart.
-    pub fn new(quorum: Vec<NodeId>, need: usize, durable: bool, restored: Option<Durable>) -> Self {
+    /// Node `me` asking `quorum` for `need` votes; `restored`: what it persisted before a
+    /// restart (only its boot count is kept unless `durable`).
+    pub fn new(me: NodeId, quorum: Vec<NodeId>, need: usize, durable: bool, restored: Option<Durable>) -> Self {
         let d = restored.unwrap_or_default();
+        let epoch = d.epoch + 1;
+        let d = if durable { d } else { Durable::default() };
         Voting {
             quorum,
             need,
+            me,
             durable,
             clock: d.clock,
             mine: None,
-            votes: BTreeSet::new(),
+            votes: BTreeMap::new(),
+            returned: BTreeSet::new(),
             failed: false,
             inquiries: BTreeSet::new(),
-            holding: false,
+            holding: None,
+            epoch,
+            fence: d.fence.max(epoch << 48),
             locked: d.locked,
+            locked_stamp: d.stamp,
             inquired: false,
             queue: BTreeSet::new(),
+            told: BTreeSet::new(),
             released: BTreeMap::new(),
+            last: None,
         }
     }
 
@@ -142,40 +205,92 @@ impl Voting {
         self.locked
     }
 
+    /// Request `req` of this boot as the voters know it: a restarted node numbers its requests
+    /// from 1 again, and the boot count above them keeps the voters from taking them for ones
+    /// already released.
+    fn wire(&self, req: u64) -> u64 {
+        (self.epoch << 32) | (req & 0xffff_ffff)
+    }
+
+    /// The epoch of this voter's stamps: its boot count.
+    pub fn epoch(&self) -> u64 {
+        self.epoch
+    }
+
+    /// The node is up: keep its boot count (and, `--durable`, the rest) on stable storage
+    /// before it stamps anything.
+    pub fn start<P: Protocol>(&self, mcx: &mut MCx<'_, '_, P>) {
+        self.store(mcx);
+    }
+
+    fn store<P: Protocol>(&self, mcx: &mut MCx<'_, '_, P>) {
+        let d = Durable {
+            locked: self.locked,
+            clock: self.clock,
+            epoch: self.epoch,
+            fence: self.fence,
+            stamp: self.locked_stamp,
+        };
+        mcx.persist(serde_json::to_vec(&d).unwrap_or_default());
+    }
+
     /// Writes the voter's state through the runtime before any answer leaves (`--durable`).
     fn persist<P: Protocol>(&self, mcx: &mut MCx<'_, '_, P>) {
         if self.durable {
-            let d = Durable {
-                locked: self.locked,
-                clock: self.clock,
-            };
-            mcx.persist(serde_json::to_vec(&d).unwrap_or_default());
+            self.store(mcx);
         }
     }
 
     fn lock<P: Protocol<Msg = VoteMsg>>(&mut self, mcx: &mut MCx<'_, '_, P>, t: Ticket) {
+        self.fence = next_stamp(self.fence, self.me);
+        self.told.remove(&t);
         self.locked = Some(t);
+        self.locked_stamp = self.fence;
         self.inquired = false;
         self.persist(mcx);
-        mcx.send(t.1, VoteMsg::Locked { req: t.2 });
+        mcx.send(
+            t.1,
+            VoteMsg::Locked {
+                req: t.2,
+                stamp: self.fence,
+            },
+        );
     }
 
     fn lock_next<P: Protocol<Msg = VoteMsg>>(&mut self, mcx: &mut MCx<'_, '_, P>) {
         self.locked = None;
         self.inquired = false;
         match self.queue.pop_first() {
-            Some(t) => self.lock(mcx, t),
+            Some(t) => {
+                self.lock(mcx, t);
+                self.tell_failed(mcx);
+            }
             None => self.persist(mcx),
+        }
+    }
+
+    /// FAILED, once each, to the queued requests that cannot win now: all but the best queued
+    /// one when it outranks the lock.
+    fn tell_failed<P: Protocol<Msg = VoteMsg>>(&mut self, mcx: &mut MCx<'_, '_, P>) {
+        let Some(held) = self.locked else { return };
+        let best = self.queue.first().copied().filter(|q| *q < held);
+        for &q in &self.queue {
+            if Some(q) != best && self.told.insert(q) {
+                mcx.send(q.1, VoteMsg::Failed { req: q.2 });
+            }
         }
     }
 
     /// The participant wants the section.
     pub fn request<P: Protocol<Msg = VoteMsg>>(&mut self, mcx: &mut MCx<'_, '_, P>, req: u64) {
+        let req = self.wire(req);
         self.clock += 1;
         self.mine = Some((self.clock, req));
         self.votes.clear();
+        self.returned.clear();
         self.failed = false;
         self.inquiries.clear();
+        self.holding = None;
         // Its own coordinator first, then downwards round the ids.
         let me = mcx.me();
         let mut order = self.quorum.clone();
@@ -187,10 +302,10 @@ impl Voting {
 
     /// Still waiting: ask again every voter whose vote is missing. True while waiting.
     pub fn retry<P: Protocol<Msg = VoteMsg>>(&mut self, mcx: &mut MCx<'_, '_, P>) -> bool {
-        let Some((ts, req)) = self.mine.filter(|_| !self.holding) else {
+        let Some((ts, req)) = self.mine.filter(|_| self.holding.is_none()) else {
             return false;
         };
-        for &v in self.quorum.iter().filter(|v| !self.votes.contains(v)) {
+        for &v in self.quorum.iter().filter(|v| !self.votes.contains_key(v)) {
             mcx.send(v, VoteMsg::Request { ts, req });
         }
         true
@@ -198,12 +313,14 @@ impl Voting {
 
     /// The participant left.
     pub fn release<P: Protocol<Msg = VoteMsg>>(&mut self, mcx: &mut MCx<'_, '_, P>, req: u64) {
+        let req = self.wire(req);
         self.mine = None;
-        self.holding = false;
+        let token = self.holding.take();
+        self.last = Some((req, token));
         self.votes.clear();
         self.inquiries.clear();
-        for &v in &self.quorum.clone() {
-            mcx.send(v, VoteMsg::Release { req });
+        for &v in self.quorum.iter().filter(|v| !self.returned.contains(v)) {
+            mcx.send(v, VoteMsg::Release { req, token });
         }
     }
 
@@ -222,33 +339,45 @@ impl Voting {
                 self.clock = self.clock.max(ts) + 1;
                 let t = (ts, from, req);
                 if self.locked == Some(t) {
-                    return mcx.send(from, VoteMsg::Locked { req });
+                    let stamp = self.locked_stamp;
+                    return mcx.send(from, VoteMsg::Locked { req, stamp });
                 }
-                if self.queue.contains(&t) || self.released.get(&from).is_some_and(|&r| r >= req) {
-                    return mcx.discard(from, format!("REQUEST {req} again: a duplicate or already released"));
+                if self.released.get(&from).is_some_and(|&r| r >= req) {
+                    return mcx.discard(from, format!("REQUEST {req} again: already released"));
+                }
+                if self.queue.contains(&t) {
+                    if self.told.contains(&t) {
+                        mcx.send(from, VoteMsg::Failed { req });
+                    }
+                    if let Some((_, owner, held)) = self.locked {
+                        mcx.send(owner, VoteMsg::Inquire { req: held });
+                    }
+                    return;
                 }
                 let Some(held) = self.locked else {
                     return self.lock(mcx, t);
                 };
                 let outranks = t < held && self.queue.first().is_none_or(|q| t < *q);
                 self.queue.insert(t);
-                if outranks {
-                    if !self.inquired {
-                        self.inquired = true;
-                        mcx.send(held.1, VoteMsg::Inquire { req: held.2 });
-                    }
-                } else {
-                    mcx.send(from, VoteMsg::Failed { req });
+                if outranks && !self.inquired {
+                    self.inquired = true;
+                    mcx.send(held.1, VoteMsg::Inquire { req: held.2 });
                 }
+                self.tell_failed(mcx);
             }
-            VoteMsg::Release { req } => {
+            VoteMsg::Release { req, token } => {
                 let r = self.released.entry(from).or_insert(0);
                 *r = (*r).max(req);
                 match self.locked {
-                    Some((_, j, q)) if j == from && q == req => self.lock_next(mcx),
+                    Some((_, j, q)) if j == from && q == req => {
+                        // The next grant's stamp goes above the token this one was used with.
+                        self.fence = self.fence.max(token.unwrap_or(0));
+                        self.lock_next(mcx)
+                    }
                     _ => {
                         let before = self.queue.len();
                         self.queue.retain(|t| !(t.1 == from && t.2 == req));
+                        self.told.retain(|t| !(t.1 == from && t.2 == req));
                         if before == self.queue.len() {
                             mcx.discard(
                                 from,
@@ -268,24 +397,33 @@ impl Voting {
                     format!("RELINQUISH of request {req}, which does not hold this vote"),
                 ),
             },
-            VoteMsg::Locked { req } if current(req, self) => {
-                self.votes.insert(from);
-                if !self.holding && self.votes.len() >= self.need {
-                    self.holding = true;
+            VoteMsg::Locked { req, .. } if current(req, self) && self.holding.is_some() => {
+                if !self.votes.contains_key(&from) && self.returned.insert(from) {
+                    // A vote beyond the quorum, after entry: not needed, so free at once for
+                    // the next request rather than held until the exit.
+                    let token = self.holding;
+                    mcx.send(from, VoteMsg::Release { req, token });
+                }
+            }
+            VoteMsg::Locked { req, stamp } if current(req, self) => {
+                self.votes.insert(from, stamp);
+                if self.holding.is_none() && self.votes.len() >= self.need {
+                    let token = self.votes.values().copied().max().unwrap_or(0);
+                    self.holding = Some(token);
                     self.inquiries.clear();
-                    mcx.enter(None);
+                    mcx.enter(Some(token));
                 }
             }
             VoteMsg::Failed { req } if current(req, self) => {
                 self.failed = true;
-                if !self.holding {
+                if self.holding.is_none() {
                     for v in std::mem::take(&mut self.inquiries) {
                         self.relinquish(mcx, v);
                     }
                 }
             }
             VoteMsg::Inquire { req } if current(req, self) => {
-                if self.holding || !self.votes.contains(&from) {
+                if self.holding.is_some() || !self.votes.contains_key(&from) {
                     return;
                 }
                 if self.failed {
@@ -294,11 +432,13 @@ impl Voting {
                     self.inquiries.insert(from);
                 }
             }
-            VoteMsg::Locked { req } | VoteMsg::Failed { req } | VoteMsg::Inquire { req } => {
+            VoteMsg::Locked { req, .. } | VoteMsg::Failed { req } | VoteMsg::Inquire { req } => {
                 mcx.discard(from, format!("about request {req}, which is not pending here"));
-                if let VoteMsg::Locked { .. } = msg {
-                    // A vote for a request already done: give it straight back.
-                    mcx.send(from, VoteMsg::Release { req });
+                if let VoteMsg::Locked { .. } | VoteMsg::Inquire { .. } = msg {
+                    // A vote for a request already done (its RELEASE lost, or a late grant):
+                    // give it straight back.
+                    let token = self.last.filter(|l| l.0 == req).and_then(|l| l.1);
+                    mcx.send(from, VoteMsg::Release { req, token });
                 }
             }
         }

@@ -140,6 +140,10 @@ impl<'a, 'c, P: Protocol> MCx<'a, 'c, P> {
     pub fn record(&mut self, ev: Event) {
         self.cx.record(ev);
     }
+    /// Notes a state change in words (a `note` event, info level in the human log).
+    pub fn state_change(&mut self, text: impl Into<String>) {
+        self.cx.state_change(text);
+    }
     /// Records that a message was ignored on purpose, naming why (counted).
     pub fn discard(&mut self, from: NodeId, reason: impl Into<String>) {
         self.cx.discard(from, reason);

@@ -2,7 +2,7 @@
 //! order `coordlab algos` and the bench show them (by where they run).
 
 use super::keys::{Key, Kind, SetBy};
-use super::{Bench, Entry, Family, Fit, Runner};
+use super::{Bench, Entry, Family, Fit, Promise, Runner};
 use crate::algo::clocksync::{berkeley::Berkeley, cristian::Cristian};
 use crate::algo::election::anon_ring::AnonRing;
 use crate::algo::election::bully::Bully;
@@ -249,9 +249,11 @@ fn echo_capabilities(setup: &Setup) -> Result<(), String> {
 }
 
 /// Declares every entry once and derives from them the list and the dispatch.
+// An entry may add `promises [..]` after its braces: what its runs must show beyond its
+// family's properties (none when absent).
 macro_rules! registry {
-    ($($(#[$doc:meta])* $id:ident = $entry:expr => $build:expr;)+) => {
-        $($(#[$doc])* pub const $id: Entry = $entry;)+
+    ($($(#[$doc:meta])* $id:ident = Entry { $($body:tt)* } $(promises [$($p:expr),*])? => $build:expr;)+) => {
+        $($(#[$doc])* pub const $id: Entry = Entry { $($body)* promises: &[$($($p),*)?] };)+
 
         /// Every algorithm, in the order `coordlab algos` and the bench show them.
         pub const ENTRIES: &[Entry] = &[$($id),+];
@@ -373,7 +375,7 @@ registry! {
         }],
         check: Some(central_check),
         bench: Bench::Mutex(mutex_formulas::central),
-    } => Mutex::<Central>::new;
+    } promises [Promise::FifoEntries] => Mutex::<Central>::new;
 
     /// The token ring.
     TOKEN_RING = Entry {

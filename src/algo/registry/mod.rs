@@ -63,6 +63,15 @@ pub struct Entry {
     pub check: Option<SetupCheck>,
     /// What it gives `coordlab bench`.
     pub bench: Bench,
+    /// What its runs must show beyond its family's properties (`coordlab check` judges them).
+    pub promises: &'static [Promise],
+}
+
+/// A property an algorithm promises beyond its family's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Promise {
+    /// Mutual exclusion: entries in the order the requests reached the coordinator (FIFO).
+    FifoEntries,
 }
 
 impl Entry {

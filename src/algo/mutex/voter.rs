@@ -1,0 +1,82 @@
+//! The host of the two voting protocols: [`quorum`](super::quorum) and
+//! [`maekawa`](super::maekawa) run the same [`Voting`] rules and differ only in whom a node asks
+//! and how many votes it needs (a [`Ballot`]); this is the [`Protocol`] both are.
+
+use super::options::boolean;
+use super::voting::{Durable, VoteMsg, Voting};
+use super::wrapper::{MCx, Protocol};
+use crate::algo::{NodeId, Setup};
+use std::marker::PhantomData;
+use std::time::Duration;
+
+/// Whom a voting protocol asks, and how many votes it needs.
+pub trait Ballot {
+    /// The voters participant `setup.me` asks among `peers` (in ring order), and the votes it
+    /// needs; `setup` was checked by [`Ballot::check`].
+    fn ballot(setup: &Setup, peers: &[NodeId]) -> (Vec<NodeId>, usize);
+    /// Checks the ballot's own options; the error is one line.
+    fn check(_setup: &Setup) -> Result<(), String> {
+        Ok(())
+    }
+}
+
+/// A participant and voter of a voting protocol with ballot `B`.
+#[derive(Debug, Clone)]
+pub struct Voter<B> {
+    /// The voting state.
+    pub voting: Voting,
+    retry: Duration,
+    ballot: PhantomData<B>,
+}
+
+/// The retry timer of the voting protocols.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Retry;
+
+/// What a restarted voter persisted, if anything.
+fn restored(setup: &Setup) -> Option<Durable> {
+    setup.durable.as_ref().and_then(|b| serde_json::from_slice(b).ok())
+}
+
+impl<B: Ballot> Protocol for Voter<B> {
+    type Msg = VoteMsg;
+    type Timer = Retry;
+
+    fn new(setup: &Setup, peers: &[NodeId]) -> Self {
+        let (voters, need) = B::ballot(setup, peers);
+        let durable = boolean(setup, "durable", false).unwrap_or(false);
+        Voter {
+            voting: Voting::new(setup.me, voters, need, durable, restored(setup)),
+            retry: setup.timeout,
+            ballot: PhantomData,
+        }
+    }
+
+    fn check(setup: &Setup) -> Result<(), String> {
+        boolean(setup, "durable", false)?;
+        B::check(setup)
+    }
+
+    fn start(&mut self, mcx: &mut MCx<'_, '_, Self>) {
+        self.voting.start(mcx);
+    }
+
+    fn request(&mut self, mcx: &mut MCx<'_, '_, Self>, req: u64) {
+        self.voting.request(mcx, req);
+        mcx.set_timer(Retry, self.retry);
+    }
+
+    fn release(&mut self, mcx: &mut MCx<'_, '_, Self>, req: u64) {
+        self.voting.release(mcx, req);
+    }
+
+    fn on_msg(&mut self, mcx: &mut MCx<'_, '_, Self>, from: NodeId, msg: VoteMsg) {
+        self.voting.on_msg(mcx, from, msg);
+    }
+
+    fn on_timer(&mut self, mcx: &mut MCx<'_, '_, Self>, _t: Retry) {
+        if self.voting.retry(mcx) {
+            mcx.set_timer(Retry, self.retry);
+        }
+    }
+}
