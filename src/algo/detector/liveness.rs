@@ -189,15 +189,16 @@ impl Liveness {
 
     /// Drops the suspicions of nodes this one cannot reach, but `keep`. On a sparse mesh a
     /// node hears a non-neighbour only through the leader's flooded beacons, so suspecting one
-    /// means only "that leader went silent"; it cannot be probed, so once another leader is
-    /// followed the suspicion would otherwise outlive the fault for as long as the run lasts.
-    pub fn forget_unreachable(&mut self, cx: &mut LiveCx<'_>, keep: NodeId) {
+    /// means only "that leader went silent"; it cannot be probed, so once a new term begins or
+    /// another leader is followed the suspicion would otherwise outlive the fault for as long
+    /// as the run lasts.
+    pub fn forget_unreachable(&mut self, cx: &mut LiveCx<'_>, keep: Option<NodeId>) {
         let gone: Vec<NodeId> = self
             .silence
             .suspected()
             .iter()
             .copied()
-            .filter(|n| *n != keep && !self.reach.contains(n))
+            .filter(|n| Some(*n) != keep && !self.reach.contains(n))
             .collect();
         for n in gone {
             if let Some(ev) = self.silence.forget(n) {

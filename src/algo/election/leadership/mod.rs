@@ -572,6 +572,7 @@ impl<M: Message> Core<M> {
         self.leader = None;
         self.ring.new_epoch(t);
         self.live.new_epoch(t);
+        self.live(cx, |l, c| l.forget_unreachable(c, None));
         if let Some(q) = self.quorum.as_mut() {
             q.new_term();
             cx.cancel_timer(LTimer::Votes);
@@ -600,7 +601,7 @@ impl<M: Message> Core<M> {
                 leader,
                 term: self.term,
             });
-            self.live(cx, |l, c| l.forget_unreachable(c, leader));
+            self.live(cx, |l, c| l.forget_unreachable(c, Some(leader)));
             cx.cancel_timer(LTimer::ElectionTimeout);
             if leader == me {
                 cx.set_timer(LTimer::Heartbeat, self.setup.heartbeat);
