@@ -753,16 +753,22 @@ impl<E: Election> Leadership<E> {
         if std::mem::take(&mut self.core.wants_election) {
             self.start_election(cx);
         } else if let Some(l) = self.core.leader.filter(|&l| Some(l) != before) {
-            self.inner.on_leader(
-                &mut ECx {
-                    core: &mut self.core,
-                    cx,
-                },
-                l,
-            );
-            if std::mem::take(&mut self.core.wants_election) {
-                self.start_election(cx);
-            }
+            self.hand_leader(cx, l);
+        }
+    }
+
+    /// Tells the protocol who leads (bully deposes a lower id), then starts the election it
+    /// may have asked for.
+    fn hand_leader(&mut self, cx: &mut LCx<'_, E>, l: NodeId) {
+        self.inner.on_leader(
+            &mut ECx {
+                core: &mut self.core,
+                cx,
+            },
+            l,
+        );
+        if std::mem::take(&mut self.core.wants_election) {
+            self.start_election(cx);
         }
     }
 
@@ -1011,18 +1017,7 @@ impl<E: Election> Leadership<E> {
         }
         match self.core.leader {
             None => self.start_election(cx),
-            Some(l) => {
-                self.inner.on_leader(
-                    &mut ECx {
-                        core: &mut self.core,
-                        cx,
-                    },
-                    l,
-                );
-                if std::mem::take(&mut self.core.wants_election) {
-                    self.start_election(cx);
-                }
-            }
+            Some(l) => self.hand_leader(cx, l),
         }
     }
 
