@@ -588,6 +588,16 @@ impl<M: Message> Core<M> {
     /// `leader` leads the current term, as far as this node now knows.
     fn follow<T>(&mut self, cx: &mut WCx<'_, M, T>, leader: NodeId) {
         let me = self.me();
+        // Two claimants of one term (possible only without majority mode) must not both step
+        // down to the other, or nobody leads and both suspect each other: the higher id keeps
+        // the term, and the lower follows it on hearing its heartbeat.
+        if self.leader == Some(me) && leader < me {
+            cx.record(Event::Ignore {
+                from: leader,
+                reason: format!("node {leader} also claims term {}; the higher id keeps it", self.term),
+            });
+            return;
+        }
         if self.leader != Some(leader) {
             if self.leader == Some(me) {
                 let reason = format!("node {leader} also leads term {}", self.term);
