@@ -612,8 +612,7 @@ fn tail_lines(path: &Path, lines: usize) -> io::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::{plan, sockets, LaunchOptions, Layout};
-    use std::collections::BTreeMap;
+    use crate::cluster::{plan, sockets, LaunchOptions};
 
     #[test]
     fn a_node_that_fails_to_start_fails_the_launch_with_its_own_words() {
@@ -622,25 +621,8 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let opts = LaunchOptions {
             quiet: true,
-            chaos: false,
-            key: None,
-            n: 2,
-            topology: Layout::Ring,
-            algo: "chang-roberts".into(),
-            ids: None,
-            initiators: "all".into(),
-            heartbeat_ms: 100,
-            timeout_ms: 300,
-            base_port: 0,
-            duration: None,
-            until: None,
-            seed: 1,
             logs: dir.clone(),
-            demo: None,
-            set: BTreeMap::new(),
-            clock_offset_ms: None,
-            clock_drift_ppm: None,
-            clock_skew: None,
+            ..plan::test_options(2)
         };
         let mut plan = plan::plan(&opts).unwrap();
         let socks = sockets::bind_all(&mut plan, 0).unwrap();

@@ -360,36 +360,38 @@ fn initiators(spec: &str, ids: &[u64], noun: &str) -> Result<Vec<u64>, CliError>
     }
 }
 
+/// Options of a plain ring of `n` for tests (chang-roberts, default timing, `logs`).
+#[cfg(test)]
+pub(crate) fn test_options(n: usize) -> LaunchOptions {
+    LaunchOptions {
+        quiet: false,
+        chaos: false,
+        n,
+        topology: Layout::Ring,
+        algo: "chang-roberts".into(),
+        ids: None,
+        initiators: "all".into(),
+        heartbeat_ms: 100,
+        timeout_ms: 300,
+        base_port: 0,
+        duration: None,
+        until: None,
+        seed: 1,
+        logs: std::path::PathBuf::from("logs"),
+        key: None,
+        demo: None,
+        set: std::collections::BTreeMap::new(),
+        clock_offset_ms: None,
+        clock_drift_ppm: None,
+        clock_skew: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::BTreeMap;
-    use std::path::PathBuf;
 
-    fn opts(n: usize) -> LaunchOptions {
-        LaunchOptions {
-            quiet: false,
-            chaos: false,
-            n,
-            topology: Layout::Ring,
-            algo: "chang-roberts".into(),
-            ids: None,
-            initiators: "all".into(),
-            heartbeat_ms: 100,
-            timeout_ms: 300,
-            base_port: 0,
-            duration: None,
-            until: None,
-            seed: 1,
-            logs: PathBuf::from("logs"),
-            key: None,
-            demo: None,
-            set: BTreeMap::new(),
-            clock_offset_ms: None,
-            clock_drift_ppm: None,
-            clock_skew: None,
-        }
-    }
+    use super::test_options as opts;
 
     fn err(o: LaunchOptions) -> String {
         match plan(&o) {
