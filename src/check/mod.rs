@@ -258,10 +258,15 @@ pub fn sim_run<A: crate::algo::Algorithm>(s: &crate::sim::Sim<A>, algo: &str, to
 
 /// Checks the run in `dir`, writes `summary.txt` there, and returns the report.
 pub fn check(dir: &Path) -> Result<Report, CliError> {
+    check_with(dir, BTreeMap::new())
+}
+
+/// [`check`], with the traces of `given` already read (the launcher's, by file name).
+pub fn check_with(dir: &Path, given: BTreeMap<String, crate::trace::Jsonl>) -> Result<Report, CliError> {
     if !dir.is_dir() {
         return Err(usage(format!("{}: no such run directory", dir.display())));
     }
-    let run = RunDir::load(dir).map_err(|e| {
+    let run = RunDir::load_with(dir, given).map_err(|e| {
         // The loader names run.json itself; other read errors need the directory named.
         let msg = e.to_string();
         let shown = dir.display().to_string();

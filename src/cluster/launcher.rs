@@ -303,7 +303,8 @@ impl Launcher {
         say!("stopped all {n} nodes; every process reaped");
         let mut code = ending.code;
         // Every run writes summary.txt, whatever ended it; a goal that asked for it is also judged.
-        let checked = crate::check::check(&self.fleet.dir);
+        let traces = self.fleet.hand_over_traces();
+        let checked = crate::check::check_with(&self.fleet.dir, traces);
         if !ending.check {
             match &checked {
                 Ok(r) => say!(

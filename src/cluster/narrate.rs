@@ -130,7 +130,8 @@ impl Narrator {
         let tail = self
             .resource
             .get_or_insert_with(|| Tail::new(fleet.dir.join("resource.jsonl")));
-        for r in tail.read_new().unwrap_or_default() {
+        let new = tail.read_new().unwrap_or_default();
+        for r in &tail.records()[new] {
             let line = match &r.event {
                 Event::Violation { nodes, .. } => {
                     let who: Vec<String> = nodes.iter().map(|n| format!("node {n}")).collect();

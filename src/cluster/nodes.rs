@@ -5,16 +5,18 @@
 use super::model::{describe_belief, describe_state, Node, State, Suspicion};
 use super::plan::NodePlan;
 use super::spawn::NodeArgs;
+use super::watch::Tail;
 use crate::check::beliefs::Beliefs;
 use crate::check::section::Progress;
 use crate::check::timeline::Proc;
 use crate::node::socket::bind_std;
-use crate::trace::{wall_us, Event, JsonlWriter, Record};
+use crate::trace::{wall_us, Event, Jsonl, JsonlWriter, Record};
 use nix::errno::Errno;
 use nix::fcntl::{fcntl, FcntlArg, FdFlag, OFlag};
 use nix::sys::signal::{kill, Signal};
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
@@ -368,17 +370,37 @@ impl Fleet {
         }
     }
 
+    /// Hands over every trace the fleet followed, read to its end, by file name: what the run's
+    /// check would otherwise read and parse again.
+    pub fn hand_over_traces(&mut self) -> BTreeMap<String, Jsonl> {
+        let mut out = BTreeMap::new();
+        for n in &mut self.nodes {
+            match n.tail.finish() {
+                Ok(read) => {
+                    out.insert(n.tail.name().to_string(), read);
+                }
+                // Left out, it is read from disk again, and that reading reports the error.
+                Err(e) => eprintln!("coordlab: cannot read the trace of node {}: {e}", n.plan.id),
+            }
+        }
+        out
+    }
+
     fn refresh_node(&mut self, i: usize) {
         let node = &mut self.nodes[i];
         match node.tail.read_new() {
-            Ok(recs) => {
-                for r in &recs {
+            Ok(new) => {
+                // The records stay in the tail (the run's check takes them over); lend them out
+                // while the node's own view is updated.
+                let tail = std::mem::replace(&mut node.tail, Tail::new(PathBuf::new()));
+                for r in &tail.records()[new] {
                     node.apply(r);
                     self.beliefs.feed(node.plan.id, r.t, &r.event);
                     if let Some(p) = self.progress.as_mut() {
                         p.feed(node.plan.id, r);
                     }
                 }
+                node.tail = tail;
             }
             Err(e) => eprintln!("coordlab: cannot read the trace of node {}: {e}", node.plan.id),
         }

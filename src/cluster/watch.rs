@@ -1,47 +1,66 @@
-//! Follows a growing `.jsonl` file: each read returns the records of the complete lines written
-//! since the last one (a line still being written waits for its newline).
+//! Follows a growing `.jsonl` file: each read takes in the records of the complete lines written
+//! since the last one (a line still being written waits for its newline). Everything read is
+//! kept, so that the run's check at the end takes it over instead of parsing the file again.
 
-use crate::trace::Record;
+use crate::trace::{Jsonl, Record};
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
+use std::ops::Range;
 use std::path::PathBuf;
 
-/// A reader that remembers how far it got in one file.
+/// A reader that remembers how far it got in one file, and what it read.
 #[derive(Debug)]
 pub struct Tail {
     path: PathBuf,
+    /// The file's name, as a bad line names it.
+    name: String,
     offset: u64,
     partial: Vec<u8>,
-    /// Lines that did not parse as records, so far.
-    pub bad_lines: usize,
+    /// Lines read so far, blank and bad ones included (a bad line's number).
+    lines: usize,
+    /// Every record, bad line and unknown kind read so far, as `RunDir` reads a whole file.
+    read: Jsonl,
 }
 
 impl Tail {
     /// Follows `path` (which need not exist yet).
     pub fn new(path: PathBuf) -> Self {
+        let name = path
+            .file_name()
+            .map_or_else(String::new, |f| f.to_string_lossy().into_owned());
         Tail {
             path,
+            name,
             offset: 0,
             partial: Vec::new(),
-            bad_lines: 0,
+            lines: 0,
+            read: Jsonl::default(),
         }
     }
 
-    /// The records of every line completed since the last call.
-    pub fn read_new(&mut self) -> io::Result<Vec<Record>> {
+    /// Every record read so far, in file order.
+    pub fn records(&self) -> &[Record] {
+        &self.read.records
+    }
+
+    /// Reads every line completed since the last call; returns where their records are in
+    /// [`Tail::records`].
+    pub fn read_new(&mut self) -> io::Result<Range<usize>> {
+        let before = self.read.records.len();
         // One stat, and no open, for a file that did not grow: the launcher polls thousands
         // of traces every tick.
         let len = match std::fs::metadata(&self.path) {
             Ok(m) => m.len(),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(before..before),
             Err(e) => return Err(e),
         };
+        self.read.exists = true;
         if len == self.offset {
-            return Ok(Vec::new());
+            return Ok(before..before);
         }
         let mut file = match File::open(&self.path) {
             Ok(f) => f,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(before..before),
             Err(e) => return Err(e),
         };
         let len = file.metadata()?.len();
@@ -49,28 +68,45 @@ impl Tail {
             // Truncated under us: start over rather than read garbage.
             self.offset = 0;
             self.partial.clear();
+            self.lines = 0;
+            self.read = Jsonl {
+                exists: true,
+                ..Jsonl::default()
+            };
         }
+        let before = self.read.records.len();
         file.seek(SeekFrom::Start(self.offset))?;
         let mut chunk = Vec::with_capacity((len - self.offset) as usize);
         file.read_to_end(&mut chunk)?;
         self.offset += chunk.len() as u64;
         self.partial.extend_from_slice(&chunk);
         let Some(end) = self.partial.iter().rposition(|&b| b == b'\n') else {
-            return Ok(Vec::new());
+            return Ok(before..before);
         };
         let rest = self.partial.split_off(end + 1);
         let complete = std::mem::replace(&mut self.partial, rest);
-        let mut out = Vec::new();
-        for line in complete.split(|&b| b == b'\n') {
-            if line.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            match serde_json::from_slice::<Record>(line) {
-                Ok(r) => out.push(r),
-                Err(_) => self.bad_lines += 1,
-            }
+        for line in complete[..end].split(|&b| b == b'\n') {
+            self.lines += 1;
+            self.read.read_line(&self.name, self.lines, line);
         }
-        Ok(out)
+        Ok(before..self.read.records.len())
+    }
+
+    /// The file's name (`node-3.jsonl`).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Reads the rest of the file, a last line without its newline included (a process killed
+    /// while writing it), and hands over everything read: the file as a whole read would find it.
+    pub fn finish(&mut self) -> io::Result<Jsonl> {
+        self.read_new()?;
+        if !self.partial.is_empty() {
+            let line = std::mem::take(&mut self.partial);
+            self.lines += 1;
+            self.read.read_line(&self.name, self.lines, &line);
+        }
+        Ok(std::mem::take(&mut self.read))
     }
 }
 
@@ -99,8 +135,40 @@ mod tests {
         f.flush().unwrap();
         let recs = tail.read_new().unwrap();
         assert_eq!(recs.len(), 1);
-        assert_eq!(recs[0].node, Some(2));
-        assert_eq!(tail.bad_lines, 1);
+        assert_eq!(tail.records()[recs][0].node, Some(2));
+        assert_eq!(tail.finish().unwrap().bad.len(), 1);
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn what_a_tail_hands_over_is_what_reading_the_whole_file_finds() {
+        let path = std::env::temp_dir().join(format!("coordlab-tail-whole-{}.jsonl", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let mut tail = Tail::new(path.clone());
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .unwrap();
+        let leader = r#"{"t":1,"node":2,"ev":"leader","leader":2,"term":1}"#;
+        let send = r#"{"t":2,"node":2,"ev":"send","to":3,"msg":"X","bytes":1,"seq":1}"#;
+        write!(f, "{leader}\n\n{}", &send[..7]).unwrap();
+        f.flush().unwrap();
+        tail.read_new().unwrap();
+        write!(f, "{}\nnot json\n{{\"t\":3,\"ev\":\"future_kind\"}}\n", &send[7..]).unwrap();
+        f.write_all(b"\xff\xfe\n").unwrap();
+        tail.read_new().unwrap();
+        // Killed in the middle of a line: no newline after it.
+        write!(f, "{}", &leader[..20]).unwrap();
+        f.flush().unwrap();
+        let handed = tail.finish().unwrap();
+        let whole = crate::trace::read_jsonl_file(&path).unwrap();
+        assert_eq!(handed.records, whole.records);
+        assert_eq!(handed.bad, whole.bad);
+        assert_eq!(handed.unknown, whole.unknown);
+        assert_eq!(handed.exists, whole.exists);
+        assert_eq!(handed.records.len(), 3);
+        assert_eq!(handed.bad.len(), 3, "{:?}", handed.bad);
         std::fs::remove_file(&path).unwrap();
     }
 }

@@ -1,6 +1,7 @@
 //! The run directory and event schema of `docs/trace.md`: events, writer, reader.
 
 mod event;
+mod parse;
 mod reader;
 mod writer;
 

@@ -79,34 +79,42 @@ pub fn read_jsonl_file(path: &Path) -> io::Result<Jsonl> {
         ..Jsonl::default()
     };
     for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
+        out.read_line(&file, i + 1, line);
+    }
+    Ok(out)
+}
+
+impl Jsonl {
+    /// Reads line number `number` of file `file` into the records, or into `bad` if it does not
+    /// parse; a blank line is skipped. The one reading of a line, for whole files and tails alike.
+    pub fn read_line(&mut self, file: &str, number: usize, line: &[u8]) {
         if line.iter().all(u8::is_ascii_whitespace) {
-            continue;
+            return;
         }
         let bad = |why: String| BadLine {
-            file: file.clone(),
-            line: i + 1,
+            file: file.to_string(),
+            line: number,
             why,
         };
         let text = match std::str::from_utf8(line) {
             Ok(t) => t,
             Err(e) => {
-                out.bad
+                self.bad
                     .push(bad(format!("invalid UTF-8 at byte {}", e.valid_up_to() + 1)));
-                continue;
+                return;
             }
         };
-        match serde_json::from_str::<Record>(text) {
+        match Record::from_json(text.as_bytes()) {
             Ok(r) => {
                 if r.event == super::Event::Other {
                     let kind = serde_json::from_str::<Kind>(text).map_or_else(|_| "?".into(), |k| k.ev);
-                    *out.unknown.entry(kind).or_default() += 1;
+                    *self.unknown.entry(kind).or_default() += 1;
                 }
-                out.records.push(r);
+                self.records.push(r);
             }
-            Err(e) => out.bad.push(bad(e.to_string())),
+            Err(e) => self.bad.push(bad(e.to_string())),
         }
     }
-    Ok(out)
 }
 
 /// Only the kind of a line, to name an unknown one.
@@ -119,6 +127,33 @@ struct Kind {
 pub fn read_jsonl(path: &Path) -> io::Result<(Vec<Record>, usize)> {
     let j = read_jsonl_file(path)?;
     Ok((j.records, j.bad.len()))
+}
+
+/// Reads the files `names` of `dir`, in that order, on as many threads as there are cores:
+/// after a run the cores are free, and parsing is most of what checking a run costs.
+fn read_all(dir: &Path, names: &[String]) -> io::Result<Vec<Jsonl>> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(names.len().max(1));
+    let per = names.len().div_ceil(threads).max(1);
+    let parts: Vec<io::Result<Vec<Jsonl>>> = std::thread::scope(|s| {
+        let handles: Vec<_> = names
+            .chunks(per)
+            .map(|chunk| s.spawn(move || chunk.iter().map(|n| read_jsonl_file(&dir.join(n))).collect()))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(io::Error::other("a trace reader thread panicked")))
+            })
+            .collect()
+    });
+    let mut out = Vec::with_capacity(names.len());
+    for part in parts {
+        out.extend(part?);
+    }
+    Ok(out)
 }
 
 /// A run directory loaded in memory.
@@ -147,6 +182,13 @@ pub struct RunDir {
 impl RunDir {
     /// Loads `dir` (following the `latest` symlink if given one).
     pub fn load(dir: &Path) -> io::Result<Self> {
+        Self::load_with(dir, BTreeMap::new())
+    }
+
+    /// Loads `dir`, taking the files of `given` (by name, as `node-3.jsonl`) as already read:
+    /// the launcher hands over what it read while following the run, so that no trace is
+    /// parsed twice; every other file is read from disk.
+    pub fn load_with(dir: &Path, mut given: BTreeMap<String, Jsonl>) -> io::Result<Self> {
         let info_path = dir.join("run.json");
         let text = fs::read_to_string(&info_path).map_err(|e| {
             io::Error::new(
@@ -156,35 +198,48 @@ impl RunDir {
         })?;
         let info: RunInfo = serde_json::from_str(&text)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("{}: {e}", info_path.display())))?;
+        // In a mutual-exclusion run, node 0 is the shared resource: its trace is resource.jsonl.
+        let resource_run = given.get("resource.jsonl").is_some_and(|j| j.exists) || dir.join("resource.jsonl").exists();
+        let mut names: Vec<String> = info
+            .nodes
+            .iter()
+            .filter(|n| !(resource_run && n.id == crate::algo::mutex::RESOURCE_ID))
+            .map(|n| format!("node-{}.jsonl", n.id))
+            .collect();
+        names.extend(["faults.jsonl".to_string(), "resource.jsonl".to_string()]);
+        let unread: Vec<String> = names.iter().filter(|n| !given.contains_key(*n)).cloned().collect();
+        let mut from_disk = unread
+            .iter()
+            .cloned()
+            .zip(read_all(dir, &unread)?)
+            .collect::<BTreeMap<_, _>>();
         let mut all = Jsonl::default();
         let mut missing = Vec::new();
-        let mut read = |name: String, all: &mut Jsonl| -> io::Result<Vec<Record>> {
-            let j = read_jsonl_file(&dir.join(&name))?;
+        let mut take = |name: &String, all: &mut Jsonl| -> Vec<Record> {
+            let j = given
+                .remove(name)
+                .or_else(|| from_disk.remove(name))
+                .unwrap_or_default();
             if !j.exists {
-                missing.push(name);
+                missing.push(name.clone());
             }
             all.bad.extend(j.bad);
             for (k, v) in j.unknown {
                 *all.unknown.entry(k).or_default() += v;
             }
-            Ok(j.records)
+            j.records
         };
         let mut node_events = Vec::new();
-        // In a mutual-exclusion run, node 0 is the shared resource: its trace is resource.jsonl.
-        let resource_run = dir.join("resource.jsonl").exists();
-        for n in info
-            .nodes
-            .iter()
-            .filter(|n| !(resource_run && n.id == crate::algo::mutex::RESOURCE_ID))
-        {
-            node_events.extend(read(format!("node-{}.jsonl", n.id), &mut all)?);
+        let (nodes, rest) = names.split_at(names.len() - 2);
+        for name in nodes {
+            node_events.extend(take(name, &mut all));
         }
         node_events.sort_by_key(|r| r.t);
-        let faults = read("faults.jsonl".into(), &mut all)?;
-        let mut resource = read("resource.jsonl".into(), &mut all)?;
+        let faults = take(&rest[0], &mut all);
+        let mut resource = take(&rest[1], &mut all);
         // Only mutual exclusion writes resource.jsonl: its absence is news only when it is expected.
         missing.retain(|m| m != "resource.jsonl");
-        if !dir.join("resource.jsonl").exists() {
+        if !resource_run {
             resource.clear();
         }
         Ok(Self {
