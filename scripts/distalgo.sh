@@ -2,8 +2,11 @@
 # DistAlgo side by side: runs one of pyDistAlgo 1.1.0's own examples with N processes, for the
 # bench to compare coordlab against (interpreter start-up included, as a user would run it).
 #
-#   scripts/distalgo.sh EXAMPLE N   run da/examples/EXAMPLE/orig.da with N processes
-#                                   (e.g. crleader 50, lamutex 10, ramutex 10); installs first if needed
+#   scripts/distalgo.sh EXAMPLE N [ARG...]
+#                                   run da/examples/EXAMPLE/orig.da with N processes and the
+#                                   example's own further arguments (e.g. crleader 50;
+#                                   ramutex 20 20 and lamutex 20 20: 20 requests each);
+#                                   installs first if needed
 #   scripts/distalgo.sh --install   install pyDistAlgo 1.1.0 under Python 3.7 (via pyenv) into target/distalgo
 #   scripts/distalgo.sh --check     exit 0 when installed, 1 when not (installs nothing)
 #
@@ -55,7 +58,7 @@ install() {
 case "${1:-}" in
     --check) installed ;;
     --install) install ;;
-    ""|-h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    ""|-h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *)
         example="$1"
         n="${2:?usage: scripts/distalgo.sh EXAMPLE N}"
@@ -65,6 +68,6 @@ case "${1:-}" in
             echo "distalgo.sh: DistAlgo has no example '$example' (known: $(ls "$(dirname "$(dirname "$spec")")" | grep -v '^__' | tr '\n' ' '))" >&2
             exit 2
         fi
-        exec "$VENV/bin/python" -m da "$spec" "$n"
+        exec "$VENV/bin/python" -m da "$spec" "$n" "${@:3}"
         ;;
 esac

@@ -2,7 +2,7 @@
 //! to end, and sampling the nodes' memory meanwhile.
 
 use crate::error::{failed, CliError};
-use crate::trace::{Event, RunDir};
+use crate::trace::{read_jsonl_file, Event, RunDir};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -81,9 +81,11 @@ impl Launch {
             if Instant::now() > deadline {
                 return Err(failed(format!("{} did not finish in time", self.what)));
             }
-            if let Ok(run) = RunDir::load(&self.run_dir()) {
-                let pids: Vec<u32> = run
-                    .faults
+            // Only the launcher's own small file: loading every trace would take the cores the
+            // run is being measured on.
+            if let Ok(faults) = read_jsonl_file(&self.run_dir().join("faults.jsonl")) {
+                let pids: Vec<u32> = faults
+                    .records
                     .iter()
                     .filter_map(|r| {
                         if let Event::Spawn { pid, .. } = r.event {

@@ -6,6 +6,7 @@ mod bully_best;
 pub mod cases;
 mod claims;
 mod clock;
+mod distalgo;
 mod election_plots;
 mod elections;
 mod flood;
@@ -24,7 +25,7 @@ pub use cases::Case;
 pub use claims::{Claim, Count};
 pub use elections::{run_elections, ElectionRow};
 pub use floor::{echo_server, floor, relay, ring_floor};
-pub use mutex::{run_mutex, MutexRow};
+pub use mutex::{run_mutex, run_side_by_side, MutexRow};
 pub use rings::{run_rings, RingFigures};
 pub use startup::{run_startup, DEFAULT_SIZES as STARTUP_SIZES};
 
@@ -127,7 +128,15 @@ pub fn run(sizes: &[usize], rounds: usize, sections: Sections, seed: u64) -> Res
         println!("protocol messages from the stop counters (BEGIN/END to the resource left out) / entries. central:");
         println!("the coordinator's own entries cost nothing. quorum/maekawa: FAILED/INQUIRE/RELINQUISH and retries");
         println!("come on top of 3 per voter under contention. viol: violations the resource saw (must be 0).");
-        println!("DistAlgo (ramutex, lamutex) side by side: skipped -- no DistAlgo setup script in this tree.");
+        println!();
+        println!(
+            "== side by side with DistAlgo: launch to exit, median of 3 (one run at n = 64), full contention as above"
+        );
+        run_side_by_side()?;
+        println!();
+        println!("coordlab: `coordlab mesh N --topology complete --algo ALGO --requests K --think-ms 0 --hold-ms 0");
+        println!("--until done`, its check at the end included. DistAlgo: `scripts/distalgo.sh EXAMPLE N K`, its own");
+        println!("examples (Python 3.7, interpreter start-up included). Both vary from run to run and with the load.");
         println!();
     }
     if sections.elections {

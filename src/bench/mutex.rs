@@ -4,9 +4,11 @@
 
 use super::launch::{launch, Shape};
 use crate::algo::registry::{Bench, Fit, ENTRIES};
-use crate::error::CliError;
+use crate::error::{failed, CliError};
 use crate::trace::{Event, RunDir};
 use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Instant;
 
 /// The sizes of the mutex table.
 pub const SIZES: &[usize] = &[5, 20, 64];
@@ -143,4 +145,80 @@ pub fn run_mutex(one_hop_us: f64) -> Result<Vec<MutexRow>, CliError> {
         }
     }
     Ok(rows)
+}
+
+/// coordlab's algorithm and DistAlgo's example of the same algorithm.
+const SIDE_BY_SIDE: &[(&str, &str)] = &[("ricart-agrawala", "ramutex"), ("lamport", "lamutex")];
+/// Runs of each command whose median is reported (one at n = 64, where DistAlgo takes a minute).
+fn side_runs(n: usize) -> usize {
+    if n >= 64 {
+        1
+    } else {
+        3
+    }
+}
+
+/// `coordlab mesh N --topology complete --algo ALGO --requests K --think-ms 0 --hold-ms 0 --until
+/// done`, as a user types it, launch to exit in ms (median of [`side_runs`]).
+fn coordlab_ms(algo: &str, n: usize, k: usize, logs: &Path) -> Result<f64, CliError> {
+    let exe = std::env::current_exe().map_err(|e| failed(e.to_string()))?;
+    let mut times = Vec::new();
+    for _ in 0..side_runs(n) {
+        let _ = std::fs::remove_dir_all(logs);
+        let t0 = Instant::now();
+        let status = Command::new(&exe)
+            .args(["mesh", &n.to_string(), "--topology", "complete", "--algo", algo])
+            .args([
+                "--requests",
+                &k.to_string(),
+                "--think-ms",
+                "0",
+                "--hold-ms",
+                "0",
+                "--until",
+                "done",
+            ])
+            .arg("--logs")
+            .arg(logs)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .status()
+            .map_err(|e| failed(format!("cannot launch {algo}: {e}")))?;
+        if !status.success() {
+            return Err(failed(format!("mesh {n} --algo {algo} exited with {status}")));
+        }
+        times.push(t0.elapsed().as_secs_f64() * 1000.0);
+    }
+    let _ = std::fs::remove_dir_all(logs);
+    Ok(super::readings::median(times))
+}
+
+/// coordlab beside DistAlgo's own `ramutex` and `lamutex`, same processes and requests, launch
+/// to exit; the target is a tenth of DistAlgo's time at 20 processes and 20 requests each.
+pub fn run_side_by_side() -> Result<(), CliError> {
+    let logs = std::env::temp_dir().join(format!("coordlab-bench-side-{}", std::process::id()));
+    println!(
+        "{:<16} {:>4} {:>9} {:>14} {:>22} {:>7}  target",
+        "algorithm", "n", "requests", "coordlab (ms)", "DistAlgo 1.1.0 (ms)", "ratio"
+    );
+    for &n in SIZES {
+        let k = requests(n);
+        for &(algo, example) in SIDE_BY_SIDE {
+            let ours = coordlab_ms(algo, n, k, &logs)?;
+            let theirs = super::distalgo::median_ms(example, &[n.to_string(), k.to_string()], side_runs(n));
+            let target = if n == 20 && k == 20 { "<= 0.10" } else { "" };
+            match theirs {
+                Ok(da) => println!(
+                    "{algo:<16} {n:>4} {k:>9} {ours:>14.0} {:>22} {:>7.3}  {target}",
+                    format!("{da:.0} ({example})"),
+                    ours / da
+                ),
+                Err(why) => println!(
+                    "{algo:<16} {n:>4} {k:>9} {ours:>14.0} {:>22} {:>7}  skipped: {why}",
+                    example, "-"
+                ),
+            }
+        }
+    }
+    Ok(())
 }

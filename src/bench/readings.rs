@@ -31,3 +31,9 @@ pub(super) fn election_ms(run: &RunDir) -> Option<f64> {
     let last = b.learned.iter().map(|l| l.t).max()?;
     Some(last.saturating_sub(first) as f64 / 1000.0)
 }
+
+/// The median of `v` (NaN when empty).
+pub(super) fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+}

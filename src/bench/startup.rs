@@ -5,10 +5,11 @@
 //! memory; written as `bench/startup.md` and plotted as `bench/startup.svg`.
 
 use super::plot::{log_log, Series};
+use super::readings::median;
 use crate::error::{failed, CliError};
 use crate::trace::{wall_us, Event, RunDir};
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -179,47 +180,6 @@ fn election_hop_us(run: &RunDir, initiator: u64, n: usize) -> Option<f64> {
     None
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
-}
-
-/// The DistAlgo side-by-side script, in this source tree.
-fn distalgo_script() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/distalgo.sh")
-}
-
-/// DistAlgo's Chang-Roberts with `n` processes, launch to exit in ms; Err says why not.
-fn distalgo_ms(n: usize) -> Result<f64, String> {
-    let script = distalgo_script();
-    let ready = Command::new(&script)
-        .arg("--check")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .map_err(|e| format!("cannot run {}: {e}", script.display()))?;
-    if !ready.success() {
-        return Err("not installed (run scripts/distalgo.sh --install)".into());
-    }
-    let mut runs = Vec::new();
-    for _ in 0..RUNS_OF_50 {
-        let t0 = Instant::now();
-        let out = Command::new(&script)
-            .args(["crleader", &n.to_string()])
-            .stdin(Stdio::null())
-            .output()
-            .map_err(|e| format!("cannot run {}: {e}", script.display()))?;
-        if !out.status.success() {
-            return Err(format!(
-                "failed: {}",
-                String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or("")
-            ));
-        }
-        runs.push(t0.elapsed().as_secs_f64() * 1000.0);
-    }
-    Ok(median(runs))
-}
-
 /// Runs the start-up benchmark over ring sizes `sizes`; prints its tables and writes them with
 /// the plot under `bench/`.
 pub fn run_startup(sizes: &[usize]) -> Result<(), CliError> {
@@ -247,7 +207,7 @@ pub fn run_startup(sizes: &[usize]) -> Result<(), CliError> {
         md,
         "| `coordlab ring 50 --initiators all --until elected` | {ours:.0} | <= 150 |"
     );
-    match distalgo_ms(50) {
+    match super::distalgo::median_ms("crleader", &["50".into()], RUNS_OF_50) {
         Ok(da) => {
             let _ = writeln!(
                 md,

@@ -352,7 +352,9 @@ impl Fleet {
         let deadline = Instant::now() + limit;
         while !done(self) && Instant::now() < deadline {
             self.reap();
-            std::thread::sleep(Duration::from_millis(5));
+            // Short: a launch ends only when its last node is reaped, and a check costs one
+            // waitpid (the fleet's view is updated only for the nodes that ended).
+            std::thread::sleep(Duration::from_millis(1));
         }
     }
 
