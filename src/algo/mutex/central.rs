@@ -2,12 +2,20 @@
 //!
 //! The coordinator is the participant with the highest id (fixed: this lab does not combine
 //! it with an election). Rules:
-//! - request: send REQUEST(req) to the coordinator (the coordinator queues its own at once).
+//! - request: send REQUEST(req) to the coordinator (the coordinator queues its own at once);
+//!   `req` carries the node's boot count above the request's number, so that a restarted
+//!   node's requests are new to the coordinator.
 //! - coordinator, on REQUEST(req) from j: a request id j already sent is a duplicate, ignored;
 //!   otherwise append (j, req) to the queue; if nobody holds, grant the head.
-//! - grant: counter := counter + 1; send GRANT(req, counter) to the head; counter is the
-//!   fencing token.
+//! - grant: counter := counter + 1; send GRANT(req, token) to the head, where the fencing
+//!   token is (epoch, counter) in one u64 (32 bits each): the epoch is the coordinator's boot
+//!   count, kept on stable storage, so every token of a restarted coordinator is above all the
+//!   tokens it granted before (its counter starts again at 1).
 //! - on GRANT(req, token) for the request this node waits on: enter with that token.
+//! - a participant that waits a failure-detector timeout (`--timeout-ms`) without a grant
+//!   sends its REQUEST again, and again after each further timeout: a coordinator that
+//!   restarted lost its queue, and a lost datagram would otherwise stall the participant for
+//!   ever. The coordinator ignores a request it already queued or served.
 //! - release: send RELEASE(req) to the coordinator.
 //! - coordinator, on RELEASE(req) from the current holder: grant the next; a RELEASE of any
 //!   other request (never granted, or already taken back) is ignored and counted.
@@ -17,7 +25,10 @@
 //!   `--fencing` the stale holder's begin carries the lower token and is rejected.
 //!
 //! Messages: 3 per entry of a participant other than the coordinator (REQUEST, GRANT,
-//! RELEASE); the coordinator's own entries cost none.
+//! RELEASE), plus a repeated REQUEST per timeout waited; the coordinator's own entries cost
+//! none. A coordinator that restarts forgets its holder: it may grant the next while the old
+//! holder is still inside (the amnesia of the quorum's coordinators), which the resource
+//! catches, and under `--fencing` the old holder's late writes carry a lower token.
 
 use super::options::number;
 use super::wrapper::{MCx, Protocol};
@@ -58,9 +69,22 @@ impl Message for CentralMsg {
     }
 }
 
-/// The coordinator's timer: the holder of this grant (token) took too long.
+/// Central's timers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Regrant(u64);
+pub enum CentralTimer {
+    /// The coordinator's: the holder of this grant (token) took too long.
+    Regrant(u64),
+    /// A participant's: its request still waits; send it again.
+    Retry,
+}
+use CentralTimer::{Regrant, Retry};
+
+/// What a node keeps on stable storage: its boot count, the epoch of its tokens (at the
+/// coordinator) and of its request ids (everywhere).
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+struct Boots {
+    boots: u64,
+}
 
 /// One node's state (the coordinator's part is used only at the coordinator).
 #[derive(Debug, Clone)]
@@ -71,7 +95,11 @@ pub struct Central {
     queue: VecDeque<(NodeId, u64)>,
     holder: Option<(NodeId, u64, u64)>,
     counter: u64,
+    /// This node's boot count: the epoch of its tokens, when it coordinates, and of its
+    /// request ids.
+    epoch: u64,
     seen: BTreeMap<NodeId, u64>,
+    retry: Duration,
 }
 
 impl Central {
@@ -100,7 +128,7 @@ impl Central {
             return;
         };
         self.counter += 1;
-        let token = self.counter;
+        let token = (self.epoch << 32) | (self.counter & 0xffff_ffff);
         self.holder = Some((node, req, token));
         if let Some(t) = self.regrant {
             mcx.set_timer(Regrant(token), t);
@@ -112,9 +140,17 @@ impl Central {
         }
     }
 
+    /// Request `req` of this boot as the coordinator knows it: a restarted node numbers its
+    /// requests from 1 again, and its boot count above them keeps the coordinator from taking
+    /// them for ones already served.
+    fn wire(&self, req: u64) -> u64 {
+        (self.epoch << 32) | (req & 0xffff_ffff)
+    }
+
     fn granted(&mut self, mcx: &mut MCx<'_, '_, Self>, req: u64, token: u64) {
         if self.waiting == Some(req) {
             self.waiting = None;
+            mcx.cancel_timer(Retry);
             mcx.enter(Some(token));
         } else {
             mcx.discard(
@@ -138,10 +174,15 @@ impl Central {
 
 impl Protocol for Central {
     type Msg = CentralMsg;
-    type Timer = Regrant;
+    type Timer = CentralTimer;
 
     fn new(setup: &Setup, peers: &[NodeId]) -> Self {
         let regrant = number(setup, "regrant_ms", 0).unwrap_or(0);
+        let before: Boots = setup
+            .durable
+            .as_ref()
+            .and_then(|b| serde_json::from_slice(b).ok())
+            .unwrap_or_default();
         Central {
             coordinator: peers.iter().copied().max().unwrap_or(setup.me),
             waiting: None,
@@ -149,8 +190,16 @@ impl Protocol for Central {
             queue: VecDeque::new(),
             holder: None,
             counter: 0,
+            epoch: before.boots + 1,
             seen: BTreeMap::new(),
+            retry: setup.timeout,
         }
+    }
+
+    fn start(&mut self, mcx: &mut MCx<'_, '_, Self>) {
+        // Before any grant or request leaves: no token or request id of this boot may repeat
+        // one of the last.
+        mcx.persist(serde_json::to_vec(&Boots { boots: self.epoch }).unwrap_or_default());
     }
 
     fn check(setup: &Setup) -> Result<(), String> {
@@ -158,16 +207,19 @@ impl Protocol for Central {
     }
 
     fn request(&mut self, mcx: &mut MCx<'_, '_, Self>, req: u64) {
+        let req = self.wire(req);
         self.waiting = Some(req);
         if mcx.me() == self.coordinator {
             let me = mcx.me();
             self.enqueue(mcx, me, req);
         } else {
             mcx.send(self.coordinator, CentralMsg::Request { req });
+            mcx.set_timer(Retry, self.retry);
         }
     }
 
     fn release(&mut self, mcx: &mut MCx<'_, '_, Self>, req: u64) {
+        let req = self.wire(req);
         if mcx.me() == self.coordinator {
             let me = mcx.me();
             self.released(mcx, me, req);
@@ -192,7 +244,17 @@ impl Protocol for Central {
         }
     }
 
-    fn on_timer(&mut self, mcx: &mut MCx<'_, '_, Self>, Regrant(token): Regrant) {
+    fn on_timer(&mut self, mcx: &mut MCx<'_, '_, Self>, timer: CentralTimer) {
+        let token = match timer {
+            Regrant(token) => token,
+            Retry => {
+                if let Some(req) = self.waiting {
+                    mcx.send(self.coordinator, CentralMsg::Request { req });
+                    mcx.set_timer(Retry, self.retry);
+                }
+                return;
+            }
+        };
         let Some((holder, _, t)) = self.holder else { return };
         if t != token {
             return;
