@@ -132,8 +132,9 @@ fn banner(o: &LaunchOptions, plan: &Plan, dir: &Path, goal: &Goal) {
             format!("mesh ({spec}, {count} {arrows})")
         }
     };
+    let scaled = o.timing_note.as_ref().map_or(String::new(), |s| format!(": {s}"));
     say!(
-        "{shape} of {} nodes running {} (heartbeat {} ms, timeout {} ms); logs in {}",
+        "{shape} of {} nodes running {} (heartbeat {} ms, timeout {} ms{scaled}); logs in {}",
         o.n,
         o.algo,
         o.heartbeat_ms,
