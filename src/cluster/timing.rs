@@ -55,7 +55,7 @@ pub fn scale(n: usize) -> u64 {
 
 /// The timing of a launch of `n` nodes: `heartbeat_ms` and `timeout_ms` as given, each one not
 /// given from the defaults scaled for `n`. Refuses a timeout not above the heartbeat period,
-/// naming the value that was defaulted.
+/// naming a value that was a scaled default.
 pub fn resolve(n: usize, heartbeat_ms: Option<u64>, timeout_ms: Option<u64>) -> Result<Timing, CliError> {
     let s = scale(n);
     let t = Timing {
@@ -68,12 +68,10 @@ pub fn resolve(n: usize, heartbeat_ms: Option<u64>, timeout_ms: Option<u64>) -> 
         return Ok(t);
     }
     let (hb, to) = (t.heartbeat_ms, t.timeout_ms);
-    let default = |given: Option<u64>| {
-        if given.is_none() {
-            format!(" (the default for {n} nodes)")
-        } else {
-            String::new()
-        }
+    // Only a scaled default is named: the base one reads as it always did.
+    let default = |given: Option<u64>| match given.is_none() && s > 1 {
+        true => format!(" (the default for {n} nodes)"),
+        false => String::new(),
     };
     Err(usage(format!(
         "--timeout-ms {to}{} must be above --heartbeat-ms {hb}{}: nodes would suspect live peers between \
@@ -132,8 +130,12 @@ mod tests {
             "{e}"
         );
         let e = resolve(8, Some(400), None).unwrap_err().to_string();
+        assert!(e.contains("--timeout-ms 300 must be above --heartbeat-ms 400:"), "{e}");
+        let e = resolve(4, None, Some(1)).unwrap_err().to_string();
+        assert!(e.contains("--timeout-ms 1 must be above --heartbeat-ms 100:"), "{e}");
+        let e = resolve(1024, Some(2000), None).unwrap_err().to_string();
         assert!(
-            e.contains("--timeout-ms 300 (the default for 8 nodes) must be above --heartbeat-ms 400"),
+            e.contains("--timeout-ms 1800 (the default for 1024 nodes) must be above --heartbeat-ms 2000"),
             "{e}"
         );
         let e = resolve(8, Some(300), Some(300)).unwrap_err().to_string();
