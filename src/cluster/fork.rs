@@ -58,13 +58,8 @@ impl Zygote {
     /// as it is now, and every node a copy of the zygote's.
     pub fn start(args: &NodeArgs, nodes: &[NodePlan]) -> io::Result<Zygote> {
         let (go_read, go_write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(io::Error::from)?;
-        let (mine, theirs) = socketpair(
-            AddressFamily::Unix,
-            SockType::SeqPacket,
-            None,
-            SockFlag::SOCK_CLOEXEC,
-        )
-        .map_err(io::Error::from)?;
+        let (mine, theirs) = socketpair(AddressFamily::Unix, SockType::SeqPacket, None, SockFlag::SOCK_CLOEXEC)
+            .map_err(io::Error::from)?;
         let launcher = Pid::this();
         // SAFETY: the launcher has one thread (checked by the caller), so the child's copy of the
         // allocator and of std's locks is consistent; the child never returns from this branch.
@@ -216,8 +211,13 @@ fn receive(channel: &OwnedFd) -> io::Result<Option<(usize, OwnedFd)>> {
     let mut word = [0u8; 8];
     let mut space = nix::cmsg_space!([RawFd; 1]);
     let mut iov = [IoSliceMut::new(&mut word)];
-    let msg = recvmsg::<()>(channel.as_raw_fd(), &mut iov, Some(&mut space), MsgFlags::MSG_CMSG_CLOEXEC)
-        .map_err(io::Error::from)?;
+    let msg = recvmsg::<()>(
+        channel.as_raw_fd(),
+        &mut iov,
+        Some(&mut space),
+        MsgFlags::MSG_CMSG_CLOEXEC,
+    )
+    .map_err(io::Error::from)?;
     if msg.bytes == 0 {
         return Ok(None);
     }
@@ -241,13 +241,26 @@ fn fork_node(args: &NodeArgs, node: &NodePlan, socket: RawFd, go: RawFd, group: 
     // glibc's fork wrapper, whose work (at-fork handlers, resetting locks other threads could
     // hold) has nothing to do in a process with one thread; glibc reads the thread id from the
     // kernel where it matters (raise, abort).
-    let r = unsafe { libc::syscall(libc::SYS_clone, libc::CLONE_PARENT | libc::SIGCHLD, 0usize, 0usize, 0usize, 0usize) };
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_clone,
+            libc::CLONE_PARENT | libc::SIGCHLD,
+            0usize,
+            0usize,
+            0usize,
+            0usize,
+        )
+    };
     match r {
         -1 => Err(io::Error::last_os_error()),
         0 => {
             // Opened here, in the child, so that the zygote goes on to the next fork meanwhile.
-            let opened = args.open_log(node.id).and_then(|log| Ok((log, std::fs::File::open("/dev/null")?)));
-            let code = match opened.and_then(|(log, null)| become_node(log.as_raw_fd(), null.as_raw_fd(), socket, go, group)) {
+            let opened = args
+                .open_log(node.id)
+                .and_then(|log| Ok((log, std::fs::File::open("/dev/null")?)));
+            let code = match opened
+                .and_then(|(log, null)| become_node(log.as_raw_fd(), null.as_raw_fd(), socket, go, group))
+            {
                 Ok(()) => run_node(args, node, socket, go, launcher),
                 Err(e) => {
                     let _ = writeln!(io::stderr(), "coordlab: cannot start node {}: {e}", node.id);

@@ -2,8 +2,8 @@
 //! from a signalfd, and a 10-50 ms tick that reads the nodes' traces, reaps exits and steps the goal.
 
 use super::console::{self, Command, HELP};
-use super::fork;
 use super::control::{Incoming, Server, ERROR_PREFIX, SOCKET_NAME};
+use super::fork;
 use super::goal::{Ending, Goal};
 use super::narrate::Narrator;
 use super::nodes::Fleet;

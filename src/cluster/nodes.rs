@@ -2,9 +2,9 @@
 //! into each node's [`Node`] view, their agreement, and the faults the launcher caused them,
 //! written to `faults.jsonl` before each signal is sent.
 
+use super::fork::Zygote;
 use super::model::{describe_belief, describe_state, Node, State, Suspicion};
 use super::plan::NodePlan;
-use super::fork::Zygote;
 use super::spawn::NodeArgs;
 use crate::check::beliefs::Beliefs;
 use crate::check::section::Progress;
@@ -558,10 +558,24 @@ impl Fleet {
         for id in paused {
             let _ = self.resume(id);
         }
-        for n in &self.nodes {
-            if let (State::Running, Some(pid)) = (&n.state, n.pid) {
-                let _ = kill(pid, Signal::SIGTERM);
-            }
+        // One signal to the nodes' process group first: sent node by node, each woken node ran
+        // its stop on the launcher's core before the next signal went out (measured: 1.1 s for
+        // 4,096 nodes, the other core idle). Only while a running node is in it, so that the
+        // group is surely still this launch's. Then each node, for any outside the group.
+        let running = || {
+            self.nodes
+                .iter()
+                .filter(|n| n.state == State::Running)
+                .filter_map(|n| n.pid)
+        };
+        if let Some(g) = self
+            .group
+            .filter(|&g| running().any(|p| nix::unistd::getpgid(Some(p)) == Ok(g)))
+        {
+            let _ = nix::sys::signal::killpg(g, Signal::SIGTERM);
+        }
+        for pid in running() {
+            let _ = kill(pid, Signal::SIGTERM);
         }
         self.reap_until(STOP_GRACE, Fleet::all_reaped);
         let stragglers: Vec<u64> = self
