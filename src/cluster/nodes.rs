@@ -163,21 +163,10 @@ impl Fleet {
     /// launcher once sent); their clocks start once all are forked, as with [`Self::spawn_all`].
     fn fork_all(&mut self, sockets: Vec<UdpSocket>, zygote: Zygote) -> Result<(), String> {
         self.group = Some(zygote.group());
-        let n = sockets.len();
-        let mut answered = 0;
         for (i, socket) in sockets.into_iter().enumerate() {
-            let sent = zygote.request(i, socket.as_raw_fd());
+            let forked = zygote.spawn(i, socket.as_raw_fd());
             drop(socket);
-            sent.map_err(|e| format!("cannot start node {}: {e}", self.nodes[i].plan.id))?;
-            // A few requests ahead, so that the zygote forks while this records.
-            if i + 1 - answered >= super::fork::WINDOW {
-                self.forked(answered, zygote.reply())?;
-                answered += 1;
-            }
-        }
-        while answered < n {
-            self.forked(answered, zygote.reply())?;
-            answered += 1;
+            self.forked(i, forked)?;
         }
         zygote.finish();
         Ok(())
