@@ -219,12 +219,13 @@ struct LaunchArgs {
     /// Who starts the first election: ids (2,5), all, or none.
     #[arg(long, default_value = "all")]
     initiators: String,
-    /// Heartbeat period in milliseconds.
-    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u64).range(1..))]
-    heartbeat_ms: u64,
-    /// Failure-detector timeout in milliseconds.
-    #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(1..))]
-    timeout_ms: u64,
+    /// Heartbeat period in milliseconds [default: 100, times ceil((N-1)/200) above 201 nodes, so that
+    /// the leader sends at most 2,000 heartbeats a second].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    heartbeat_ms: Option<u64>,
+    /// Failure-detector timeout in milliseconds [default: 300, times ceil((N-1)/200) above 201 nodes].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    timeout_ms: Option<u64>,
     /// First UDP port; the node at ring position k (from 1) gets base+k-1 (0: any free ports).
     #[arg(long, default_value_t = 0)]
     base_port: u16,
@@ -480,6 +481,7 @@ fn resource_options(a: ResourceArgs) -> Result<NodeOptions, CliError> {
 
 fn launch_options(n: usize, topology: Layout, a: LaunchArgs) -> Result<LaunchOptions, CliError> {
     let ids = a.ids.as_deref().map(|s| parse_ids("--ids", s)).transpose()?;
+    let timing = cluster::timing::resolve(n, a.heartbeat_ms, a.timeout_ms)?;
     let mut set = launch_set(&a.set, &a)?;
     let snapshot_demo = a.demo.as_deref() == Some("snapshot");
     let mut clock_skew = a.clock_skew;
@@ -502,8 +504,9 @@ fn launch_options(n: usize, topology: Layout, a: LaunchArgs) -> Result<LaunchOpt
         algo,
         ids,
         initiators: a.initiators,
-        heartbeat_ms: a.heartbeat_ms,
-        timeout_ms: a.timeout_ms,
+        heartbeat_ms: timing.heartbeat_ms,
+        timeout_ms: timing.timeout_ms,
+        timing_note: timing.note(n),
         base_port: a.base_port,
         duration: a.duration,
         until: a.until,

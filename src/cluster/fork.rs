@@ -1,98 +1,300 @@
-//! Starting a node of the first launch by `fork` alone, without an exec: the child already
-//! holds the binary's code, its dynamic linking done, the plan parsed and the key path known,
-//! so it goes straight to the node's loop. Profiled on a ring of 1,024 (perf, two loaded
-//! cores), an exec'd node spent ~4 ms of CPU before its loop: the exec, the dynamic loader's
-//! relocations and CPU-feature probes, clap building every subcommand, and parsing a
-//! `--members` list of n entries, which made a launch quadratic in n. A fork of the launcher,
-//! single-threaded at that point and a few MiB large, costs a fraction of that.
+//! Starting the nodes of the first launch by `fork` alone, without an exec, from a small
+//! process forked early: the zygote. The child already holds the binary's code, its dynamic
+//! linking done, the plan parsed and the key path known, so it goes straight to the node's
+//! loop. Profiled on a ring of 1,024 (perf, two loaded cores), an exec'd node spent ~4 ms of
+//! CPU before its loop: the exec, the dynamic loader's relocations and CPU-feature probes, clap
+//! building every subcommand, and parsing a `--members` list of n entries.
 //!
-//! Only while the launcher has one thread: forking a process with other threads could copy a
-//! lock some other thread holds. Restarts (from the console, once its thread runs) exec
-//! `coordlab node` as before ([`NodeArgs::spawn`]).
+//! Why a zygote rather than forking the launcher itself: profiled at 4,096 nodes, forking the
+//! launcher (by then several MiB of heap: every node's view, traces, `run.json`) spent a third
+//! of the launch's CPU on copy-on-write page copies (each child's first large allocation walks
+//! free chunks spread over the inherited heap), copying page tables, and each child closing
+//! the thousands of sockets it inherited; and every node's resident set counted the
+//! launcher's heap (8.4 MiB at 4,096 nodes). The zygote is forked before the launcher grows,
+//! gives back the heap it does not use, holds no node's socket (each comes to it over a unix
+//! socket with `SCM_RIGHTS`, just before its node is forked), and forks each node with
+//! `CLONE_PARENT`, so that the node is the launcher's child as before: the launcher reaps it,
+//! and its parent-death signal follows the launcher.
+//!
+//! Only from a process with one thread: forking a process with other threads could copy a lock
+//! some other thread holds. The zygote has one thread; the launcher forks it before any other
+//! thread starts. Restarts (from the console, once its thread runs) exec `coordlab node` as
+//! before ([`NodeArgs::spawn`]).
 
 use super::plan::NodePlan;
 use super::spawn::NodeArgs;
 use crate::node::runtime;
 use nix::libc;
-use nix::sys::signal::SigSet;
+use nix::sys::signal::{SigSet, Signal};
+use nix::sys::socket::{
+    recvmsg, sendmsg, socketpair, AddressFamily, ControlMessage, ControlMessageOwned, MsgFlags, SockFlag, SockType,
+};
 use nix::unistd::{fork, setpgid, ForkResult, Pid};
-use std::io::{self, Write};
-use std::os::fd::{AsRawFd, RawFd};
+use std::io::{self, IoSlice, IoSliceMut, Write};
+use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
 
 /// Whether this process has one thread (so that a fork is safe).
 pub fn single_threaded() -> bool {
     std::fs::read_dir("/proc/self/task").is_ok_and(|d| d.count() == 1)
 }
 
-/// Forks `node` in process group `group` (None: a new group led by it), its output appended to
-/// its log, on `socket` and the go pipe's read end `go`, both inherited under their numbers;
-/// every other descriptor of the launcher is closed in the child. The caller closes its copy
-/// of the socket on return.
-pub fn fork_node(
-    args: &NodeArgs,
-    node: &NodePlan,
-    initiator: bool,
-    socket: RawFd,
-    go: Option<RawFd>,
-    group: Option<Pid>,
-) -> io::Result<Pid> {
-    let log = args.open_log(node.id)?;
-    let null = std::fs::File::open("/dev/null")?;
-    let resource = args.is_resource(node.id);
-    let pgid = group.unwrap_or(Pid::from_raw(0));
-    let launcher = Pid::this();
-    // SAFETY: the launcher has one thread (checked by the caller), so the child's copy of the
-    // allocator and of std's locks is consistent; the child never returns from this branch.
-    match unsafe { fork() }.map_err(io::Error::from)? {
-        ForkResult::Parent { child } => {
-            // Also set here, so that the group exists before the next child joins it; a group
-            // whose members are all gone is replaced by a new one (the child does the same).
-            if group.is_none() || setpgid(child, pgid).is_err() {
+/// The launcher's end of a running zygote.
+pub struct Zygote {
+    pid: Pid,
+    channel: OwnedFd,
+    /// The go pipe's write end: closed (by [`Zygote::finish`] or on drop) once every node is
+    /// forked, which starts their clocks.
+    go: Option<OwnedFd>,
+}
+
+impl Zygote {
+    /// Forks the zygote, which will fork `nodes` (the launch's plan, in order) as `args` says,
+    /// each on the socket the launcher sends it and the go pipe's read end. Must be called while
+    /// the launcher has one thread, and early: the zygote keeps a copy of the launcher's memory
+    /// as it is now, and every node a copy of the zygote's.
+    pub fn start(args: &NodeArgs, nodes: &[NodePlan]) -> io::Result<Zygote> {
+        let (go_read, go_write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(io::Error::from)?;
+        let (mine, theirs) = socketpair(AddressFamily::Unix, SockType::SeqPacket, None, SockFlag::SOCK_CLOEXEC)
+            .map_err(io::Error::from)?;
+        let launcher = Pid::this();
+        // SAFETY: the launcher has one thread (checked by the caller), so the child's copy of the
+        // allocator and of std's locks is consistent; the child never returns from this branch.
+        match unsafe { fork() }.map_err(io::Error::from)? {
+            ForkResult::Parent { child } => {
+                // Its own process group, which every node joins by being forked from it: a
+                // Ctrl-C at the terminal reaches only the launcher (set on both sides, so that
+                // the group exists when this returns).
                 let _ = setpgid(child, child);
+                drop((go_read, theirs));
+                Ok(Zygote {
+                    pid: child,
+                    channel: mine,
+                    go: Some(go_write),
+                })
             }
-            Ok(child)
+            ForkResult::Child => {
+                drop((mine, go_write));
+                let code = match serve(args, nodes, &theirs, go_read.as_raw_fd(), launcher) {
+                    Ok(()) => 0,
+                    Err(e) => {
+                        let _ = writeln!(io::stderr(), "coordlab: the zygote failed: {e}");
+                        1
+                    }
+                };
+                // SAFETY: ends the zygote without running the launcher's exit-time work.
+                unsafe { libc::_exit(code) }
+            }
         }
-        ForkResult::Child => {
-            let code = match become_node(log.as_raw_fd(), null.as_raw_fd(), socket, go, pgid) {
-                Ok(()) => {
-                    // Its command line is the launcher's; its name (ps -e, top) says which node.
-                    if let Ok(name) = std::ffi::CString::new(format!("coordlab-n{}", node.id)) {
-                        let _ = nix::sys::prctl::set_name(&name);
-                    }
-                    // Built here, in the child: the member table is O(n) work, and the
-                    // launcher spawns one node after another.
-                    let opts = args.options(node, initiator, socket, go, launcher);
-                    crate::node::logging::init();
-                    let run = match resource {
-                        true => runtime::run_resource(opts),
-                        false => runtime::run_node(opts),
-                    };
-                    match run {
-                        Ok(()) => 0,
-                        Err(e) => {
-                            eprintln!("coordlab: {e}");
-                            e.exit_code()
-                        }
-                    }
-                }
+    }
+
+    /// The zygote's process group, which every node it forks is in.
+    pub fn group(&self) -> Pid {
+        self.pid
+    }
+
+    /// Has node `index` of the plan forked on `socket`; returns its pid. The caller closes its
+    /// own copy of the socket. One at a time: with requests sent ahead (tried with 8), the
+    /// zygote forked faster than the children started, and a node could begin its election
+    /// while a score of earlier ones were still starting, their start-up in its first hops;
+    /// nor was a launch of 4,096 nodes faster.
+    pub fn spawn(&self, index: usize, socket: RawFd) -> io::Result<Pid> {
+        let word = (index as u64).to_le_bytes();
+        let fds = [socket];
+        sendmsg::<()>(
+            self.channel.as_raw_fd(),
+            &[IoSlice::new(&word)],
+            &[ControlMessage::ScmRights(&fds)],
+            MsgFlags::empty(),
+            None,
+        )
+        .map_err(io::Error::from)?;
+        let mut reply = [0u8; 8];
+        let n = nix::unistd::read(&self.channel, &mut reply).map_err(io::Error::from)?;
+        if n != reply.len() {
+            return Err(io::Error::other("the zygote ended (see the launcher's output)"));
+        }
+        match i64::from_le_bytes(reply) {
+            pid if pid > 0 => Ok(Pid::from_raw(pid as i32)),
+            errno => Err(io::Error::from_raw_os_error(-errno as i32)),
+        }
+    }
+
+    /// Every node is forked: the zygote is told to end (and reaped), and the go pipe closed,
+    /// which starts the nodes' clocks.
+    pub fn finish(mut self) {
+        self.end();
+    }
+
+    fn end(&mut self) {
+        // End of file on the channel ends the zygote.
+        let _ = nix::sys::socket::shutdown(self.channel.as_raw_fd(), nix::sys::socket::Shutdown::Both);
+        let _ = nix::sys::wait::waitpid(self.pid, None);
+        self.go = None;
+    }
+}
+
+impl Drop for Zygote {
+    fn drop(&mut self) {
+        if self.go.is_some() {
+            self.end();
+        }
+    }
+}
+
+/// The zygote's life: give back what it does not need, then fork one node per request until
+/// the launcher closes the channel.
+fn serve(args: &NodeArgs, nodes: &[NodePlan], channel: &OwnedFd, go: RawFd, launcher: Pid) -> io::Result<()> {
+    let _ = setpgid(Pid::from_raw(0), Pid::from_raw(0));
+    // It dies with the launcher, like the nodes.
+    nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(io::Error::from)?;
+    if nix::unistd::getppid() != launcher {
+        return Ok(());
+    }
+    // Every descriptor but stdio, the channel and the go pipe: the launcher's copies of the
+    // nodes' sockets among them (their nodes get them over the channel).
+    close_all_but(&mut [0, 1, 2, channel.as_raw_fd(), go])?;
+    // Moved to the lowest numbers: a fork copies the descriptor table up to the highest open
+    // descriptor, and each node's close_range walks all of it (thousands of entries, since these
+    // were opened after the nodes' sockets: a measured 6 % of a 4,096-node launch's CPU).
+    let channel = renumber(channel.as_raw_fd())?;
+    let go = renumber(go)?.into_raw_fd();
+    // The launcher's heap pages that are free go back to the system, so that no node counts them.
+    // SAFETY: a plain call into the allocator of this single-threaded process.
+    unsafe { libc::malloc_trim(0) };
+    // Probed once here rather than in every node: the MAC's CPU-feature detection (`cpuid`,
+    // slow in a VM) was 2 % of a 4,096-node launch's CPU. Its result is a static every node
+    // inherits.
+    std::hint::black_box(blake3::keyed_hash(&[0; 32], &[0; 64]));
+    let group = Pid::this();
+    loop {
+        let Some((index, socket)) = receive(&channel)? else {
+            return Ok(());
+        };
+        let reply = match nodes.get(index) {
+            Some(node) => fork_node(args, node, socket.as_raw_fd(), go, group, launcher).map_or_else(
+                |e| -(e.raw_os_error().unwrap_or(libc::EIO) as i64),
+                |pid| pid.as_raw() as i64,
+            ),
+            None => -(libc::EINVAL as i64),
+        };
+        drop(socket);
+        nix::unistd::write(&channel, &reply.to_le_bytes()).map_err(io::Error::from)?;
+    }
+}
+
+/// A copy of `fd` at the lowest free number (close-on-exec), the original closed.
+fn renumber(fd: RawFd) -> io::Result<OwnedFd> {
+    // SAFETY: plain descriptor calls on a descriptor this process holds.
+    let low = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 3) };
+    if low < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if low < fd {
+        // SAFETY: as above; `fd` is not used again (its owner, if any, is never dropped: the
+        // zygote ends with _exit).
+        unsafe { libc::close(fd) };
+    }
+    // SAFETY: just made, owned by nobody else.
+    Ok(unsafe { OwnedFd::from_raw_fd(low) })
+}
+
+/// One request of the launcher: a node's index and its socket; None at end of file.
+fn receive(channel: &OwnedFd) -> io::Result<Option<(usize, OwnedFd)>> {
+    let mut word = [0u8; 8];
+    let mut space = nix::cmsg_space!([RawFd; 1]);
+    let mut iov = [IoSliceMut::new(&mut word)];
+    let msg = recvmsg::<()>(
+        channel.as_raw_fd(),
+        &mut iov,
+        Some(&mut space),
+        MsgFlags::MSG_CMSG_CLOEXEC,
+    )
+    .map_err(io::Error::from)?;
+    if msg.bytes == 0 {
+        return Ok(None);
+    }
+    let mut fd = None;
+    for c in msg.cmsgs().map_err(io::Error::from)? {
+        if let ControlMessageOwned::ScmRights(fds) = c {
+            // SAFETY: received with this message, so this process owns it now.
+            fd = fds.first().map(|&f| unsafe { OwnedFd::from_raw_fd(f) });
+        }
+    }
+    let fd = fd.ok_or_else(|| io::Error::other("a request without its socket"))?;
+    Ok(Some((u64::from_le_bytes(word) as usize, fd)))
+}
+
+/// Forks `node` as a child of the launcher (`CLONE_PARENT`) in the zygote's process group, its
+/// output appended to its log, on `socket` and the go pipe's read end `go`, both inherited
+/// under their numbers; every other descriptor is closed in the child.
+fn fork_node(args: &NodeArgs, node: &NodePlan, socket: RawFd, go: RawFd, group: Pid, launcher: Pid) -> io::Result<Pid> {
+    // SAFETY: clone(2) without CLONE_VM and without a new stack returns in both processes like
+    // fork(2), the child with a copy of this single-threaded process's memory. It bypasses
+    // glibc's fork wrapper, whose work (at-fork handlers, resetting locks other threads could
+    // hold) has nothing to do in a process with one thread; glibc reads the thread id from the
+    // kernel where it matters (raise, abort).
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_clone,
+            libc::CLONE_PARENT | libc::SIGCHLD,
+            0usize,
+            0usize,
+            0usize,
+            0usize,
+        )
+    };
+    match r {
+        -1 => Err(io::Error::last_os_error()),
+        0 => {
+            // Opened here, in the child, so that the zygote goes on to the next fork meanwhile.
+            let opened = args
+                .open_log(node.id)
+                .and_then(|log| Ok((log, std::fs::File::open("/dev/null")?)));
+            let code = match opened
+                .and_then(|(log, null)| become_node(log.as_raw_fd(), null.as_raw_fd(), socket, go, group))
+            {
+                Ok(()) => run_node(args, node, socket, go, launcher),
                 Err(e) => {
                     let _ = writeln!(io::stderr(), "coordlab: cannot start node {}: {e}", node.id);
                     1
                 }
             };
             let _ = io::stderr().flush();
-            // SAFETY: ends the child without running the launcher's exit-time work (its buffered
-            // output and destructors belong to the launcher).
+            // SAFETY: ends the child without running the zygote's exit-time work.
             unsafe { libc::_exit(code) }
+        }
+        pid => Ok(Pid::from_raw(pid as i32)),
+    }
+}
+
+/// The node's life, in the forked child; returns its exit status.
+fn run_node(args: &NodeArgs, node: &NodePlan, socket: RawFd, go: RawFd, launcher: Pid) -> i32 {
+    // Its command line is the launcher's; its name (ps -e, top) says which node.
+    if let Ok(name) = std::ffi::CString::new(format!("coordlab-n{}", node.id)) {
+        let _ = nix::sys::prctl::set_name(&name);
+    }
+    // Built here, in the child: the member table is O(n) work, and nodes are forked one
+    // after another.
+    let opts = args.options(node, node.initiator, socket, Some(go), launcher);
+    crate::node::logging::init();
+    let run = match args.is_resource(node.id) {
+        true => runtime::run_resource(opts),
+        false => runtime::run_node(opts),
+    };
+    match run {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("coordlab: {e}");
+            e.exit_code()
         }
     }
 }
 
-/// In the child: its own process group, stdin from /dev/null, stdout and stderr to its log,
-/// every descriptor closed but those and `keep`, every signal unblocked (the node blocks its
-/// own).
-fn become_node(log: RawFd, null: RawFd, socket: RawFd, go: Option<RawFd>, pgid: Pid) -> io::Result<()> {
-    if setpgid(Pid::from_raw(0), pgid).is_err() {
+/// In the child: the zygote's process group, stdin from /dev/null, stdout and stderr to its
+/// log, every descriptor closed but those and the socket and go pipe, every signal unblocked
+/// (the node blocks its own).
+fn become_node(log: RawFd, null: RawFd, socket: RawFd, go: RawFd, group: Pid) -> io::Result<()> {
+    if setpgid(Pid::from_raw(0), group).is_err() {
         setpgid(Pid::from_raw(0), Pid::from_raw(0)).map_err(io::Error::from)?;
     }
     for (from, to) in [(null, 0), (log, 1), (log, 2)] {
@@ -101,10 +303,8 @@ fn become_node(log: RawFd, null: RawFd, socket: RawFd, go: Option<RawFd>, pgid: 
             return Err(io::Error::last_os_error());
         }
     }
-    let mut keep = vec![0, 1, 2, socket];
-    keep.extend(go);
-    close_all_but(&mut keep)?;
-    for fd in [Some(socket), go].into_iter().flatten() {
+    close_all_but(&mut [0, 1, 2, socket, go])?;
+    for fd in [socket, go] {
         // SAFETY: as above; FD_CLOEXEC off, so a later exec (none is made) would keep them.
         unsafe { libc::fcntl(fd, libc::F_SETFD, 0) };
     }

@@ -3,6 +3,7 @@
 
 use super::console::{self, Command, HELP};
 use super::control::{Incoming, Server, ERROR_PREFIX, SOCKET_NAME};
+use super::fork;
 use super::goal::{Ending, Goal};
 use super::narrate::Narrator;
 use super::nodes::Fleet;
@@ -55,6 +56,24 @@ pub fn run(opts: LaunchOptions, plan: Plan) -> Result<i32, CliError> {
     let start_us = launched_us;
 
     let dir = rundir::create(&opts.logs, launched_us, opts.topology.noun(), n, &opts.algo)?;
+    let key_path = match &opts.key {
+        Some(path) => path.clone(),
+        None => {
+            let path = dir.join(keyfile::KEY_FILE);
+            keyfile::write(&path, &keyfile::generate().map_err(failed)?).map_err(failed)?;
+            path
+        }
+    };
+    let args =
+        NodeArgs::new(&opts, &plan, &dir, &key_path).map_err(|e| failed(format!("cannot find my own binary: {e}")))?;
+    // Before the launcher grows (run.json, every node's view): see `fork`. Without one thread
+    // (a library started one), or if it cannot start, nodes are exec'd instead.
+    let zygote = match fork::single_threaded() {
+        true => fork::Zygote::start(&args, &plan.nodes)
+            .map_err(|e| eprintln!("coordlab: cannot fork the zygote ({e}); starting nodes by exec"))
+            .ok(),
+        false => None,
+    };
     let sock = dir.join(SOCKET_NAME);
     let server = Server::bind(&sock).map_err(|e| failed(format!("cannot listen on {}: {e}", sock.display())))?;
     let info = RunInfo {
@@ -76,20 +95,10 @@ pub fn run(opts: LaunchOptions, plan: Plan) -> Result<i32, CliError> {
     rundir::write_info(&dir, &info)?;
     rundir::point_latest(&opts.logs, &dir)?;
 
-    let key_path = match &opts.key {
-        Some(path) => path.clone(),
-        None => {
-            let path = dir.join(keyfile::KEY_FILE);
-            keyfile::write(&path, &keyfile::generate().map_err(failed)?).map_err(failed)?;
-            path
-        }
-    };
-    let args =
-        NodeArgs::new(&opts, &plan, &dir, &key_path).map_err(|e| failed(format!("cannot find my own binary: {e}")))?;
     let mut fleet = Fleet::new(&plan.nodes, args, &dir, start_us)
         .map_err(|e| failed(format!("cannot write {}: {e}", dir.join("faults.jsonl").display())))?;
     fleet.progress = crate::check::section::progress(crate::check::section::family(&opts.algo));
-    if let Err(e) = fleet.spawn_all(bound) {
+    if let Err(e) = fleet.spawn_all(bound, zygote) {
         fleet.stop_all();
         let _ = crate::check::check(&dir);
         return Err(failed(e));
@@ -132,8 +141,9 @@ fn banner(o: &LaunchOptions, plan: &Plan, dir: &Path, goal: &Goal) {
             format!("mesh ({spec}, {count} {arrows})")
         }
     };
+    let scaled = o.timing_note.as_ref().map_or(String::new(), |s| format!(": {s}"));
     say!(
-        "{shape} of {} nodes running {} (heartbeat {} ms, timeout {} ms); logs in {}",
+        "{shape} of {} nodes running {} (heartbeat {} ms, timeout {} ms{scaled}); logs in {}",
         o.n,
         o.algo,
         o.heartbeat_ms,

@@ -40,6 +40,7 @@ mod signals;
 mod snapshot_demo;
 mod sockets;
 mod spawn;
+pub mod timing;
 mod watch;
 
 use crate::error::CliError;
@@ -95,6 +96,8 @@ pub struct LaunchOptions {
     pub heartbeat_ms: u64,
     /// Failure-detector timeout, ms.
     pub timeout_ms: u64,
+    /// How the default timing was scaled for `n`, for the banner (None: not scaled).
+    pub timing_note: Option<String>,
     /// First UDP port (0: pick free ports).
     pub base_port: u16,
     /// Run this long, then stop cleanly.

@@ -373,6 +373,7 @@ pub(crate) fn test_options(n: usize) -> LaunchOptions {
         initiators: "all".into(),
         heartbeat_ms: 100,
         timeout_ms: 300,
+        timing_note: None,
         base_port: 0,
         duration: None,
         until: None,
