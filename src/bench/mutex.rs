@@ -22,6 +22,11 @@ fn requests(n: usize) -> usize {
     }
 }
 
+/// The workload of every row: `k` requests per node, no thinking, no holding, until all served.
+fn full_contention(k: &str) -> [&str; 8] {
+    ["--requests", k, "--think-ms", "0", "--hold-ms", "0", "--until", "done"]
+}
+
 /// One launch's figures.
 #[derive(Debug, Clone)]
 pub struct MutexRow {
@@ -107,18 +112,8 @@ pub fn run_mutex(one_hop_us: f64) -> Result<Vec<MutexRow>, CliError> {
                 _ => Shape::Ring,
             };
             let k = requests(n).to_string();
-            let args = [
-                "--algo",
-                e.name,
-                "--requests",
-                &k,
-                "--think-ms",
-                "0",
-                "--hold-ms",
-                "0",
-                "--until",
-                "done",
-            ];
+            let mut args = vec!["--algo", e.name];
+            args.extend(full_contention(&k));
             let dir = tmp.join(format!("{}-{n}", e.name));
             let mut rss = None;
             match launch(Path::new(&dir), shape, n, &args, &mut rss) {
@@ -168,16 +163,7 @@ fn coordlab_ms(algo: &str, n: usize, k: usize, logs: &Path) -> Result<f64, CliEr
         let t0 = Instant::now();
         let status = Command::new(&exe)
             .args(["mesh", &n.to_string(), "--topology", "complete", "--algo", algo])
-            .args([
-                "--requests",
-                &k.to_string(),
-                "--think-ms",
-                "0",
-                "--hold-ms",
-                "0",
-                "--until",
-                "done",
-            ])
+            .args(full_contention(&k.to_string()))
             .arg("--logs")
             .arg(logs)
             .stdin(Stdio::null())

@@ -115,17 +115,23 @@ mod tests {
     use super::*;
     use std::io::Write;
 
-    #[test]
-    fn only_complete_lines_are_read_and_each_once() {
-        let path = std::env::temp_dir().join(format!("coordlab-tail-{}.jsonl", std::process::id()));
+    /// A fresh file `name` in the temp dir, a tail on it, and the file open for appending.
+    fn fresh(name: &str) -> (std::path::PathBuf, Tail, File) {
+        let path = std::env::temp_dir().join(format!("coordlab-{name}-{}.jsonl", std::process::id()));
         let _ = std::fs::remove_file(&path);
-        let mut tail = Tail::new(path.clone());
-        assert!(tail.read_new().unwrap().is_empty());
-        let mut f = std::fs::OpenOptions::new()
+        let tail = Tail::new(path.clone());
+        let f = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(&path)
             .unwrap();
+        (path, tail, f)
+    }
+
+    #[test]
+    fn only_complete_lines_are_read_and_each_once() {
+        let (path, mut tail, mut f) = fresh("tail");
+        assert!(tail.read_new().unwrap().is_empty());
         let line = r#"{"t":1,"node":2,"ev":"leader","leader":2,"term":1}"#;
         write!(f, "{line}\n{}", &line[..10]).unwrap();
         f.flush().unwrap();
@@ -142,14 +148,7 @@ mod tests {
 
     #[test]
     fn what_a_tail_hands_over_is_what_reading_the_whole_file_finds() {
-        let path = std::env::temp_dir().join(format!("coordlab-tail-whole-{}.jsonl", std::process::id()));
-        let _ = std::fs::remove_file(&path);
-        let mut tail = Tail::new(path.clone());
-        let mut f = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .unwrap();
+        let (path, mut tail, mut f) = fresh("tail-whole");
         let leader = r#"{"t":1,"node":2,"ev":"leader","leader":2,"term":1}"#;
         let send = r#"{"t":2,"node":2,"ev":"send","to":3,"msg":"X","bytes":1,"seq":1}"#;
         write!(f, "{leader}\n\n{}", &send[..7]).unwrap();
