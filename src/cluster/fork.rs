@@ -10,6 +10,7 @@
 //! lock some other thread holds. Restarts (from the console, once its thread runs) exec
 //! `coordlab node` as before ([`NodeArgs::spawn`]).
 
+use super::gate::Inherited;
 use super::plan::NodePlan;
 use super::spawn::NodeArgs;
 use crate::node::runtime;
@@ -25,7 +26,7 @@ pub fn single_threaded() -> bool {
 }
 
 /// Forks `node` in process group `group` (None: a new group led by it), its output appended to
-/// its log, on `socket` and the go pipe's read end `go`, both inherited under their numbers;
+/// its log, on `socket` and the start gate's pipes `gate`, inherited under their numbers;
 /// every other descriptor of the launcher is closed in the child. The caller closes its copy
 /// of the socket on return.
 pub fn fork_node(
@@ -33,7 +34,7 @@ pub fn fork_node(
     node: &NodePlan,
     initiator: bool,
     socket: RawFd,
-    go: Option<RawFd>,
+    gate: Option<Inherited>,
     group: Option<Pid>,
 ) -> io::Result<Pid> {
     let log = args.open_log(node.id)?;
@@ -53,7 +54,7 @@ pub fn fork_node(
             Ok(child)
         }
         ForkResult::Child => {
-            let code = match become_node(log.as_raw_fd(), null.as_raw_fd(), socket, go, pgid) {
+            let code = match become_node(log.as_raw_fd(), null.as_raw_fd(), socket, gate, pgid) {
                 Ok(()) => {
                     // Its command line is the launcher's; its name (ps -e, top) says which node.
                     if let Ok(name) = std::ffi::CString::new(format!("coordlab-n{}", node.id)) {
@@ -61,7 +62,7 @@ pub fn fork_node(
                     }
                     // Built here, in the child: the member table is O(n) work, and the
                     // launcher spawns one node after another.
-                    let opts = args.options(node, initiator, socket, go, launcher);
+                    let opts = args.options(node, initiator, socket, gate, launcher);
                     crate::node::logging::init();
                     let run = match resource {
                         true => runtime::run_resource(opts),
@@ -91,7 +92,7 @@ pub fn fork_node(
 /// In the child: its own process group, stdin from /dev/null, stdout and stderr to its log,
 /// every descriptor closed but those and `keep`, every signal unblocked (the node blocks its
 /// own).
-fn become_node(log: RawFd, null: RawFd, socket: RawFd, go: Option<RawFd>, pgid: Pid) -> io::Result<()> {
+fn become_node(log: RawFd, null: RawFd, socket: RawFd, gate: Option<Inherited>, pgid: Pid) -> io::Result<()> {
     if setpgid(Pid::from_raw(0), pgid).is_err() {
         setpgid(Pid::from_raw(0), Pid::from_raw(0)).map_err(io::Error::from)?;
     }
@@ -101,10 +102,12 @@ fn become_node(log: RawFd, null: RawFd, socket: RawFd, go: Option<RawFd>, pgid: 
             return Err(io::Error::last_os_error());
         }
     }
-    let mut keep = vec![0, 1, 2, socket];
-    keep.extend(go);
+    let inherited: Vec<RawFd> = std::iter::once(socket)
+        .chain(gate.iter().flat_map(|g| [g.go, g.ready]))
+        .collect();
+    let mut keep = [&[0, 1, 2], inherited.as_slice()].concat();
     close_all_but(&mut keep)?;
-    for fd in [Some(socket), go].into_iter().flatten() {
+    for &fd in &inherited {
         // SAFETY: as above; FD_CLOEXEC off, so a later exec (none is made) would keep them.
         unsafe { libc::fcntl(fd, libc::F_SETFD, 0) };
     }

@@ -2,6 +2,7 @@
 //! into each node's [`Node`] view, their agreement, and the faults the launcher caused them,
 //! written to `faults.jsonl` before each signal is sent.
 
+use super::gate::Inherited;
 use super::model::{describe_belief, describe_state, Node, State, Suspicion};
 use super::plan::NodePlan;
 use super::spawn::NodeArgs;
@@ -11,7 +12,6 @@ use crate::check::timeline::Proc;
 use crate::node::socket::bind_std;
 use crate::trace::{wall_us, Event, JsonlWriter, Record};
 use nix::errno::Errno;
-use nix::fcntl::{fcntl, FcntlArg, FdFlag, OFlag};
 use nix::sys::signal::{kill, Signal};
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
@@ -19,7 +19,7 @@ use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::net::UdpSocket;
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -106,28 +106,25 @@ impl Fleet {
         }
     }
 
-    /// Starts every node on its socket (bound by the launcher, in plan order); each begins its
-    /// algorithm as soon as it runs. Each socket is closed here once its node has it.
+    /// Starts every node on its socket (bound by the launcher, in plan order); each socket is
+    /// closed here once its node has it. A message to a node not yet running waits in its
+    /// socket.
     ///
-    /// Every node runs its algorithm at once (a message to a node not yet running waits in its
-    /// socket), but its clock starts only when all are spawned: the go pipe's write end, never
-    /// inherited, is closed on return, and every node reads end-of-file. So no timeout (an
-    /// unanswered message, a missing heartbeat) runs while later nodes are still being spawned,
-    /// which on two cores takes seconds for thousands of nodes.
+    /// Every node starts its algorithm and its clock together, once all are spawned and have
+    /// warmed up (see `gate`): no timeout (an unanswered message, a missing heartbeat) runs
+    /// while later nodes are still being spawned, which on two cores takes seconds for
+    /// thousands of nodes, and no node's first messages wait behind another's start-up work.
     pub fn spawn_all(&mut self, sockets: Vec<UdpSocket>) -> Result<(), String> {
-        let (go_read, _go_write) =
-            nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(|e| format!("cannot make the go pipe: {e}"))?;
-        // Inherited by every child spawned below, and by no later one (closed on return).
-        fcntl(&go_read, FcntlArg::F_SETFD(FdFlag::empty())).map_err(|e| format!("go pipe: {e}"))?;
-        let go = Some(go_read.as_raw_fd());
+        let gate = super::gate::Gate::new()?;
+        let inherited = Some(gate.inherited());
         // Forked without an exec while the launcher has one thread (see `fork`), which is
         // always the case here unless a library started one.
         let forked = super::fork::single_threaded();
         for (i, socket) in sockets.into_iter().enumerate() {
             let plan = self.nodes[i].plan.clone();
             let pid = match forked {
-                true => self.fork_one(&plan, socket, go)?,
-                false => self.spawn_one(&plan, plan.initiator, socket, go)?,
+                true => self.fork_one(&plan, socket, inherited)?,
+                false => self.spawn_one(&plan, plan.initiator, socket, inherited)?,
             };
             self.fault(
                 Some(plan.id),
@@ -136,6 +133,10 @@ impl Fleet {
                     addr: plan.addr.to_string(),
                 },
             );
+        }
+        let (waited_ms, impatient) = gate.open();
+        if impatient {
+            eprintln!("coordlab: some node was not ready {waited_ms:.0} ms after the last spawn: starting all anyway");
         }
         Ok(())
     }
@@ -146,12 +147,12 @@ impl Fleet {
         plan: &NodePlan,
         initiator: bool,
         socket: UdpSocket,
-        go: Option<RawFd>,
+        gate: Option<Inherited>,
     ) -> Result<Pid, String> {
-        let spawned = match self.args.spawn(plan, initiator, &socket, go, self.group) {
+        let spawned = match self.args.spawn(plan, initiator, &socket, gate, self.group) {
             // Every earlier member of the group is gone: the group went with them.
             Err(e) if self.group.is_some() && e.raw_os_error() == Some(Errno::EPERM as i32) => {
-                self.args.spawn(plan, initiator, &socket, go, None)
+                self.args.spawn(plan, initiator, &socket, gate, None)
             }
             other => other,
         };
@@ -162,8 +163,8 @@ impl Fleet {
     }
 
     /// Forks `plan`'s node of the first launch on `socket` (closed in the launcher on return).
-    fn fork_one(&mut self, plan: &NodePlan, socket: UdpSocket, go: Option<RawFd>) -> Result<Pid, String> {
-        let forked = super::fork::fork_node(&self.args, plan, plan.initiator, socket.as_raw_fd(), go, self.group);
+    fn fork_one(&mut self, plan: &NodePlan, socket: UdpSocket, gate: Option<Inherited>) -> Result<Pid, String> {
+        let forked = super::fork::fork_node(&self.args, plan, plan.initiator, socket.as_raw_fd(), gate, self.group);
         drop(socket);
         let pid = forked.map_err(|e| format!("cannot start node {}: {e}", plan.id))?;
         self.started_process(plan.id, pid);
