@@ -49,8 +49,8 @@ pub fn run(opts: LaunchOptions, plan: Plan) -> Result<i32, CliError> {
     sockets::raise_limits(n)?;
     let mut plan = plan;
     let bound = sockets::bind_all(&mut plan, opts.base_port)?;
-    // No start margin: every socket is bound already, so a datagram sent to a node that has
-    // not run yet waits in its buffer, and each node starts its algorithm as soon as it runs.
+    // No start margin: every socket is bound already, so a datagram sent to a node that is not
+    // reading yet waits in its buffer; every node starts once all have warmed up (`gate`).
     let launched_us = wall_us();
     let start_us = launched_us;
 

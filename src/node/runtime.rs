@@ -326,7 +326,7 @@ impl<A: Algorithm> Process<A> {
             Ok(0) => {}
             Ok(_) => return, // nothing is ever written; ignore
             Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted) => return,
-            Err(e) => log::warn!("the go pipe failed ({e}): starting the clock now"),
+            Err(e) => log::warn!("the go pipe failed ({e}): starting now"),
         }
         if let Some(f) = self.go.take() {
             let _ = self.poll.registry().deregister(&mut SourceFd(&f.as_raw_fd()));

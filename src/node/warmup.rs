@@ -1,12 +1,14 @@
 //! The rehearsal a node runs before its algorithm starts, so that the first real message costs
 //! what a steady-state one does.
 //!
-//! Measured (minor faults from getrusage, and timestamps around each step of the receive path,
-//! since `perf` here only counts software events): a node's first message took 35-42 us
-//! against 1.5-6 us later, with almost no page faults. The extra was first-run work in user
-//! space: decoding the envelope and running the handler for the first time (~15 us against
-//! ~1 us), and the first trace lines of `send`/`recv` (~7-12 us against ~0.4 us: serde_json's
-//! code for those event shapes and the trace buffer's first fill).
+//! Measured first with getrusage's minor faults and timestamps around each step of the receive
+//! path: a node's first message took 35-42 us against 1.5-6 us later; the extra was decoding
+//! the envelope and running the handler for the first time (~15 us against ~1 us), and the
+//! first trace lines of `send`/`recv` (~7-12 us against ~0.4 us: serde_json's code for those
+//! event shapes and the trace buffer's first fill). Then with perf's page-fault samples (data
+//! addresses, call stacks) matched to the first ELECTION lap of a ring of 64: ~6-9 faults per
+//! node inside the lap, in the message's `brief` (read-only data of the binary), the allocator
+//! (heap pages shared copy-on-write with the launcher) and the trace buffer.
 //!
 //! A rehearsal pays these: throwaway copies of the same algorithm, one for this node and one
 //! for each neighbour, on a small ring of just those (members in the real ring order), all
