@@ -375,10 +375,13 @@ struct Inherited {
     /// (the launcher binds every node's socket itself and passes it down).
     #[arg(long)]
     fd: Option<i32>,
-    /// The read end of the launcher's go pipe: messages are handled at once, but the node's
-    /// clock (its timers) starts when it reads end-of-file, once every node of the launch runs.
+    /// The read end of the launcher's go pipe: the node's algorithm and its clock (its timers)
+    /// start when it reads end-of-file, once every node of the launch has warmed up.
     #[arg(long)]
     go_fd: Option<i32>,
+    /// The write end of the launcher's ready pipe: the node closes it once it has warmed up.
+    #[arg(long)]
+    ready_fd: Option<i32>,
     /// Die with this process (the launcher): the node sets its parent-death signal and checks
     /// that its parent is still this pid.
     #[arg(long)]
@@ -453,6 +456,7 @@ fn node_options(a: NodeArgs) -> Result<NodeOptions, CliError> {
         fd: a.inherited.fd,
         parent_pid: a.inherited.parent_pid,
         go_fd: a.inherited.go_fd,
+        ready_fd: a.inherited.ready_fd,
         key_file: a.key,
     })
 }
@@ -475,6 +479,7 @@ fn resource_options(a: ResourceArgs) -> Result<NodeOptions, CliError> {
         fd: a.inherited.fd,
         parent_pid: a.inherited.parent_pid,
         go_fd: a.inherited.go_fd,
+        ready_fd: a.inherited.ready_fd,
         key_file: a.key,
     })
 }

@@ -21,6 +21,7 @@
 //! thread starts. Restarts (from the console, once its thread runs) exec `coordlab node` as
 //! before ([`NodeArgs::spawn`]).
 
+use super::gate::Inherited;
 use super::plan::NodePlan;
 use super::spawn::NodeArgs;
 use crate::node::runtime;
@@ -42,18 +43,17 @@ pub fn single_threaded() -> bool {
 pub struct Zygote {
     pid: Pid,
     channel: OwnedFd,
-    /// The go pipe's write end: closed (by [`Zygote::finish`] or on drop) once every node is
-    /// forked, which starts their clocks.
-    go: Option<OwnedFd>,
+    /// Whether the zygote still runs (ended by [`Zygote::finish`] or on drop).
+    running: bool,
 }
 
 impl Zygote {
     /// Forks the zygote, which will fork `nodes` (the launch's plan, in order) as `args` says,
-    /// each on the socket the launcher sends it and the go pipe's read end. Must be called while
-    /// the launcher has one thread, and early: the zygote keeps a copy of the launcher's memory
-    /// as it is now, and every node a copy of the zygote's.
-    pub fn start(args: &NodeArgs, nodes: &[NodePlan]) -> io::Result<Zygote> {
-        let (go_read, go_write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(io::Error::from)?;
+    /// each on the socket the launcher sends it and the start gate's pipes `gate` (which the
+    /// zygote inherits, and each node from it). Must be called while the launcher has one
+    /// thread, and early: the zygote keeps a copy of the launcher's memory as it is now, and
+    /// every node a copy of the zygote's.
+    pub fn start(args: &NodeArgs, nodes: &[NodePlan], gate: Inherited) -> io::Result<Zygote> {
         let (mine, theirs) = socketpair(AddressFamily::Unix, SockType::SeqPacket, None, SockFlag::SOCK_CLOEXEC)
             .map_err(io::Error::from)?;
         let launcher = Pid::this();
@@ -65,16 +65,16 @@ impl Zygote {
                 // Ctrl-C at the terminal reaches only the launcher (set on both sides, so that
                 // the group exists when this returns).
                 let _ = setpgid(child, child);
-                drop((go_read, theirs));
+                drop(theirs);
                 Ok(Zygote {
                     pid: child,
                     channel: mine,
-                    go: Some(go_write),
+                    running: true,
                 })
             }
             ForkResult::Child => {
-                drop((mine, go_write));
-                let code = match serve(args, nodes, &theirs, go_read.as_raw_fd(), launcher) {
+                drop(mine);
+                let code = match serve(args, nodes, &theirs, gate, launcher) {
                     Ok(()) => 0,
                     Err(e) => {
                         let _ = writeln!(io::stderr(), "coordlab: the zygote failed: {e}");
@@ -119,8 +119,8 @@ impl Zygote {
         }
     }
 
-    /// Every node is forked: the zygote is told to end (and reaped), and the go pipe closed,
-    /// which starts the nodes' clocks.
+    /// Every node is forked: the zygote is told to end, and reaped (its copies of the gate's
+    /// pipes close with it, which the gate waits for).
     pub fn finish(mut self) {
         self.end();
     }
@@ -129,13 +129,13 @@ impl Zygote {
         // End of file on the channel ends the zygote.
         let _ = nix::sys::socket::shutdown(self.channel.as_raw_fd(), nix::sys::socket::Shutdown::Both);
         let _ = nix::sys::wait::waitpid(self.pid, None);
-        self.go = None;
+        self.running = false;
     }
 }
 
 impl Drop for Zygote {
     fn drop(&mut self) {
-        if self.go.is_some() {
+        if self.running {
             self.end();
         }
     }
@@ -143,21 +143,24 @@ impl Drop for Zygote {
 
 /// The zygote's life: give back what it does not need, then fork one node per request until
 /// the launcher closes the channel.
-fn serve(args: &NodeArgs, nodes: &[NodePlan], channel: &OwnedFd, go: RawFd, launcher: Pid) -> io::Result<()> {
+fn serve(args: &NodeArgs, nodes: &[NodePlan], channel: &OwnedFd, gate: Inherited, launcher: Pid) -> io::Result<()> {
     let _ = setpgid(Pid::from_raw(0), Pid::from_raw(0));
     // It dies with the launcher, like the nodes.
     nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(io::Error::from)?;
     if nix::unistd::getppid() != launcher {
         return Ok(());
     }
-    // Every descriptor but stdio, the channel and the go pipe: the launcher's copies of the
+    // Every descriptor but stdio, the channel and the gate's pipes: the launcher's copies of the
     // nodes' sockets among them (their nodes get them over the channel).
-    close_all_but(&mut [0, 1, 2, channel.as_raw_fd(), go])?;
+    close_all_but(&mut [0, 1, 2, channel.as_raw_fd(), gate.go, gate.ready])?;
     // Moved to the lowest numbers: a fork copies the descriptor table up to the highest open
     // descriptor, and each node's close_range walks all of it (thousands of entries, since these
     // were opened after the nodes' sockets: a measured 6 % of a 4,096-node launch's CPU).
     let channel = renumber(channel.as_raw_fd())?;
-    let go = renumber(go)?.into_raw_fd();
+    let gate = Inherited {
+        go: renumber(gate.go)?.into_raw_fd(),
+        ready: renumber(gate.ready)?.into_raw_fd(),
+    };
     // The launcher's heap pages that are free go back to the system, so that no node counts them.
     // SAFETY: a plain call into the allocator of this single-threaded process.
     unsafe { libc::malloc_trim(0) };
@@ -171,7 +174,7 @@ fn serve(args: &NodeArgs, nodes: &[NodePlan], channel: &OwnedFd, go: RawFd, laun
             return Ok(());
         };
         let reply = match nodes.get(index) {
-            Some(node) => fork_node(args, node, socket.as_raw_fd(), go, group, launcher).map_or_else(
+            Some(node) => fork_node(args, node, socket.as_raw_fd(), gate, group, launcher).map_or_else(
                 |e| -(e.raw_os_error().unwrap_or(libc::EIO) as i64),
                 |pid| pid.as_raw() as i64,
             ),
@@ -225,9 +228,16 @@ fn receive(channel: &OwnedFd) -> io::Result<Option<(usize, OwnedFd)>> {
 }
 
 /// Forks `node` as a child of the launcher (`CLONE_PARENT`) in the zygote's process group, its
-/// output appended to its log, on `socket` and the go pipe's read end `go`, both inherited
-/// under their numbers; every other descriptor is closed in the child.
-fn fork_node(args: &NodeArgs, node: &NodePlan, socket: RawFd, go: RawFd, group: Pid, launcher: Pid) -> io::Result<Pid> {
+/// output appended to its log, on `socket` and the start gate's pipes `gate`, inherited under
+/// their numbers; every other descriptor is closed in the child.
+fn fork_node(
+    args: &NodeArgs,
+    node: &NodePlan,
+    socket: RawFd,
+    gate: Inherited,
+    group: Pid,
+    launcher: Pid,
+) -> io::Result<Pid> {
     // SAFETY: clone(2) without CLONE_VM and without a new stack returns in both processes like
     // fork(2), the child with a copy of this single-threaded process's memory. It bypasses
     // glibc's fork wrapper, whose work (at-fork handlers, resetting locks other threads could
@@ -251,9 +261,9 @@ fn fork_node(args: &NodeArgs, node: &NodePlan, socket: RawFd, go: RawFd, group: 
                 .open_log(node.id)
                 .and_then(|log| Ok((log, std::fs::File::open("/dev/null")?)));
             let code = match opened
-                .and_then(|(log, null)| become_node(log.as_raw_fd(), null.as_raw_fd(), socket, go, group))
+                .and_then(|(log, null)| become_node(log.as_raw_fd(), null.as_raw_fd(), socket, gate, group))
             {
-                Ok(()) => run_node(args, node, socket, go, launcher),
+                Ok(()) => run_node(args, node, socket, gate, launcher),
                 Err(e) => {
                     let _ = writeln!(io::stderr(), "coordlab: cannot start node {}: {e}", node.id);
                     1
@@ -268,14 +278,14 @@ fn fork_node(args: &NodeArgs, node: &NodePlan, socket: RawFd, go: RawFd, group: 
 }
 
 /// The node's life, in the forked child; returns its exit status.
-fn run_node(args: &NodeArgs, node: &NodePlan, socket: RawFd, go: RawFd, launcher: Pid) -> i32 {
+fn run_node(args: &NodeArgs, node: &NodePlan, socket: RawFd, gate: Inherited, launcher: Pid) -> i32 {
     // Its command line is the launcher's; its name (ps -e, top) says which node.
     if let Ok(name) = std::ffi::CString::new(format!("coordlab-n{}", node.id)) {
         let _ = nix::sys::prctl::set_name(&name);
     }
     // Built here, in the child: the member table is O(n) work, and nodes are forked one
     // after another.
-    let opts = args.options(node, node.initiator, socket, Some(go), launcher);
+    let opts = args.options(node, node.initiator, socket, Some(gate), launcher);
     crate::node::logging::init();
     let run = match args.is_resource(node.id) {
         true => runtime::run_resource(opts),
@@ -291,9 +301,9 @@ fn run_node(args: &NodeArgs, node: &NodePlan, socket: RawFd, go: RawFd, launcher
 }
 
 /// In the child: the zygote's process group, stdin from /dev/null, stdout and stderr to its
-/// log, every descriptor closed but those and the socket and go pipe, every signal unblocked
-/// (the node blocks its own).
-fn become_node(log: RawFd, null: RawFd, socket: RawFd, go: RawFd, group: Pid) -> io::Result<()> {
+/// log, every descriptor closed but those and the socket and the gate's pipes, every signal
+/// unblocked (the node blocks its own).
+fn become_node(log: RawFd, null: RawFd, socket: RawFd, gate: Inherited, group: Pid) -> io::Result<()> {
     if setpgid(Pid::from_raw(0), group).is_err() {
         setpgid(Pid::from_raw(0), Pid::from_raw(0)).map_err(io::Error::from)?;
     }
@@ -303,8 +313,8 @@ fn become_node(log: RawFd, null: RawFd, socket: RawFd, go: RawFd, group: Pid) ->
             return Err(io::Error::last_os_error());
         }
     }
-    close_all_but(&mut [0, 1, 2, socket, go])?;
-    for fd in [socket, go] {
+    close_all_but(&mut [0, 1, 2, socket, gate.go, gate.ready])?;
+    for fd in [socket, gate.go, gate.ready] {
         // SAFETY: as above; FD_CLOEXEC off, so a later exec (none is made) would keep them.
         unsafe { libc::fcntl(fd, libc::F_SETFD, 0) };
     }

@@ -50,8 +50,8 @@ pub fn run(opts: LaunchOptions, plan: Plan) -> Result<i32, CliError> {
     sockets::raise_limits(n)?;
     let mut plan = plan;
     let bound = sockets::bind_all(&mut plan, opts.base_port)?;
-    // No start margin: every socket is bound already, so a datagram sent to a node that has
-    // not run yet waits in its buffer, and each node starts its algorithm as soon as it runs.
+    // No start margin: every socket is bound already, so a datagram sent to a node that is not
+    // reading yet waits in its buffer; every node starts once all have warmed up (`gate`).
     let launched_us = wall_us();
     let start_us = launched_us;
 
@@ -68,8 +68,10 @@ pub fn run(opts: LaunchOptions, plan: Plan) -> Result<i32, CliError> {
         NodeArgs::new(&opts, &plan, &dir, &key_path).map_err(|e| failed(format!("cannot find my own binary: {e}")))?;
     // Before the launcher grows (run.json, every node's view): see `fork`. Without one thread
     // (a library started one), or if it cannot start, nodes are exec'd instead.
+    // The start gate's pipes exist before the zygote, which hands them down to every node.
+    let gate = super::gate::Gate::new().map_err(failed)?;
     let zygote = match fork::single_threaded() {
-        true => fork::Zygote::start(&args, &plan.nodes)
+        true => fork::Zygote::start(&args, &plan.nodes, gate.inherited())
             .map_err(|e| eprintln!("coordlab: cannot fork the zygote ({e}); starting nodes by exec"))
             .ok(),
         false => None,
@@ -98,7 +100,7 @@ pub fn run(opts: LaunchOptions, plan: Plan) -> Result<i32, CliError> {
     let mut fleet = Fleet::new(&plan.nodes, args, &dir, start_us)
         .map_err(|e| failed(format!("cannot write {}: {e}", dir.join("faults.jsonl").display())))?;
     fleet.progress = crate::check::section::progress(crate::check::section::family(&opts.algo));
-    if let Err(e) = fleet.spawn_all(bound, zygote) {
+    if let Err(e) = fleet.spawn_all(bound, zygote, gate) {
         fleet.stop_all();
         let _ = crate::check::check(&dir);
         return Err(failed(e));

@@ -27,6 +27,7 @@ mod console;
 pub mod control;
 mod demo;
 mod fork;
+mod gate;
 mod goal;
 mod launcher;
 mod model;

@@ -3,6 +3,7 @@
 //! written to `faults.jsonl` before each signal is sent.
 
 use super::fork::Zygote;
+use super::gate::{Gate, Inherited};
 use super::model::{describe_belief, describe_state, Node, State, Suspicion};
 use super::plan::NodePlan;
 use super::spawn::NodeArgs;
@@ -13,7 +14,6 @@ use crate::check::timeline::Proc;
 use crate::node::socket::bind_std;
 use crate::trace::{wall_us, Event, Jsonl, JsonlWriter, Record};
 use nix::errno::Errno;
-use nix::fcntl::{fcntl, FcntlArg, FdFlag, OFlag};
 use nix::sys::signal::{kill, Signal};
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::Pid;
@@ -22,7 +22,7 @@ use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::net::UdpSocket;
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -109,26 +109,32 @@ impl Fleet {
         }
     }
 
-    /// Starts every node on its socket (bound by the launcher, in plan order); each begins its
-    /// algorithm as soon as it runs. Each socket is closed here once its node has it.
+    /// Starts every node on its socket (bound by the launcher, in plan order); each socket is
+    /// closed here once its node has it. A message to a node not yet running waits in its
+    /// socket.
     ///
-    /// Every node runs its algorithm at once (a message to a node not yet running waits in its
-    /// socket), but its clock starts only when all are spawned: the go pipe's write end, never
-    /// inherited, is closed on return, and every node reads end-of-file. So no timeout (an
+    /// Every node starts its algorithm and its clock together, once all are spawned and have
+    /// warmed up (`gate`, whose pipes `zygote` holds too when it forks them): no timeout (an
     /// unanswered message, a missing heartbeat) runs while later nodes are still being spawned,
-    /// which on two cores takes seconds for thousands of nodes.
-    pub fn spawn_all(&mut self, sockets: Vec<UdpSocket>, zygote: Option<Zygote>) -> Result<(), String> {
-        if let Some(z) = zygote {
-            return self.fork_all(sockets, z);
+    /// which on two cores takes seconds for thousands of nodes, and no node's first messages
+    /// wait behind another's start-up work.
+    pub fn spawn_all(&mut self, sockets: Vec<UdpSocket>, zygote: Option<Zygote>, gate: Gate) -> Result<(), String> {
+        match zygote {
+            Some(z) => self.fork_all(sockets, z)?,
+            None => self.exec_all(sockets, gate.inherited())?,
         }
-        let (go_read, _go_write) =
-            nix::unistd::pipe2(OFlag::O_CLOEXEC).map_err(|e| format!("cannot make the go pipe: {e}"))?;
-        // Inherited by every child spawned below, and by no later one (closed on return).
-        fcntl(&go_read, FcntlArg::F_SETFD(FdFlag::empty())).map_err(|e| format!("go pipe: {e}"))?;
-        let go = Some(go_read.as_raw_fd());
+        let (waited_ms, impatient) = gate.open();
+        if impatient {
+            eprintln!("coordlab: some node was not ready {waited_ms:.0} ms after the last spawn: starting all anyway");
+        }
+        Ok(())
+    }
+
+    /// Starts every node by exec (when the launcher cannot fork), each inheriting `gate`.
+    fn exec_all(&mut self, sockets: Vec<UdpSocket>, gate: Inherited) -> Result<(), String> {
         for (i, socket) in sockets.into_iter().enumerate() {
             let plan = self.nodes[i].plan.clone();
-            let pid = self.spawn_one(&plan, plan.initiator, socket, go)?;
+            let pid = self.spawn_one(&plan, plan.initiator, socket, Some(gate))?;
             self.fault(
                 Some(plan.id),
                 Event::Spawn {
@@ -146,12 +152,12 @@ impl Fleet {
         plan: &NodePlan,
         initiator: bool,
         socket: UdpSocket,
-        go: Option<RawFd>,
+        gate: Option<Inherited>,
     ) -> Result<Pid, String> {
-        let spawned = match self.args.spawn(plan, initiator, &socket, go, self.group) {
+        let spawned = match self.args.spawn(plan, initiator, &socket, gate, self.group) {
             // Every earlier member of the group is gone: the group went with them.
             Err(e) if self.group.is_some() && e.raw_os_error() == Some(Errno::EPERM as i32) => {
-                self.args.spawn(plan, initiator, &socket, go, None)
+                self.args.spawn(plan, initiator, &socket, gate, None)
             }
             other => other,
         };
@@ -162,7 +168,7 @@ impl Fleet {
     }
 
     /// Has `zygote` fork every node of the first launch, each on its socket (closed in the
-    /// launcher once sent); their clocks start once all are forked, as with [`Self::spawn_all`].
+    /// launcher once sent); they start at the gate, as with [`Self::spawn_all`].
     fn fork_all(&mut self, sockets: Vec<UdpSocket>, zygote: Zygote) -> Result<(), String> {
         self.group = Some(zygote.group());
         for (i, socket) in sockets.into_iter().enumerate() {
@@ -690,7 +696,7 @@ mod tests {
         crate::node::keyfile::write(&key, &crate::node::keyfile::generate().unwrap()).unwrap();
         let args = NodeArgs::new(&opts, &plan, &dir, &key).unwrap();
         let mut fleet = Fleet::new(&plan.nodes, args, &dir, 0).unwrap();
-        fleet.spawn_all(socks, None).unwrap();
+        fleet.spawn_all(socks, None, Gate::new().unwrap()).unwrap();
         let deadline = Instant::now() + Duration::from_secs(30);
         while fleet.start_failure.is_none() {
             assert!(Instant::now() < deadline, "no start failure seen");

@@ -2,6 +2,7 @@
 //! process group, and the launcher's pid, for the parent-death signal that takes it down with
 //! the launcher.
 
+use super::gate::Inherited;
 use super::plan::{NodePlan, Plan};
 use super::LaunchOptions;
 use crate::algo::mutex::{self, RESOURCE_ID};
@@ -88,13 +89,13 @@ impl NodeArgs {
 
     /// What node `node` is told, as `coordlab node` would parse it from the command line that
     /// [`spawn`](Self::spawn) builds: for a node forked without an exec (see `fork`). `fd`: its
-    /// socket; `go`: the go pipe's read end; `launcher`: the launcher's pid.
+    /// socket; `gate`: the start gate's pipes; `launcher`: the launcher's pid.
     pub fn options(
         &self,
         node: &NodePlan,
         initiator: bool,
         fd: RawFd,
-        go: Option<RawFd>,
+        gate: Option<Inherited>,
         launcher: Pid,
     ) -> NodeOptions {
         let ids = self.ids.clone();
@@ -109,8 +110,8 @@ impl NodeArgs {
         setup.opts = self.set_map.clone();
         if !resource {
             setup.initiator = initiator;
-            // As on the command line: a node started without the go pipe is a restart.
-            setup.restarted = go.is_none();
+            // As on the command line: a node started without the start gate is a restart.
+            setup.restarted = gate.is_none();
             setup.heartbeat = Duration::from_millis(self.heartbeat_ms);
             setup.timeout = Duration::from_millis(self.timeout_ms);
             setup.seed = self.seed;
@@ -124,7 +125,8 @@ impl NodeArgs {
             },
             listen: node.addr,
             fd: Some(fd),
-            go_fd: go,
+            go_fd: gate.map(|g| g.go),
+            ready_fd: gate.map(|g| g.ready),
             parent_pid: Some(launcher.as_raw()),
             addrs: self.addrs.clone(),
             log_dir: Some(self.log_dir.clone()),
@@ -140,14 +142,15 @@ impl NodeArgs {
     /// Must be called from the launcher's main thread: the parent-death signal fires when the
     /// spawning *thread* ends, and the main thread lives as long as the launcher.
     ///
-    /// `go`: the read end of the launch's go pipe (close-on-exec already cleared), passed as
-    /// `--go-fd`: the node's clock starts when the launcher closes the write end.
+    /// `gate`: the launch's start gate (close-on-exec already cleared), passed as `--go-fd` and
+    /// `--ready-fd`: the node closes the ready end once warmed up, and starts when the launcher
+    /// closes the go pipe's write end.
     pub fn spawn(
         &self,
         node: &NodePlan,
         initiator: bool,
         socket: &UdpSocket,
-        go: Option<RawFd>,
+        gate: Option<Inherited>,
         group: Option<Pid>,
     ) -> io::Result<Pid> {
         let fd = socket.as_raw_fd();
@@ -164,7 +167,7 @@ impl NodeArgs {
             for kv in &self.set {
                 cmd.args(["--set", kv]);
             }
-            inherit(&mut cmd, fd, go);
+            inherit(&mut cmd, fd, gate);
             return self.start(cmd, node, socket, group);
         }
         cmd.arg("node")
@@ -184,11 +187,11 @@ impl NodeArgs {
         if initiator {
             cmd.arg("--initiator");
         }
-        // Every first start waits on the launch's go pipe; a node spawned without it is a restart.
-        if go.is_none() {
+        // Every first start waits at the launch's start gate; a node spawned without it is a restart.
+        if gate.is_none() {
             cmd.arg("--restarted");
         }
-        inherit(&mut cmd, fd, go);
+        inherit(&mut cmd, fd, gate);
         for kv in &self.set {
             cmd.args(["--set", kv]);
         }
@@ -236,10 +239,12 @@ impl NodeArgs {
     }
 }
 
-/// The descriptors a child inherits: its socket (`--fd`) and the go pipe (`--go-fd`).
-fn inherit(cmd: &mut Command, fd: RawFd, go: Option<RawFd>) {
+/// The descriptors a child inherits: its socket (`--fd`) and the start gate's pipes
+/// (`--go-fd`, `--ready-fd`).
+fn inherit(cmd: &mut Command, fd: RawFd, gate: Option<Inherited>) {
     cmd.args(["--fd", &fd.to_string()]);
-    if let Some(g) = go {
-        cmd.args(["--go-fd", &g.to_string()]);
+    if let Some(g) = gate {
+        cmd.args(["--go-fd", &g.go.to_string()]);
+        cmd.args(["--ready-fd", &g.ready.to_string()]);
     }
 }

@@ -19,9 +19,11 @@ pub struct NodeOptions {
     pub listen: SocketAddr,
     /// The socket the launcher bound and left open as this descriptor; None: bind `listen`.
     pub fd: Option<RawFd>,
-    /// The read end of the launcher's go pipe: the algorithm runs at once, but its clock (its
-    /// timers) starts when this reads end-of-file, once every node of the launch runs.
+    /// The read end of the launcher's go pipe: the algorithm and its clock start when this
+    /// reads end-of-file, once every node of the launch has warmed up (None: at once).
     pub go_fd: Option<RawFd>,
+    /// The write end of the launcher's ready pipe, closed once the node has warmed up.
+    pub ready_fd: Option<RawFd>,
     /// The launcher's pid: the node dies with it (parent-death signal); None: started by hand.
     pub parent_pid: Option<i32>,
     /// Every member's address (its own included).

@@ -61,8 +61,8 @@ pub fn run_node(opts: NodeOptions) -> Result<(), CliError> {
     })
 }
 
-/// Takes over the launcher's go pipe (read end, inherited as `fd`), non-blocking, in `poll`.
-fn adopt_go(fd: i32, poll: &Poll) -> Result<std::fs::File, CliError> {
+/// Takes ownership of descriptor `fd`, inherited from the launcher for `flag`.
+fn adopt_fd(fd: i32, flag: &str) -> Result<std::fs::File, CliError> {
     // SAFETY: checked open by the fcntl below before it is owned; inherited for this use only.
     let open = fd >= 3
         && nix::fcntl::fcntl(
@@ -72,11 +72,16 @@ fn adopt_go(fd: i32, poll: &Poll) -> Result<std::fs::File, CliError> {
         .is_ok();
     if !open {
         return Err(usage(format!(
-            "--go-fd {fd}: no such open descriptor (the launcher passes it)"
+            "{flag} {fd}: no such open descriptor (the launcher passes it)"
         )));
     }
     // SAFETY: open (checked above), and nothing else in this process owns it.
-    let f = unsafe { std::fs::File::from_raw_fd(fd) };
+    Ok(unsafe { std::fs::File::from_raw_fd(fd) })
+}
+
+/// Takes over the launcher's go pipe (read end, inherited as `fd`), non-blocking, in `poll`.
+fn adopt_go(fd: i32, poll: &Poll) -> Result<std::fs::File, CliError> {
+    let f = adopt_fd(fd, "--go-fd")?;
     let flags =
         nix::fcntl::fcntl(&f, nix::fcntl::FcntlArg::F_GETFL).map_err(|e| failed(format!("--go-fd {fd}: {e}")))?;
     let flags = nix::fcntl::OFlag::from_bits_truncate(flags) | nix::fcntl::OFlag::O_NONBLOCK;
@@ -169,11 +174,13 @@ struct Process<A: Algorithm> {
     signals: SignalSource,
     trace: Option<JsonlWriter>,
     human: HumanLog,
-    /// When the algorithm's clock started: at once, or when the launcher said every node runs
-    /// (`--go-fd`). Until then its time stands at zero, so no timer fires.
+    /// When the algorithm and its clock started: at once, or when the launcher said every
+    /// node has warmed up (`--go-fd`).
     t0: Option<Instant>,
     /// The read end of the launcher's go pipe, until it reads end-of-file.
     go: Option<std::fs::File>,
+    /// The write end of the launcher's ready pipe, until this node has warmed up.
+    ready: Option<std::fs::File>,
 }
 
 impl<A: Algorithm> Process<A> {
@@ -206,6 +213,10 @@ impl<A: Algorithm> Process<A> {
             Some(fd) => Some(adopt_go(fd, &poll)?),
             None => None,
         };
+        let ready = match opts.ready_fd {
+            Some(fd) => Some(adopt_fd(fd, "--ready-fd")?),
+            None => None,
+        };
         let human = HumanLog::new(opts.setup.me);
         Ok(Process {
             opts,
@@ -217,6 +228,7 @@ impl<A: Algorithm> Process<A> {
             human,
             t0: go.is_none().then(Instant::now),
             go,
+            ready,
         })
     }
 
@@ -234,20 +246,30 @@ impl<A: Algorithm> Process<A> {
             pid: std::process::id(),
             peers: self.opts.setup.neighbours.clone(),
         };
+        let mut start = Some(start);
         let mut buf = vec![0u8; 65_536];
         // Whatever the first message would cost beyond a steady-state one is paid here, before
         // the algorithm starts (see `warmup`): datagrams arriving meanwhile wait in the socket.
         super::warmup::rehearse(&self.opts.algo, &self.opts.setup, &mut buf);
-        let now = self.now();
-        self.host.start(now, start);
-        self.pump();
+        // Warmed up: the launcher lets every node start once all have closed this.
+        drop(self.ready.take());
         let mut events = Events::with_capacity(64);
         let mut more = false;
         loop {
+            if self.t0.is_some() {
+                if let Some(start) = start.take() {
+                    let now = self.now();
+                    self.host.start(now, start);
+                    self.pump();
+                    self.flush_trace();
+                    // Datagrams that came before the start waited in the socket: read them.
+                    more = true;
+                }
+            }
             let timeout = match self.t0 {
                 _ if more => Some(Duration::ZERO),
                 Some(t0) => self.host.next_deadline().map(|d| d.saturating_sub(t0.elapsed())),
-                // Before the go: no timer can be due, since the clock stands at zero.
+                // Before the go the algorithm has not started: it has set no timer.
                 None => None,
             };
             if let Err(e) = self.poll.poll(&mut events, timeout) {
@@ -266,7 +288,17 @@ impl<A: Algorithm> Process<A> {
                     _ => {}
                 }
             }
-            if readable {
+            if stopping {
+                if let Some(start) = start.take() {
+                    // Stopped before the go (a launch that failed): the trace still begins
+                    // with the start.
+                    self.t0.get_or_insert_with(Instant::now);
+                    let now = self.now();
+                    self.host.start(now, start);
+                }
+            }
+            // Before its start, the node leaves datagrams in the socket (read once it starts).
+            if readable && start.is_none() {
                 more = self.read_socket(&mut buf);
             }
             // Timers are checked against the clock after every wakeup, never inferred from
@@ -285,8 +317,8 @@ impl<A: Algorithm> Process<A> {
         }
     }
 
-    /// The go pipe reads end-of-file once the launcher has spawned every node and closed its
-    /// end: the algorithm's clock starts then.
+    /// The go pipe reads end-of-file once every node of the launch has warmed up and the
+    /// launcher closed its end: the algorithm and its clock start then.
     fn check_go(&mut self) {
         let Some(f) = &mut self.go else { return };
         let mut b = [0u8; 16];
@@ -294,7 +326,7 @@ impl<A: Algorithm> Process<A> {
             Ok(0) => {}
             Ok(_) => return, // nothing is ever written; ignore
             Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted) => return,
-            Err(e) => log::warn!("the go pipe failed ({e}): starting the clock now"),
+            Err(e) => log::warn!("the go pipe failed ({e}): starting now"),
         }
         if let Some(f) = self.go.take() {
             let _ = self.poll.registry().deregister(&mut SourceFd(&f.as_raw_fd()));

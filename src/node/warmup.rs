@@ -1,88 +1,173 @@
 //! The rehearsal a node runs before its algorithm starts, so that the first real message costs
 //! what a steady-state one does.
 //!
-//! Measured (minor faults from getrusage, and timestamps around each step of the receive path,
-//! since `perf` here only counts software events): a node's first message took 35-42 us
-//! against 1.5-6 us later, with almost no page faults. The extra was first-run work in user
-//! space: decoding the envelope and running the handler for the first time (~15 us against
-//! ~1 us), and the first trace lines of `send`/`recv` (~7-12 us against ~0.4 us: serde_json's
-//! code for those event shapes and the trace buffer's first fill). A rehearsal pays these: a
-//! throwaway copy of the same algorithm, set up as an initiator, starts, and what it sends is
-//! delivered back to it for a few rounds; every record it makes goes
-//! through the same trace writer into /dev/null and through the human log's formatting into a
-//! string; one datagram goes through a scratch socket with the same calls as the real one.
+//! Measured first with getrusage's minor faults and timestamps around each step of the receive
+//! path: a node's first message took 35-42 us against 1.5-6 us later; the extra was decoding
+//! the envelope and running the handler for the first time (~15 us against ~1 us), and the
+//! first trace lines of `send`/`recv` (~7-12 us against ~0.4 us: serde_json's code for those
+//! event shapes and the trace buffer's first fill). Then with perf's page-fault samples (data
+//! addresses, call stacks) matched to the first ELECTION lap of a ring of 64: ~6-9 faults per
+//! node inside the lap, in the message's `brief` (read-only data of the binary), the allocator
+//! (heap pages shared copy-on-write with the launcher) and the trace buffer.
+//!
+//! A rehearsal pays these: throwaway copies of the same algorithm, one for this node and one
+//! for each neighbour, on a small ring of just those (members in the real ring order), all
+//! initiating, exchange what they send for a few rounds and once more after their first timers,
+//! so that every handler of a lap (the message, its ACK, the announcement, a heartbeat) runs
+//! here first. Every record they make goes through the same trace writer into /dev/null and
+//! through the human log's formatting into a string; one datagram goes through a scratch
+//! socket with the same calls as the real one. An earlier rehearsal delivered one copy's
+//! messages back to itself: the envelopes named another destination, were refused, and no
+//! receive handler ever ran (perf, page-fault samples: every node still faulted in `brief`
+//! and the allocator during its first ELECTION).
 
-use crate::algo::registry::{self, Runner};
-use crate::algo::{Algorithm, Setup};
+use crate::algo::registry::{self, GroupRunner};
+use crate::algo::{Algorithm, NodeId, Setup};
 use crate::engine::host::{Host, Now};
 use crate::node::logging::fmt_wall;
 use crate::trace::{wall_us, Event, JsonlWriter};
 use std::path::Path;
 use std::time::Duration;
 
-/// Rounds of deliver-what-was-sent: enough for an announcement to follow an election.
-const ROUNDS: usize = 4;
+/// Rounds of delivering what was sent, per phase: enough for a message to go round a ring of
+/// three, be acknowledged, and be followed by an announcement.
+const ROUNDS: usize = 10;
 /// Messages delivered per round at most (a flood-style start sends one per neighbour).
-const PER_ROUND: usize = 8;
+const PER_ROUND: usize = 24;
+/// Records per copy that go through the trace writer and the human formatting.
+const RECORDS: usize = 64;
 
-/// Rehearses algorithm `name` set up as `setup`, and touches the first page of `buf` (the
-/// receive buffer: datagrams are small, so only that page is ever used; touching all of it
-/// would cost resident memory). Never fails: a rehearsal that cannot run only leaves the
-/// first hop cold.
+/// Rehearses algorithm `name` around `setup`, and touches the first page of `buf` (the receive
+/// buffer: datagrams are small, so only that page is ever used; touching all of it would cost
+/// resident memory). Never fails: a rehearsal that cannot run only leaves the first hop cold.
 pub fn rehearse(name: &str, setup: &Setup, buf: &mut [u8]) {
     let first = buf.len().min(4096);
     buf[..first].fill(0);
     std::hint::black_box(&buf);
+    let group = group_setups(setup);
+    let setups = match group.iter().all(|s| registry::check_setup(name, s).is_ok()) {
+        true => group,
+        // A neighbourhood the algorithm refuses (it wants more members, say): this node alone.
+        false => vec![alone(setup)],
+    };
+    let _ = registry::dispatch_group(name, &setups, Rehearsal);
+    scratch_datagram();
+    register_thread_local();
+}
+
+/// Registers a thread-local destructor, which the process's first one costs: glibc resolves
+/// a symbol lazily through its own PLT at the first registration (`__cxa_thread_atexit_impl`;
+/// this binary is linked BIND_NOW, libc is not). env_logger keeps its line buffer in such a
+/// thread-local, so without this the node's first human log line paid it: perf's page-fault
+/// samples showed ~12 faults per node in the dynamic loader (`_dl_fixup`, `do_lookup_x`) under
+/// that line, inside the first ELECTION lap.
+fn register_thread_local() {
+    thread_local!(static TOUCHED: std::cell::Cell<Option<Box<u8>>> = const { std::cell::Cell::new(None) });
+    TOUCHED.with(|t| t.set(Some(Box::new(1))));
+}
+
+/// This node and its neighbours, each as a member of a small ring of just them (in the real
+/// ring order: the members' order is kept), all initiating. Only these: the same code paths at
+/// a cost that does not grow with the cluster (with every member, n nodes rehearsing cost n^2).
+fn group_setups(setup: &Setup) -> Vec<Setup> {
+    let mut members = setup.members.clone();
+    members.retain(|m| *m == setup.me || setup.neighbours.contains(m));
+    let k = members.len();
+    members
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| {
+            let mut s = setup.clone();
+            s.me = x;
+            s.members = members.clone();
+            s.initiator = true;
+            if x != setup.me {
+                // Ring neighbours first (predecessor, successor), then the rest of the group.
+                let mut nb: Vec<NodeId> = Vec::with_capacity(k);
+                for j in [i + k - 1, i + 1].into_iter().chain(i + 2..i + k - 1) {
+                    let y = members[j % k];
+                    if y != x && !nb.contains(&y) {
+                        nb.push(y);
+                    }
+                }
+                s.neighbours = nb;
+                s.durable = None;
+                s.restarted = false;
+            } else {
+                s.neighbours.retain(|m| members.contains(m));
+            }
+            s
+        })
+        .collect()
+}
+
+fn alone(setup: &Setup) -> Setup {
     let mut s = setup.clone();
     s.initiator = true;
-    // Only itself and its neighbours: the same code paths at a cost that does not grow with the
-    // cluster (with every member, a rehearsal that wins announces itself to all n, and n nodes
-    // rehearsing cost n^2: minutes for 4,096 nodes).
     s.members.retain(|m| *m == setup.me || setup.neighbours.contains(m));
-    let _ = registry::dispatch(name, &s, Rehearsal);
-    scratch_datagram();
+    s
 }
 
 struct Rehearsal;
 
-impl Runner for Rehearsal {
+impl GroupRunner for Rehearsal {
     type Output = ();
-    fn run<A: Algorithm>(self, setup: &Setup, a: A) {
-        let mut host = Host::new(setup, a);
-        let me = setup.me;
+    fn run<A: Algorithm>(self, setups: &[Setup], algos: Vec<A>) {
+        let mut hosts: Vec<Host<A>> = setups.iter().zip(algos).map(|(s, a)| Host::new(s, a)).collect();
+        let ids: Vec<NodeId> = setups.iter().map(|s| s.me).collect();
         let t = wall_us();
         let at = |mono: Duration| Now { mono, wall_us: t };
-        let start = Event::Start {
-            addr: "127.0.0.1:0".into(),
-            algo: "rehearsal".into(),
-            pid: std::process::id(),
-            peers: setup.neighbours.clone(),
-        };
-        host.start(at(Duration::ZERO), start);
-        for _ in 0..ROUNDS {
-            let out: Vec<_> = host.take_outbox().take(PER_ROUND).collect();
-            if out.is_empty() {
-                break;
-            }
-            // The envelope names this node as its sender, so it is delivered as from itself.
-            for o in out {
-                host.deliver(at(Duration::ZERO), Some(me), &o.bytes, "127.0.0.1:0");
-            }
+        for (h, s) in hosts.iter_mut().zip(setups) {
+            let start = Event::Start {
+                addr: "127.0.0.1:0".into(),
+                algo: "rehearsal".into(),
+                pid: std::process::id(),
+                peers: s.neighbours.clone(),
+            };
+            h.start(at(Duration::ZERO), start);
         }
-        let _ = host.take_outbox().count();
+        exchange(&mut hosts, &ids, at(Duration::ZERO));
+        // The first timers (a heartbeat, an unanswered message) and what they send.
+        let later = at(setups[0].heartbeat.max(Duration::from_millis(1)));
+        for h in &mut hosts {
+            h.fire_timers(later);
+        }
+        exchange(&mut hosts, &ids, later);
         let mut sink = JsonlWriter::append(Path::new("/dev/null")).ok();
         let mut text = String::new();
-        for rec in host.take_records().take(64) {
-            if let Some(w) = &mut sink {
-                let _ = w.write(&rec);
+        for (h, &me) in hosts.iter_mut().zip(&ids) {
+            let _ = h.take_outbox().count();
+            for rec in h.take_records().take(RECORDS) {
+                if let Some(w) = &mut sink {
+                    let _ = w.write(&rec);
+                }
+                text.push_str(&fmt_wall(rec.t));
+                text.push_str(&rec.event.describe(me));
             }
-            text.push_str(&fmt_wall(rec.t));
-            text.push_str(&rec.event.describe(me));
         }
         if let Some(w) = &mut sink {
             let _ = w.flush();
         }
         std::hint::black_box(text);
+    }
+}
+
+/// Delivers what the hosts send to one another for [`ROUNDS`] rounds (what is addressed
+/// outside the group is dropped).
+fn exchange<A: Algorithm>(hosts: &mut [Host<A>], ids: &[NodeId], now: Now) {
+    for _ in 0..ROUNDS {
+        let mut sent = Vec::new();
+        for (h, &from) in hosts.iter_mut().zip(ids) {
+            sent.extend(h.take_outbox().map(|o| (from, o)));
+        }
+        if sent.is_empty() {
+            return;
+        }
+        for (from, o) in sent.into_iter().take(PER_ROUND) {
+            if let Some(k) = ids.iter().position(|&x| x == o.to) {
+                hosts[k].deliver(now, Some(from), &o.bytes, "127.0.0.1:0");
+            }
+        }
     }
 }
 

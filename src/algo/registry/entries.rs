@@ -2,7 +2,7 @@
 //! order `coordlab algos` and the bench show them (by where they run).
 
 use super::keys::{Key, Kind, SetBy};
-use super::{Bench, Entry, Family, Fit, Promise, Runner};
+use super::{Bench, Entry, Family, Fit, GroupRunner, Promise, Runner};
 use crate::algo::clocksync::{berkeley::Berkeley, cristian::Cristian};
 use crate::algo::election::anon_ring::AnonRing;
 use crate::algo::election::bully::Bully;
@@ -264,6 +264,15 @@ macro_rules! registry {
         pub fn dispatch<R: Runner>(name: &str, setup: &Setup, runner: R) -> Option<R::Output> {
             $(if name == $id.name {
                 return Some(runner.run(setup, $build(setup)));
+            })+
+            None
+        }
+
+        /// Builds algorithm `name` once for each of `setups` (each passed `check_setup`) and hands
+        /// them to `runner`; None when the name is unknown.
+        pub fn dispatch_group<R: GroupRunner>(name: &str, setups: &[Setup], runner: R) -> Option<R::Output> {
+            $(if name == $id.name {
+                return Some(runner.run(setups, setups.iter().map(|s| $build(s)).collect()));
             })+
             None
         }

@@ -99,6 +99,14 @@ pub trait Runner {
     fn run<A: Algorithm>(self, setup: &Setup, a: A) -> Self::Output;
 }
 
+/// Something that runs several instances of one algorithm together (a node's rehearsal).
+pub trait GroupRunner {
+    /// What running produces.
+    type Output;
+    /// Runs `algos`, the one built for each of `setups`, in the same order.
+    fn run<A: Algorithm>(self, setups: &[Setup], algos: Vec<A>) -> Self::Output;
+}
+
 /// The entry named `name`.
 pub fn find(name: &str) -> Option<&'static Entry> {
     ENTRIES.iter().find(|e| e.name == name)
