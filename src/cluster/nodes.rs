@@ -135,15 +135,20 @@ impl Fleet {
         for (i, socket) in sockets.into_iter().enumerate() {
             let plan = self.nodes[i].plan.clone();
             let pid = self.spawn_one(&plan, plan.initiator, socket, Some(gate))?;
-            self.fault(
-                Some(plan.id),
-                Event::Spawn {
-                    pid: pid.as_raw() as u32,
-                    addr: plan.addr.to_string(),
-                },
-            );
+            self.log_spawn(&plan, pid);
         }
         Ok(())
+    }
+
+    /// Writes that `plan`'s node of the first launch runs as `pid`.
+    fn log_spawn(&mut self, plan: &NodePlan, pid: Pid) {
+        self.fault(
+            Some(plan.id),
+            Event::Spawn {
+                pid: pid.as_raw() as u32,
+                addr: plan.addr.to_string(),
+            },
+        );
     }
 
     /// Spawns `plan`'s node on `socket`, which is dropped (closed in the launcher) on return.
@@ -174,31 +179,17 @@ impl Fleet {
         for (i, socket) in sockets.into_iter().enumerate() {
             let forked = zygote.spawn(i, socket.as_raw_fd());
             drop(socket);
-            self.forked(i, forked)?;
+            let plan = self.nodes[i].plan.clone();
+            let pid = forked.map_err(|e| format!("cannot start node {}: {e}", plan.id))?;
+            self.started_process(plan.id, pid);
+            self.log_spawn(&plan, pid);
         }
         zygote.finish();
         Ok(())
     }
 
-    /// Records that the node at index `i` was forked as `pid` (or why it was not).
-    fn forked(&mut self, i: usize, pid: io::Result<Pid>) -> Result<(), String> {
-        let (id, addr) = (self.nodes[i].plan.id, self.nodes[i].plan.addr);
-        let pid = pid.map_err(|e| format!("cannot start node {id}: {e}"))?;
-        let node = &mut self.nodes[i];
-        node.pid = Some(pid);
-        node.state = State::Running;
-        node.started = false;
-        self.fault(
-            Some(id),
-            Event::Spawn {
-                pid: pid.as_raw() as u32,
-                addr: addr.to_string(),
-            },
-        );
-        Ok(())
-    }
-
-    /// Records that node `id` runs as `pid`; the first process of the launch leads the group.
+    /// Records that node `id` now runs as process `pid` (the first process of a new group leads
+    /// the run's group).
     fn started_process(&mut self, id: u64, pid: Pid) {
         if nix::unistd::getpgid(Some(pid)) == Ok(pid) {
             self.group = Some(pid);
