@@ -11,8 +11,12 @@
 //! - no storms: a message that carries a node's id (its originator, its candidate, its winner)
 //!   dies here, with an `ignore` naming the reason, when that node is suspected: it is no
 //!   longer in the repaired ring, so the message could only circle until the term ends.
-//! - on a message tagged n: answer ACK(n) (after the host has handled it).
-//! - on ACK(n): done with n.
+//! - on a message tagged n: owe ACK(n) to its sender. What is owed leaves a tenth of the
+//!   timeout later, one ACK per predecessor listing every number owed to it: the ACK is off
+//!   the ring's critical path (no second datagram and wake-up beside each forward, where the
+//!   next hop needs the cores), and a burst of forwards costs one ACK. A tenth leaves the
+//!   sender nine tenths of its timeout for the round trip.
+//! - on ACK(n, ...): done with each of them.
 //! - on ACK timeout of n: the host suspects the successor and forwards n again after it.
 //! - sparse meshes: there is no path round a silent successor, so a message always goes to the
 //!   ring successor, and only if it is a neighbour (otherwise it is dropped, with an `ignore`).
@@ -35,19 +39,24 @@ pub enum RingMsg<M> {
         /// The message.
         msg: M,
     },
-    /// Acknowledges hop `seq`.
+    /// Acknowledges every hop in `seqs`.
     Ack {
-        /// The acknowledged sequence number.
-        seq: u64,
+        /// The acknowledged sequence numbers.
+        seqs: Vec<u64>,
     },
 }
 
-/// Ring repair's timer: no ACK for hop `seq`.
+/// Ring repair's timers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct AckTimer(pub u64);
+pub enum RingTimer {
+    /// No ACK for hop `seq`.
+    NoAck(u64),
+    /// Time to send the ACKs owed.
+    SendAcks,
+}
 
 /// The context ring repair runs in.
-pub type RingCx<'a, M> = Context<'a, RingMsg<M>, AckTimer>;
+pub type RingCx<'a, M> = Context<'a, RingMsg<M>, RingTimer>;
 
 struct Pending<M> {
     to: NodeId,
@@ -65,6 +74,8 @@ pub struct RingRepair<M> {
     next_seq: u64,
     pending: BTreeMap<u64, Pending<M>>,
     local: VecDeque<M>,
+    /// Hop numbers received and not yet acknowledged, by sender.
+    owed: BTreeMap<NodeId, Vec<u64>>,
 }
 
 impl<M: Message> RingRepair<M> {
@@ -80,6 +91,7 @@ impl<M: Message> RingRepair<M> {
             next_seq: 0,
             pending: BTreeMap::new(),
             local: VecDeque::new(),
+            owed: BTreeMap::new(),
         }
     }
 
@@ -144,21 +156,40 @@ impl<M: Message> RingRepair<M> {
             msg: msg.clone(),
         };
         cx.send(to, hop);
-        cx.set_timer(AckTimer(seq), self.timeout);
+        cx.set_timer(RingTimer::NoAck(seq), self.timeout);
         self.pending.insert(seq, Pending { to, msg });
     }
 
-    /// Acknowledges hop `ack` from `from` (0: none was asked for).
+    /// Owes `from` the ACK of hop `ack` (0: none was asked for); see the module's rules.
     pub fn received(&mut self, cx: &mut RingCx<'_, M>, from: NodeId, ack: u64) {
-        if ack != 0 {
-            cx.send(from, RingMsg::Ack { seq: ack });
+        if ack == 0 {
+            return;
+        }
+        if self.owed.is_empty() {
+            cx.set_timer(RingTimer::SendAcks, self.ack_delay());
+        }
+        self.owed.entry(from).or_default().push(ack);
+    }
+
+    /// How long an ACK is owed before it leaves: a tenth of the timeout.
+    fn ack_delay(&self) -> Duration {
+        self.timeout / 10
+    }
+
+    /// Sends every ACK owed: one per predecessor.
+    pub fn send_acks(&mut self, cx: &mut RingCx<'_, M>) {
+        for (to, seqs) in std::mem::take(&mut self.owed) {
+            cx.send(to, RingMsg::Ack { seqs });
         }
     }
 
-    /// Hop `seq` was acknowledged.
-    pub fn acked(&mut self, cx: &mut RingCx<'_, M>, seq: u64) {
-        self.pending.remove(&seq);
-        cx.cancel_timer(AckTimer(seq));
+    /// The hops in `seqs` were acknowledged.
+    pub fn acked(&mut self, cx: &mut RingCx<'_, M>, seqs: &[u64]) {
+        for &seq in seqs {
+            if self.pending.remove(&seq).is_some() {
+                cx.cancel_timer(RingTimer::NoAck(seq));
+            }
+        }
     }
 
     /// Hop `seq` went unanswered: whom it went to and the message, to suspect and send on.
@@ -169,7 +200,7 @@ impl<M: Message> RingRepair<M> {
     /// This node was stopped: every ACK still awaited gets a full timeout from now.
     pub fn restart_timers(&mut self, cx: &mut RingCx<'_, M>) {
         for &seq in self.pending.keys() {
-            cx.set_timer(AckTimer(seq), self.timeout);
+            cx.set_timer(RingTimer::NoAck(seq), self.timeout);
         }
     }
 

@@ -74,6 +74,7 @@ impl Zygote {
             }
             ForkResult::Child => {
                 drop(mine);
+                crate::node::name_process("coordlab-zygote");
                 let code = match serve(args, nodes, &theirs, gate, launcher) {
                     Ok(()) => 0,
                     Err(e) => {
@@ -279,10 +280,7 @@ fn fork_node(
 
 /// The node's life, in the forked child; returns its exit status.
 fn run_node(args: &NodeArgs, node: &NodePlan, socket: RawFd, gate: Inherited, launcher: Pid) -> i32 {
-    // Its command line is the launcher's; its name (ps -e, top) says which node.
-    if let Ok(name) = std::ffi::CString::new(format!("coordlab-n{}", node.id)) {
-        let _ = nix::sys::prctl::set_name(&name);
-    }
+    crate::node::name_process(&format!("coordlab-n{}", node.id));
     // Built here, in the child: the member table is O(n) work, and nodes are forked one
     // after another.
     let opts = args.options(node, node.initiator, socket, Some(gate), launcher);

@@ -76,7 +76,7 @@ use crate::algo::compose::Embed;
 use crate::algo::detector::liveness::LiveCx;
 use crate::algo::detector::{LiveMsg, LiveTimer, Liveness};
 use crate::algo::quorum::Weights;
-use crate::algo::ring_repair::{AckTimer, RingCx, RingMsg, RingRepair};
+use crate::algo::ring_repair::{RingCx, RingMsg, RingRepair, RingTimer};
 use crate::algo::{Algorithm, Context, Event, Message, NodeId, Setup};
 use crate::rng::Rng;
 use majority::Quorum;
@@ -148,10 +148,10 @@ pub enum LMsg<M> {
         /// The protocol's message.
         msg: M,
     },
-    /// Acknowledges `Inner` number `seq` (ring repair).
+    /// Acknowledges `Inner` numbers `seqs` (ring repair).
     Ack {
-        /// The acknowledged sequence number.
-        seq: u64,
+        /// The acknowledged sequence numbers.
+        seqs: Vec<u64>,
     },
     /// A leader's heartbeat flooded over a sparse mesh: each node forwards it once.
     Flood {
@@ -255,8 +255,8 @@ pub enum LTimer<T> {
     LeaderTimeout,
     /// No leader learned in this term.
     ElectionTimeout,
-    /// No ACK for a ring message (ring repair).
-    Ack(AckTimer),
+    /// Ring repair's: no ACK for a ring message, or ACKs to send.
+    Ring(RingTimer),
     /// The protocol's own timer.
     Inner(T),
     /// Ask again for the votes not yet answered (majority mode).
@@ -288,15 +288,15 @@ struct RingSlot<M>(PhantomData<M>);
 
 impl<M, T> Embed<LMsg<M>, LTimer<T>> for RingSlot<M> {
     type Msg = RingMsg<M>;
-    type Timer = AckTimer;
+    type Timer = RingTimer;
     fn msg(m: RingMsg<M>) -> LMsg<M> {
         match m {
             RingMsg::Hop { epoch, ack, msg } => LMsg::Inner { term: epoch, ack, msg },
-            RingMsg::Ack { seq } => LMsg::Ack { seq },
+            RingMsg::Ack { seqs } => LMsg::Ack { seqs },
         }
     }
-    fn timer(t: AckTimer) -> LTimer<T> {
-        LTimer::Ack(t)
+    fn timer(t: RingTimer) -> LTimer<T> {
+        LTimer::Ring(t)
     }
 }
 
@@ -936,7 +936,7 @@ impl<E: Election> Leadership<E> {
         self.core.live(cx, |l, c| l.heard(c, from));
         let before = self.core.leader;
         match msg {
-            LMsg::Ack { seq } => self.core.ring(cx, |r, c, _| r.acked(c, seq)),
+            LMsg::Ack { seqs } => self.core.ring(cx, |r, c, _| r.acked(c, &seqs)),
             LMsg::Heartbeat { term } if term < self.core.term => self.stale(cx, from, term),
             LMsg::Heartbeat { term } => self.heartbeat(cx, from, term, from),
             LMsg::Flood { term, leader, seq } => self.on_flood(cx, from, term, leader, seq),
@@ -960,8 +960,8 @@ impl<E: Election> Leadership<E> {
                     self.join(cx, term, from);
                     self.with_inner(cx, |e, ecx| e.on_msg(ecx, from, msg));
                 }
-                // Acknowledged after the protocol's own sends: a forward is on the ring's
-                // critical path, the ACK is not.
+                // Owed, and sent later with the others (see `ring_repair`): a forward is on the
+                // ring's critical path, the ACK is not.
                 self.core.ring(cx, |r, c, _| r.received(c, from, ack));
             }
             LMsg::HbAck { term } => self.on_hb_ack(cx, from, term),
@@ -979,7 +979,8 @@ impl<E: Election> Leadership<E> {
             LTimer::Heartbeat if self.core.leader == Some(me) => self.lead(cx),
             LTimer::Heartbeat => {}
             // Overdue because this node itself was stopped: `woke_up` started it again.
-            LTimer::LeaderTimeout | LTimer::Ack(_) | LTimer::Live(LiveTimer::Check) if stalled => {}
+            LTimer::Ring(RingTimer::SendAcks) => self.core.ring(cx, |r, c, _| r.send_acks(c)),
+            LTimer::LeaderTimeout | LTimer::Ring(_) | LTimer::Live(LiveTimer::Check) if stalled => {}
             LTimer::LeaderTimeout => {
                 if let Some(l) = self.core.leader.filter(|&l| l != me) {
                     self.core.suspect(cx, l, "heartbeat");
@@ -997,7 +998,7 @@ impl<E: Election> Leadership<E> {
                     self.start_election(cx);
                 }
             }
-            LTimer::Ack(AckTimer(seq)) => {
+            LTimer::Ring(RingTimer::NoAck(seq)) => {
                 let Some((to, msg)) = self.core.ring.expired(seq) else {
                     return;
                 };

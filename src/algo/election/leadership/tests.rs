@@ -498,3 +498,50 @@ fn validate_names_the_bad_option() {
     let w = crate::algo::quorum::Weights::parse(&ok).unwrap();
     assert_eq!(w.of(), &std::collections::BTreeMap::from([(1, 5), (2, 1), (3, 2)]));
 }
+
+#[test]
+fn ring_acks_are_owed_then_sent_together_and_a_silent_successor_is_still_skipped() {
+    // Every node initiates: ring 6 sees many forwards per link, yet each predecessor gets
+    // one ACK per flush, a tenth of the timeout after the first forward it acknowledges.
+    let ids = all(6);
+    let mut s = Sim::new(net(3), ring(&ids, &ids), Cr::new);
+    let (_, l) = agree(&mut s, &ids, 0);
+    assert_eq!(l, 6);
+    // The default timeout (300 ms): every owed ACK has left by then.
+    s.run_for(ms(300));
+    let forwards = s.sent("ELECTION") + s.sent("ELECTED");
+    let acks = s.sent("ACK");
+    assert!(acks > 0, "owed ACKs are sent");
+    assert!(
+        acks < forwards,
+        "{acks} ACKs for {forwards} forwards: not one per forward"
+    );
+    for r in &s.trace {
+        if let Event::Send { msg, brief, .. } = &r.event {
+            if msg == "ACK" {
+                assert!(brief.contains("seqs=["), "{brief}");
+            }
+        }
+    }
+    one_leader_per_term(&s);
+    assert!(
+        !s.trace.iter().any(|r| matches!(r.event, Event::Suspect { .. })),
+        "no live successor is suspected for a late ACK"
+    );
+
+    // A successor that dies before it acknowledges is skipped: node 3 crashes as soon as
+    // ELECTION reaches it, and node 2 forwards round it.
+    let mut s = Sim::new(net(4), ring(&ids, &ids), Cr::new);
+    s.run_until(Duration::from_secs(5), |s| {
+        s.trace
+            .iter()
+            .any(|r| r.node == Some(3) && matches!(&r.event, Event::Recv { msg, .. } if msg == "ELECTION"))
+    });
+    s.crash(3);
+    let alive = [1, 2, 4, 5, 6];
+    assert_eq!(agree(&mut s, &alive, 0).1, 6);
+    assert!(s
+        .trace
+        .iter()
+        .any(|r| r.node == Some(2) && matches!(&r.event, Event::Suspect { target: 3, .. })));
+}
