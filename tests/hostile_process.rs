@@ -150,7 +150,7 @@ fn a_genuine_datagram_sent_again_is_dropped_as_a_replay_and_a_restart_is_not() {
     // second, byte for byte the same, is a replay; so is one from an earlier boot.
     let key = keyfile::load(&l.run_dir().join(keyfile::KEY_FILE)).unwrap();
     let boot = wall_us();
-    let d = seal(&key, 2, 3, boot, 7, Msg::Ack { seq: 999_999 });
+    let d = seal(&key, 2, 3, boot, 7, Msg::Ack { seqs: vec![999_999] });
     let node3 = addr_of(&rd, 3);
     sock.send_to(&d, &node3).unwrap();
     l.wait_for("node 3 to accept the first copy", |rd| {
@@ -160,7 +160,7 @@ fn a_genuine_datagram_sent_again_is_dropped_as_a_replay_and_a_restart_is_not() {
             .then_some(())
     });
     sock.send_to(&d, &node3).unwrap();
-    sock.send_to(&seal(&key, 2, 3, boot - 1, 8, Msg::Ack { seq: 999_998 }), &node3)
+    sock.send_to(&seal(&key, 2, 3, boot - 1, 8, Msg::Ack { seqs: vec![999_998] }), &node3)
         .unwrap();
     l.wait_for("node 3 to drop both as replays", |rd| {
         (dropped(rd, 3, "replay") >= 2).then_some(())
