@@ -6,7 +6,6 @@
 //! vector clocks: at node j, everything up to the largest entry j of any frontier vector. The
 //! causal past of any set of events is consistent, so that cut always is.
 
-use crate::clock::VectorClock;
 use crate::trace::{Event, NodeId, Record, RunDir};
 use std::collections::BTreeMap;
 
@@ -126,7 +125,7 @@ pub fn cut(records: &[Record], start_us: u64, rule: CutRule) -> Result<Cut, Stri
                     "node {n}'s trace has no vector clocks (vc): run with --set vc=true"
                 ));
             };
-            for (&j, &c) in &VectorClock(vc.clone()).0 {
+            for &(j, c) in vc.pairs() {
                 let e = wide.entry(j).or_default();
                 *e = (*e).max(c as usize);
             }
@@ -195,7 +194,7 @@ mod tests {
             node: Some(node),
             lamport: None,
             pt: Some(pt),
-            vc: Some(vc.iter().copied().collect()),
+            vc: Some(crate::clock::VectorClock::from_pairs(vc.iter().copied())),
             hlc: None,
             event,
         }

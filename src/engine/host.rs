@@ -28,7 +28,7 @@ pub struct Counters {
     /// Messages the protocol accepted but ignored.
     pub ignored: u64,
     /// Sent messages by type name.
-    pub by_type: BTreeMap<String, u64>,
+    pub by_type: BTreeMap<&'static str, u64>,
 }
 
 /// A datagram ready to leave.
@@ -172,7 +172,8 @@ impl<A: Algorithm> Host<A> {
         self.counters.received += 1;
         self.lamport = self.lamport.max(env.lamport) + 1;
         if let Some(vc) = &mut self.vc {
-            vc.recv(self.me, &VectorClock::from_pairs(env.stamps.vc.iter().copied()));
+            vc.merge_pairs(&env.stamps.vc);
+            vc.tick(self.me);
         }
         let pt = self.clock.read(now.wall_us);
         let (l, c) = env.stamps.hlc;
@@ -239,7 +240,7 @@ impl<A: Algorithm> Host<A> {
                 received: c.received,
                 dropped: c.dropped,
                 ignored: c.ignored,
-                by_type: c.by_type,
+                by_type: c.by_type.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
             },
         );
     }
@@ -285,7 +286,7 @@ impl<A: Algorithm> Host<A> {
             node: Some(self.me),
             lamport: Some(self.lamport),
             pt: Some(self.clock.read(now.wall_us)),
-            vc: self.vc.as_ref().map(|v| v.0.clone()),
+            vc: self.vc.clone(),
             hlc: Some((self.hlc.l, self.hlc.c)),
             event,
         });
@@ -333,14 +334,14 @@ impl<A: Algorithm> Host<A> {
                         seq: self.seq,
                         lamport: self.lamport,
                         stamps: Stamps {
-                            vc: self.vc.as_ref().map(VectorClock::pairs).unwrap_or_default(),
+                            vc: self.vc.as_ref().map(|v| v.pairs().to_vec()).unwrap_or_default(),
                             hlc: (self.hlc.l, self.hlc.c),
                         },
                         msg,
                     };
                     let bytes = self.sealer.seal(&env);
                     self.counters.sent += 1;
-                    *self.counters.by_type.entry(name.to_string()).or_default() += 1;
+                    *self.counters.by_type.entry(name).or_default() += 1;
                     let ev = Event::Send {
                         to,
                         msg: name.to_string(),

@@ -27,7 +27,7 @@ pub struct Record {
     pub pt: Option<u64>,
     /// The node's vector clock after the event, when vector clocks are on (`{"<id>": count}`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub vc: Option<BTreeMap<NodeId, u64>>,
+    pub vc: Option<crate::clock::VectorClock>,
     /// The node's hybrid logical clock after the event, `[l, c]` (l in microseconds).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hlc: Option<(u64, u32)>,

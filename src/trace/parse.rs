@@ -7,7 +7,6 @@
 use super::{Event, NodeId, Record};
 use serde::Deserialize;
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 
 /// The fields a `send` or `recv` line may have (others are ignored, as the general path does).
 #[derive(Deserialize)]
@@ -20,7 +19,7 @@ struct MessageLine<'a> {
     #[serde(default)]
     pt: Option<u64>,
     #[serde(default)]
-    vc: Option<BTreeMap<NodeId, u64>>,
+    vc: Option<crate::clock::VectorClock>,
     #[serde(default)]
     hlc: Option<(u64, u32)>,
     #[serde(borrow)]
@@ -128,7 +127,7 @@ mod tests {
             node: Some(4),
             lamport: Some(3),
             pt: None,
-            vc: Some(BTreeMap::from([(1, 1), (4, 2)])),
+            vc: Some(crate::clock::VectorClock::from_pairs([(1, 1), (4, 2)])),
             hlc: None,
             event: Event::Recv {
                 from: 1,

@@ -179,7 +179,7 @@ fn hybrid_clocks_stay_at_or_ahead_of_physical_time_within_the_skew() {
 fn vector_clocks_order_every_send_before_its_receive() {
     let mut s = Sim::new(jittery(6), skewed(4, 10, 0, 6), Berkeley::new);
     s.run_for(Duration::from_millis(300));
-    let vc = |r: &crate::trace::Record| crate::clock::VectorClock(r.vc.clone().unwrap());
+    let vc = |r: &crate::trace::Record| r.vc.clone().unwrap();
     let mut sends = std::collections::HashMap::new();
     for r in &s.trace {
         match &r.event {
