@@ -2,7 +2,7 @@
 
 use crate::algo::{NodeId, Setup};
 use crate::error::{usage, CliError};
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::HashSet;
 use std::net::SocketAddr;
 use std::os::fd::RawFd;
 use std::path::PathBuf;
@@ -37,20 +37,32 @@ pub struct NodeOptions {
 
 /// Every member's address, looked up both ways: by id to send, by address to name a sender.
 /// Cloning it is cheap (shared), so the launcher builds it once for all the nodes it forks
-/// instead of each node building its own O(n) tables.
+/// instead of each node building its own O(n) tables. Two sorted lists searched by halves:
+/// every node of a launch maps the whole table, so its size is in each node's resident memory
+/// (at 4,096 members, 320 KiB against ~560 KiB as a tree and a hash map).
 #[derive(Debug, Clone, Default)]
 pub struct Members(Arc<MemberTables>);
 
 #[derive(Debug, Default)]
 struct MemberTables {
-    by_id: BTreeMap<NodeId, SocketAddr>,
-    by_addr: HashMap<SocketAddr, NodeId>,
+    /// `(id, address)`, sorted by id.
+    by_id: Vec<(NodeId, SocketAddr)>,
+    /// `(address, id)`, sorted by address.
+    by_addr: Vec<(SocketAddr, NodeId)>,
 }
 
 impl FromIterator<(NodeId, SocketAddr)> for Members {
+    /// A member listed twice keeps its last address.
     fn from_iter<I: IntoIterator<Item = (NodeId, SocketAddr)>>(list: I) -> Self {
-        let by_id: BTreeMap<NodeId, SocketAddr> = list.into_iter().collect();
-        let by_addr = by_id.iter().map(|(&id, &a)| (a, id)).collect();
+        let mut by_id: Vec<(NodeId, SocketAddr)> = list.into_iter().collect();
+        // Stable: of one id's entries the last given ends last, and is kept.
+        by_id.sort_by_key(|m| m.0);
+        by_id.reverse();
+        by_id.dedup_by_key(|m| m.0);
+        by_id.reverse();
+        by_id.shrink_to_fit();
+        let mut by_addr: Vec<(SocketAddr, NodeId)> = by_id.iter().map(|&(id, a)| (a, id)).collect();
+        by_addr.sort_unstable();
         Members(Arc::new(MemberTables { by_id, by_addr }))
     }
 }
@@ -58,17 +70,19 @@ impl FromIterator<(NodeId, SocketAddr)> for Members {
 impl Members {
     /// Whether `id` is a member.
     pub fn contains_key(&self, id: &NodeId) -> bool {
-        self.0.by_id.contains_key(id)
+        self.get(id).is_some()
     }
 
     /// Member `id`'s address.
     pub fn get(&self, id: &NodeId) -> Option<&SocketAddr> {
-        self.0.by_id.get(id)
+        let t = &self.0.by_id;
+        t.binary_search_by_key(id, |m| m.0).ok().map(|i| &t[i].1)
     }
 
     /// The member at `addr`.
     pub fn id_at(&self, addr: &SocketAddr) -> Option<NodeId> {
-        self.0.by_addr.get(addr).copied()
+        let t = &self.0.by_addr;
+        t.binary_search_by(|m| m.0.cmp(addr)).ok().map(|i| t[i].1)
     }
 
     /// How many members.
@@ -184,6 +198,24 @@ mod tests {
         assert_eq!(m.id_at(&"127.0.0.1:9003".parse().unwrap()), None);
         let shared = m.clone();
         assert_eq!(shared.get(&2), m.get(&2));
+        // Ids and ports in unrelated orders: both lookups find every member.
+        let many: Members = (1..=1000u64)
+            .map(|i| {
+                (
+                    i * 7919 % 1009,
+                    SocketAddr::from(([127, 0, 0, 1], (40_000 + i * 31 % 1009) as u16)),
+                )
+            })
+            .collect();
+        for i in 1..=1000u64 {
+            let (id, addr) = (
+                i * 7919 % 1009,
+                SocketAddr::from(([127, 0, 0, 1], (40_000 + i * 31 % 1009) as u16)),
+            );
+            assert_eq!(many.get(&id), Some(&addr));
+            assert_eq!(many.id_at(&addr), Some(id));
+        }
+        assert_eq!(many.get(&1009), None);
     }
 
     #[test]
