@@ -393,12 +393,13 @@ impl Launcher {
         }
         if eof {
             self.stdin_open = false;
-            if self.goal.is_console() {
-                say!("(stdin ended) {NO_CONSOLE}");
-            }
             let _ = self.poll.registry().deregister(&mut SourceFd(&stdin_fd()));
             let rest = std::mem::take(&mut self.stdin_buf);
             ending = ending.or(self.console_line(&String::from_utf8_lossy(&rest)));
+            // Said only if the run goes on: not after a `quit` read just before the end.
+            if self.goal.is_console() && ending.is_none() {
+                say!("(stdin ended) {NO_CONSOLE}");
+            }
         }
         ending
     }
