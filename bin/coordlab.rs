@@ -565,13 +565,13 @@ fn control(run: &std::path::Path, cmd: String) -> Result<i32, CliError> {
 fn run(cli: Cli) -> Result<i32, CliError> {
     match cli.cmd {
         Cmd::Node(a) => {
-            coordlab::node::name_process(&format!("coordlab-n{}", a.id));
+            coordlab::node::name_node(a.id);
             coordlab::node::logging::init();
             coordlab::node::runtime::run_node(node_options(a)?)?;
             Ok(0)
         }
         Cmd::Resource(a) => {
-            coordlab::node::name_process(&format!("coordlab-n{}", a.id));
+            coordlab::node::name_node(a.id);
             coordlab::node::logging::init();
             coordlab::node::runtime::run_resource(resource_options(a)?)?;
             Ok(0)

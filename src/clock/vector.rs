@@ -21,11 +21,9 @@ impl VectorClock {
     /// keeps its largest count).
     pub fn from_pairs(pairs: impl IntoIterator<Item = (NodeId, u64)>) -> Self {
         let mut v: Vec<(NodeId, u64)> = pairs.into_iter().filter(|&(_, c)| c > 0).collect();
-        v.sort_unstable();
-        // Sorted by (node, count): of equal nodes, the last is the largest.
-        v.reverse();
+        // By node, the largest count first: dedup keeps it.
+        v.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
         v.dedup_by_key(|p| p.0);
-        v.reverse();
         VectorClock(v)
     }
 
@@ -50,22 +48,18 @@ impl VectorClock {
         }
     }
 
-    /// Receiving a message stamped `other` at `me`: the entrywise maximum, then a tick.
-    pub fn recv(&mut self, me: NodeId, other: &VectorClock) {
-        self.merge(other);
+    /// Receiving a message stamped `other` (its pairs, as the wire carries them) at `me`: the
+    /// entrywise maximum, then a tick.
+    pub fn recv(&mut self, me: NodeId, other: &[(NodeId, u64)]) {
+        self.merge_pairs(other);
         self.tick(me);
-    }
-
-    /// The entrywise maximum with `other`.
-    pub fn merge(&mut self, other: &VectorClock) {
-        self.merge_pairs(&other.0);
     }
 
     /// The entrywise maximum with `pairs` as the wire carries them (sorted by node; any other
     /// order is sorted first, since a datagram's contents are not to be trusted).
     pub fn merge_pairs(&mut self, pairs: &[(NodeId, u64)]) {
         if !pairs.windows(2).all(|w| w[0].0 < w[1].0) {
-            return self.merge(&VectorClock::from_pairs(pairs.iter().copied()));
+            return self.merge_pairs(&VectorClock::from_pairs(pairs.iter().copied()).0);
         }
         // Nothing new (the common case on a ring: the sender's entries, ours among them, are
         // mostly what this node has already seen): no allocation.
@@ -201,12 +195,12 @@ mod tests {
         p1.tick(1);
         let mut p2 = VectorClock::default();
         p2.tick(2);
-        p2.recv(2, &p1);
+        p2.recv(2, p1.pairs());
         p2.tick(2);
         let mut p3 = VectorClock::default();
         p3.tick(3);
         p3.tick(3);
-        p3.recv(3, &p2);
+        p3.recv(3, p2.pairs());
         assert_eq!(p3, VectorClock::from_slice(&[2, 3, 3]));
         assert_eq!(p3.predecessors(), 7);
     }

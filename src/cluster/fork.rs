@@ -280,7 +280,7 @@ fn fork_node(
 
 /// The node's life, in the forked child; returns its exit status.
 fn run_node(args: &NodeArgs, node: &NodePlan, socket: RawFd, gate: Inherited, launcher: Pid) -> i32 {
-    crate::node::name_process(&format!("coordlab-n{}", node.id));
+    crate::node::name_node(node.id);
     // Built here, in the child: the member table is O(n) work, and nodes are forked one
     // after another.
     let opts = args.options(node, node.initiator, socket, Some(gate), launcher);

@@ -172,8 +172,7 @@ impl<A: Algorithm> Host<A> {
         self.counters.received += 1;
         self.lamport = self.lamport.max(env.lamport) + 1;
         if let Some(vc) = &mut self.vc {
-            vc.merge_pairs(&env.stamps.vc);
-            vc.tick(self.me);
+            vc.recv(self.me, &env.stamps.vc);
         }
         let pt = self.clock.read(now.wall_us);
         let (l, c) = env.stamps.hlc;

@@ -55,11 +55,15 @@ impl FromIterator<(NodeId, SocketAddr)> for Members {
     /// A member listed twice keeps its last address.
     fn from_iter<I: IntoIterator<Item = (NodeId, SocketAddr)>>(list: I) -> Self {
         let mut by_id: Vec<(NodeId, SocketAddr)> = list.into_iter().collect();
-        // Stable: of one id's entries the last given ends last, and is kept.
+        // Stable: of one id's entries the last given ends last, and replaces the others.
         by_id.sort_by_key(|m| m.0);
-        by_id.reverse();
-        by_id.dedup_by_key(|m| m.0);
-        by_id.reverse();
+        by_id.dedup_by(|later, kept| {
+            let same = later.0 == kept.0;
+            if same {
+                *kept = *later;
+            }
+            same
+        });
         by_id.shrink_to_fit();
         let mut by_addr: Vec<(SocketAddr, NodeId)> = by_id.iter().map(|&(id, a)| (a, id)).collect();
         by_addr.sort_unstable();

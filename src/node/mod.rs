@@ -9,6 +9,11 @@ pub mod signals;
 pub mod socket;
 pub mod warmup;
 
+/// Names this process node `id` (`coordlab-n<id>`), forked or exec'd alike.
+pub fn name_node(id: u64) {
+    name_process(&format!("coordlab-n{id}"));
+}
+
 /// Names this process as `ps -e` and `top` show it (at most 15 bytes): its command line is the
 /// launcher's when it was forked. `scripts/order-code.sh` also finds nodes by these names.
 pub fn name_process(name: &str) {
