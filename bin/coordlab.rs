@@ -108,6 +108,9 @@ enum Cmd {
         /// Address to forward to.
         #[arg(long)]
         next: String,
+        /// Wait in a mio poll like a node, not in a blocking receive.
+        #[arg(long)]
+        poll: bool,
     },
     /// A global state of a run: each node's last event at a time on its own clock, and whether
     /// that cut is consistent.
@@ -622,8 +625,8 @@ fn run(cli: Cli) -> Result<i32, CliError> {
             coordlab::bench::echo_server(&listen)?;
             Ok(0)
         }
-        Cmd::BenchRelay { listen, next } => {
-            coordlab::bench::relay(&listen, &next)?;
+        Cmd::BenchRelay { listen, next, poll } => {
+            coordlab::bench::relay(&listen, &next, poll)?;
             Ok(0)
         }
         Cmd::Cut { dir, at_pt, at_vc } => {

@@ -107,3 +107,41 @@ fn a_killed_nodes_port_closes_and_a_restart_binds_it_again() {
 fn l_output(logs: &std::path::Path) -> String {
     fs::read_to_string(logs.join("launcher.out")).unwrap_or_default()
 }
+
+/// The benchmark's relay forwards each datagram to `--next`, `stop` last, waiting either in a
+/// blocking receive or in a mio poll like a node; a bad `--next` is refused by name.
+#[test]
+fn the_benchmark_relay_forwards_in_both_modes_and_refuses_a_bad_next() {
+    use std::io::{BufRead, BufReader};
+    for poll in [false, true] {
+        let me = UdpSocket::bind("127.0.0.1:0").unwrap();
+        me.set_read_timeout(Some(std::time::Duration::from_secs(10))).unwrap();
+        let next = me.local_addr().unwrap().to_string();
+        let mut cmd = Command::new(BIN);
+        cmd.args(["bench-relay", "--listen", "127.0.0.1:0", "--next", &next]);
+        if poll {
+            cmd.arg("--poll");
+        }
+        let mut relay = cmd.stdout(Stdio::piped()).stdin(Stdio::null()).spawn().unwrap();
+        let mut line = String::new();
+        BufReader::new(relay.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let at: SocketAddr = line.trim().parse().unwrap();
+        let mut buf = [0u8; 64];
+        for token in [&b"one"[..], b"two", b"stop"] {
+            me.send_to(token, at).unwrap();
+            let (n, _) = me.recv_from(&mut buf).expect("the relay forwarded nothing");
+            assert_eq!(&buf[..n], token, "poll: {poll}");
+        }
+        assert!(relay.wait().unwrap().success(), "poll: {poll}");
+    }
+    let out = Command::new(BIN)
+        .args(["bench-relay", "--listen", "127.0.0.1:0", "--next", "nowhere"])
+        .stdout(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--next nowhere: not an address"), "{err}");
+}

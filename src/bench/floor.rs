@@ -29,10 +29,15 @@ pub fn echo_server(listen: &str) -> Result<(), CliError> {
 }
 
 /// Forwards every datagram on `listen` to `next`, until a datagram `stop` arrives (passed on too).
-/// Prints the address it is bound to first (so `listen` may be port 0).
-pub fn relay(listen: &str, next: &str) -> Result<(), CliError> {
+/// Prints the address it is bound to first (so `listen` may be port 0). With `poll`, it waits
+/// the way a node does (a non-blocking socket in a mio `Poll`, read until it would block)
+/// instead of in a blocking `recv_from`: the event loop's own share of a hop, with no engine.
+pub fn relay(listen: &str, next: &str, poll: bool) -> Result<(), CliError> {
     let sock = UdpSocket::bind(listen).map_err(|e| failed(format!("cannot bind {listen}: {e}")))?;
     let bound = sock.local_addr().map_err(|e| failed(e.to_string()))?;
+    let next: std::net::SocketAddr = next
+        .parse()
+        .map_err(|e| failed(format!("--next {next}: not an address: {e}")))?;
     {
         use std::io::Write as _;
         let mut out = std::io::stdout().lock();
@@ -41,11 +46,46 @@ pub fn relay(listen: &str, next: &str) -> Result<(), CliError> {
             .map_err(|e| failed(e.to_string()))?;
     }
     let mut buf = [0u8; 2048];
-    loop {
-        let (n, _) = sock.recv_from(&mut buf).map_err(|e| failed(format!("recv: {e}")))?;
+    // Forwards one datagram; true once it was `stop`.
+    let forward = |sock: &UdpSocket, n: usize, buf: &[u8]| {
         let _ = sock.send_to(&buf[..n], next);
-        if &buf[..n] == b"stop" {
-            return Ok(());
+        &buf[..n] == b"stop"
+    };
+    if !poll {
+        loop {
+            let (n, _) = sock.recv_from(&mut buf).map_err(|e| failed(format!("recv: {e}")))?;
+            if forward(&sock, n, &buf) {
+                return Ok(());
+            }
+        }
+    }
+    sock.set_nonblocking(true).map_err(|e| failed(e.to_string()))?;
+    let mut poller = mio::Poll::new().map_err(|e| failed(format!("cannot create a poll: {e}")))?;
+    poller
+        .registry()
+        .register(
+            &mut mio::unix::SourceFd(&std::os::fd::AsRawFd::as_raw_fd(&sock)),
+            mio::Token(0),
+            mio::Interest::READABLE,
+        )
+        .map_err(|e| failed(format!("cannot register with the poll: {e}")))?;
+    let mut events = mio::Events::with_capacity(64);
+    loop {
+        match poller.poll(&mut events, None) {
+            Err(e) if e.kind() != std::io::ErrorKind::Interrupted => return Err(failed(format!("poll: {e}"))),
+            _ => {}
+        }
+        loop {
+            match sock.recv_from(&mut buf) {
+                Ok((n, _)) => {
+                    if forward(&sock, n, &buf) {
+                        return Ok(());
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(e) => return Err(failed(format!("recv: {e}"))),
+            }
         }
     }
 }
@@ -63,8 +103,9 @@ fn reap(children: Vec<Child>, deadline: Instant) {
 }
 
 /// The plain ring floor: one token around `n` processes (this one and n-1 relays) for `laps`
-/// laps; returns the median time of one hop, in microseconds, over the laps.
-pub fn ring_floor(n: usize, laps: usize) -> Result<f64, CliError> {
+/// laps; returns the median time of one hop, in microseconds, over the laps. With `poll`, the
+/// relays wait in a mio `Poll` like a node (see [`relay`]).
+pub fn ring_floor(n: usize, laps: usize, poll: bool) -> Result<f64, CliError> {
     let me = UdpSocket::bind("127.0.0.1:0").map_err(|e| failed(format!("bind: {e}")))?;
     let my_addr = me.local_addr().map_err(|e| failed(e.to_string()))?.to_string();
     let exe = std::env::current_exe().map_err(|e| failed(e.to_string()))?;
@@ -73,8 +114,12 @@ pub fn ring_floor(n: usize, laps: usize) -> Result<f64, CliError> {
     // which, and that is where the one before it forwards (no port picked here and raced for).
     let mut next = my_addr;
     for _ in 1..n {
-        let mut child = Command::new(&exe)
-            .args(["bench-relay", "--listen", "127.0.0.1:0", "--next", &next])
+        let mut cmd = Command::new(&exe);
+        cmd.args(["bench-relay", "--listen", "127.0.0.1:0", "--next", &next]);
+        if poll {
+            cmd.arg("--poll");
+        }
+        let mut child = cmd
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .spawn()

@@ -126,7 +126,7 @@ pub fn run_rings(sizes: &[usize]) -> Result<Vec<RingFigures>, CliError> {
             hop_cold_us,
             hop_warm_us,
             hop_runtime_us,
-            relay_floor_us: super::floor::ring_floor(n, 200)?,
+            relay_floor_us: super::floor::ring_floor(n, 200, false)?,
             election_ms: election_ms(&best).unwrap_or(f64::NAN),
             best_election_msgs: sent(&best, "ELECTION"),
             worst_election_msgs: sent(&worst, "ELECTION"),
