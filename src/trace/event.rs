@@ -298,9 +298,10 @@ impl Event {
                 format!("step down as leader of term {term}: {reason}")
             }
             Event::CsRequest { req } => format!("request critical section (req {req})"),
-            Event::CsEnter { req, token } => {
-                format!("enter critical section (req {req}, token {token:?})")
+            Event::CsEnter { req, token: Some(token) } => {
+                format!("enter critical section (req {req}, fencing token {token})")
             }
+            Event::CsEnter { req, token: None } => format!("enter critical section (req {req})"),
             Event::CsExit { req } => format!("leave critical section (req {req})"),
             Event::ClockAdjust {
                 offset_us,
@@ -335,5 +336,24 @@ fn or_name<'a>(brief: &'a str, name: &'a str) -> &'a str {
         name
     } else {
         brief
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Event;
+
+    #[test]
+    fn an_entry_names_its_fencing_token_as_a_number_or_not_at_all() {
+        let with = Event::CsEnter {
+            req: 2,
+            token: Some(4_294_967_297),
+        };
+        assert_eq!(
+            with.describe(1),
+            "enter critical section (req 2, fencing token 4294967297)"
+        );
+        let without = Event::CsEnter { req: 2, token: None };
+        assert_eq!(without.describe(1), "enter critical section (req 2)");
     }
 }
