@@ -285,7 +285,7 @@ pub fn run_startup(sizes: &[usize]) -> Result<(), CliError> {
     );
     let _ = writeln!(
         md,
-        "\nThe lap shares the two cores with the other 63 nodes' start (each node wakes at the go), so it is \
+        "\nThe lap shares the two cores with the other 63 nodes' start (each node wakes at the go), so it can be \
          longer than 64 typical hops; the median single hop leaves those waits out. The relay ring waiting in \
          a mio poll is the event loop's own share, with no engine."
     );
