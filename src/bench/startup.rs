@@ -188,16 +188,23 @@ fn election_hop_us(run: &RunDir, initiator: u64, n: usize) -> Option<f64> {
 /// ELECTION event to the next node's first receive. Unlike the lap, one hop that waited behind
 /// other work (a node still starting) does not move it.
 fn median_hop_us(run: &RunDir, n: u64) -> Option<f64> {
-    let first = |node: u64, kind: &str| {
-        run.node_events.iter().find_map(|r| match &r.event {
-            Event::Send { msg, .. } if kind == "send" && r.node == Some(node) && msg == "ELECTION" => Some(r.t),
-            Event::Recv { msg, .. } if kind == "recv" && r.node == Some(node) && msg == "ELECTION" => Some(r.t),
-            _ => None,
-        })
+    // The time of `node`'s first ELECTION sent (or received).
+    let first = |node: u64, sent: bool| {
+        run.node_events
+            .iter()
+            .filter(|r| r.node == Some(node))
+            .find_map(|r| match &r.event {
+                Event::Send { msg, .. } | Event::Recv { msg, .. }
+                    if msg == "ELECTION" && sent == matches!(r.event, Event::Send { .. }) =>
+                {
+                    Some(r.t)
+                }
+                _ => None,
+            })
     };
-    let mut times = vec![first(n, "send")?];
+    let mut times = vec![first(n, true)?];
     for node in 1..=n {
-        times.push(first(node, "recv")?);
+        times.push(first(node, false)?);
     }
     let hops: Vec<f64> = times.windows(2).map(|w| w[1].saturating_sub(w[0]) as f64).collect();
     Some(median(hops))
