@@ -47,14 +47,14 @@ pub fn relay(listen: &str, next: &str, poll: bool) -> Result<(), CliError> {
     }
     let mut buf = [0u8; 2048];
     // Forwards one datagram; true once it was `stop`.
-    let forward = |sock: &UdpSocket, n: usize, buf: &[u8]| {
-        let _ = sock.send_to(&buf[..n], next);
-        &buf[..n] == b"stop"
+    let forward = |sock: &UdpSocket, datagram: &[u8]| {
+        let _ = sock.send_to(datagram, next);
+        datagram == b"stop"
     };
     if !poll {
         loop {
             let (n, _) = sock.recv_from(&mut buf).map_err(|e| failed(format!("recv: {e}")))?;
-            if forward(&sock, n, &buf) {
+            if forward(&sock, &buf[..n]) {
                 return Ok(());
             }
         }
@@ -78,7 +78,7 @@ pub fn relay(listen: &str, next: &str, poll: bool) -> Result<(), CliError> {
         loop {
             match sock.recv_from(&mut buf) {
                 Ok((n, _)) => {
-                    if forward(&sock, n, &buf) {
+                    if forward(&sock, &buf[..n]) {
                         return Ok(());
                     }
                 }
