@@ -3,7 +3,7 @@
 use clap::{Args, Parser, Subcommand};
 use coordlab::algo::{registry, Setup};
 use coordlab::cluster::{self, LaunchOptions, Layout};
-use coordlab::error::{usage, CliError};
+use coordlab::error::{usage, write_failed, CliError};
 use coordlab::node::config::{check_timing, parse_ids, parse_kv, parse_members, NodeOptions};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -560,8 +560,26 @@ fn launch_set(set: &[String], a: &LaunchArgs) -> Result<BTreeMap<String, String>
     Ok(out)
 }
 
+/// Writes `text` to stdout. A reader that went away (`coordlab algos | head -1`) is not an
+/// error; any other failure (`> /dev/full`: no space) is, with exit status 3, never a panic.
+fn emit(text: &str) -> Result<(), CliError> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(write_failed(format!("cannot write the output: {e}")))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// [`emit`] with a newline.
+fn emit_line(line: impl std::fmt::Display) -> Result<(), CliError> {
+    emit(&format!("{line}\n"))
+}
+
 fn control(run: &std::path::Path, cmd: String) -> Result<i32, CliError> {
-    println!("{}", cluster::control(run, &cmd)?);
+    emit_line(cluster::control(run, &cmd)?)?;
     Ok(0)
 }
 
@@ -644,7 +662,7 @@ fn run(cli: Cli) -> Result<i32, CliError> {
                 CutRule::Pt(us)
             };
             let run = coordlab::trace::RunDir::load(&dir).map_err(|e| usage(e.to_string()))?;
-            print!("{}", report(&run, rule).map_err(usage)?);
+            emit(&report(&run, rule).map_err(usage)?)?;
             Ok(0)
         }
         Cmd::QuorumRisk {
@@ -657,62 +675,82 @@ fn run(cli: Cli) -> Result<i32, CliError> {
             use coordlab::algo::mutex::risk;
             risk::check(n, m, p).map_err(usage)?;
             let l = risk::log10_violation(n, m, p);
-            println!(
+            emit_line(format!(
                 "P_v = {} (n = {n} coordinators, quorum m = {m}, P = {p}; log10 P_v = {l:.3})",
                 risk::format_log10(l)
-            );
+            ))?;
             if let Some(runs) = simulate {
                 if runs == 0 {
                     return Err(usage("--simulate: at least 1 run"));
                 }
                 let hits = coordlab::algo::mutex::risk_sim::simulate(n, m, p, runs, seed).map_err(usage)?;
-                println!(
+                emit_line(format!(
                     "simulated: two holders at once in {hits} of {runs} runs = {:.6} (formula {})",
                     hits as f64 / runs as f64,
                     risk::format_log10(l)
-                );
-                println!("  {}", coordlab::algo::mutex::risk_sim::assumptions(n, m));
+                ))?;
+                emit_line(format!("  {}", coordlab::algo::mutex::risk_sim::assumptions(n, m)))?;
             }
             Ok(0)
         }
         Cmd::Timeline { window, mermaid } => {
             for f in coordlab::render::timeline(&window.dir, &window.window()?, mermaid)? {
-                println!("wrote {}", f.display());
+                emit_line(format!("wrote {}", f.display()))?;
             }
             Ok(0)
         }
         Cmd::Graph { dir } => {
-            println!("wrote {}", coordlab::render::graph(&dir)?.display());
+            emit_line(format!("wrote {}", coordlab::render::graph(&dir)?.display()))?;
             Ok(0)
         }
         Cmd::Shiviz { window } => {
             let f = coordlab::render::shiviz(&window.dir, &window.window()?)?;
-            println!(
+            emit_line(format!(
                 "wrote {} (open it at https://distributedclocks.github.io/shiviz/)",
                 f.display()
-            );
+            ))?;
             Ok(0)
         }
         Cmd::Algos => {
-            print!("{}", registry::listing());
+            emit(&registry::listing())?;
             Ok(0)
         }
         Cmd::Check { dir, verbose } => {
             let report = coordlab::check::check(&dir)?;
             let text = if verbose { &report.full } else { &report.text };
-            // A reader that went away (`coordlab check | head -1`) is not an error of the check.
-            let _ = std::io::Write::write_all(&mut std::io::stdout().lock(), text.as_bytes());
+            emit(text)?;
             Ok(if report.violated { 1 } else { 0 })
         }
     }
 }
 
 fn main() {
+    // The bench and the launcher print with println!, which panics (and, with panic = "abort",
+    // kills the process with SIGABRT) when stdout cannot be written: that is a write failure
+    // (exit status 3), said in one line, not a crash.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let what = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or("");
+        if what.starts_with("failed printing to stdout") {
+            let _ = std::io::Write::write_fmt(
+                &mut std::io::stderr(),
+                format_args!("coordlab: cannot write the output: {what}\n"),
+            );
+            std::process::exit(coordlab::error::WRITE_FAILED);
+        }
+        default_hook(info);
+    }));
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => std::process::exit(code),
         Err(e) => {
-            eprintln!("coordlab: {e}");
+            // Not eprintln!: a stderr that cannot be written must not turn an error into a panic.
+            let _ = std::io::Write::write_fmt(&mut std::io::stderr(), format_args!("coordlab: {e}\n"));
             std::process::exit(e.exit_code());
         }
     }

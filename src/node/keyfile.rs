@@ -34,20 +34,34 @@ pub fn write(path: &Path, key: &Key) -> Result<(), String> {
 pub fn load(path: &Path) -> Result<Key, String> {
     let name = path.display();
     let meta = std::fs::metadata(path).map_err(|e| format!("--key {name}: {e}"))?;
+    // Type and size before a byte is read: a FIFO would block the launcher for ever, and a
+    // 2 GiB sparse file would be read whole only to be refused.
+    if let Some(kind) = crate::trace::regular::not_regular(&meta) {
+        return Err(format!("--key {name}: {kind}, not a regular file"));
+    }
+    if meta.len() != KEY_LEN as u64 {
+        return Err(wrong_size(&name.to_string(), meta.len()));
+    }
     if meta.permissions().mode() & 0o077 != 0 {
         return Err(format!(
             "--key {name}: the file is readable by others (mode {:o}); chmod 600 it",
             meta.permissions().mode() & 0o777
         ));
     }
-    let bytes = std::fs::read(path).map_err(|e| format!("--key {name}: {e}"))?;
-    let b: [u8; KEY_LEN] = bytes.as_slice().try_into().map_err(|_| {
-        format!(
-            "--key {name}: a key file holds exactly {KEY_LEN} bytes, this one {} (make one with: head -c 32 /dev/urandom > FILE; chmod 600 FILE)",
-            bytes.len()
-        )
-    })?;
+    let bytes = crate::trace::regular::read(path, KEY_LEN as u64)
+        .map_err(|e| format!("--key {e}"))?
+        .ok_or_else(|| format!("--key {name}: no such file"))?;
+    let b: [u8; KEY_LEN] = bytes
+        .as_slice()
+        .try_into()
+        .map_err(|_| wrong_size(&name.to_string(), bytes.len() as u64))?;
     Ok(Key::from_bytes(b))
+}
+
+fn wrong_size(name: &str, len: u64) -> String {
+    format!(
+        "--key {name}: a key file holds exactly {KEY_LEN} bytes, this one {len} (make one with: head -c 32 /dev/urandom > FILE; chmod 600 FILE)"
+    )
 }
 
 #[cfg(test)]
@@ -73,6 +87,14 @@ mod tests {
         std::fs::set_permissions(&short, std::fs::Permissions::from_mode(0o644)).unwrap();
         assert!(load(&short).unwrap_err().contains("readable by others"));
         assert!(load(&dir.join("none")).unwrap_err().contains("none"));
+        let fifo = dir.join("fifo");
+        nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+        assert!(load(&fifo).unwrap_err().contains("a FIFO, not a regular file"));
+        let sparse = dir.join("sparse");
+        let f = std::fs::File::create(&sparse).unwrap();
+        f.set_len(2 << 30).unwrap();
+        std::fs::set_permissions(&sparse, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert!(load(&sparse).unwrap_err().contains("this one 2147483648"));
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -3,6 +3,7 @@
 mod event;
 mod parse;
 mod reader;
+pub mod regular;
 mod writer;
 
 pub use event::{Event, NodeId, Record};

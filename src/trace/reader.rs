@@ -3,7 +3,6 @@
 use super::Record;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
@@ -65,11 +64,12 @@ pub struct Jsonl {
 /// Reads every line of a `.jsonl` file; a line that does not parse (invalid UTF-8 included)
 /// is skipped and counted with its line number; a missing file reads as empty with
 /// `exists == false`.
+///
+/// Only a regular file of at most [`super::regular::MAX_TRACE_BYTES`] is read: anything else
+/// (a FIFO, a device, a larger file) is an error naming it, never a hang or a memory blow-up.
 pub fn read_jsonl_file(path: &Path) -> io::Result<Jsonl> {
-    let bytes = match fs::read(path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Jsonl::default()),
-        Err(e) => return Err(io::Error::new(e.kind(), format!("{}: {e}", path.display()))),
+    let Some(bytes) = super::regular::read(path, super::regular::MAX_TRACE_BYTES)? else {
+        return Ok(Jsonl::default());
     };
     let file = path
         .file_name()
@@ -190,11 +190,17 @@ impl RunDir {
     /// parsed twice; every other file is read from disk.
     pub fn load_with(dir: &Path, mut given: BTreeMap<String, Jsonl>) -> io::Result<Self> {
         let info_path = dir.join("run.json");
-        let text = fs::read_to_string(&info_path).map_err(|e| {
+        let bytes = super::regular::read(&info_path, super::regular::MAX_RUN_JSON_BYTES)?.ok_or_else(|| {
             io::Error::new(
-                e.kind(),
-                format!("{}: {e} (is this a run directory?)", info_path.display()),
+                io::ErrorKind::NotFound,
+                format!(
+                    "{}: No such file or directory (is this a run directory?)",
+                    info_path.display()
+                ),
             )
+        })?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            io::Error::new(io::ErrorKind::InvalidData, format!("{}: {e}", info_path.display()))
         })?;
         let info: RunInfo = serde_json::from_str(&text)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("{}: {e}", info_path.display())))?;
