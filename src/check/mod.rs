@@ -14,6 +14,7 @@ pub mod cut;
 pub mod election;
 pub mod explain;
 pub mod mutex;
+pub mod mutex_progress;
 pub mod probe;
 pub mod section;
 pub mod snapshot;
@@ -32,7 +33,7 @@ pub use suspicion::Suspicion;
 pub use timeline::{End, Proc, Timeline};
 pub use traffic::Traffic;
 
-use crate::error::{failed, usage, CliError};
+use crate::error::{usage, write_failed, CliError};
 use crate::trace::{BadLine, Event, NodeId, Record, RunDir, RunInfo, RunNode};
 pub use section::{Finding, Section};
 use std::collections::BTreeMap;
@@ -87,6 +88,9 @@ pub struct Analysis {
     pub unknown: BTreeMap<String, usize>,
     /// Files the run should have and does not (`node-7.jsonl`, `faults.jsonl`).
     pub missing: Vec<String>,
+    /// Traces that are incomplete evidence, and why: empty, cut mid-line, or written by a node
+    /// that stopped because it could not write them. Their nodes' end states are not judged.
+    pub incomplete: Vec<(String, String)>,
 }
 
 impl Analysis {
@@ -150,12 +154,16 @@ pub fn analyse(run: &RunDir) -> Analysis {
     let beliefs = beliefs::Beliefs::replay(run, &timeline);
     let faults_known = !run.missing.iter().any(|m| m == "faults.jsonl");
     let timeout_us = run.info.options["timeout_ms"].as_u64().map(|ms| ms * 1000);
+    let incomplete = incomplete(run);
     let unjudged: Vec<NodeId> = run
         .info
         .nodes
         .iter()
         .map(|n| n.id)
-        .filter(|id| run.missing.contains(&format!("node-{id}.jsonl")))
+        .filter(|id| {
+            let name = format!("node-{id}.jsonl");
+            run.missing.contains(&name) || incomplete.iter().any(|(f, _)| *f == name)
+        })
         .collect();
     let election = beliefs.any_election.then(|| {
         let mut e = ElectionFacts::judge_with(&beliefs, &timeline, &unjudged, faults_known);
@@ -194,6 +202,7 @@ pub fn analyse(run: &RunDir) -> Analysis {
         bad: run.bad.clone(),
         unknown: run.unknown.clone(),
         missing: run.missing.clone(),
+        incomplete,
         sections: section::FAMILIES
             .iter()
             .filter(|(f, _)| *f == section::family(&run.info.algo))
@@ -202,6 +211,33 @@ pub fn analyse(run: &RunDir) -> Analysis {
         election,
         timeline,
     }
+}
+
+/// The traces of `run` that are incomplete evidence: what the reader found (empty, cut), and
+/// the traces of nodes that stopped because they could not write them (their exit status,
+/// [`crate::error::WRITE_FAILED`], in faults.jsonl).
+pub fn incomplete(run: &RunDir) -> Vec<(String, String)> {
+    let mut out = run.incomplete.clone();
+    let status = format!("exit {}", crate::error::WRITE_FAILED);
+    for r in &run.faults {
+        if let (Some(n), Event::Exit { status: s, .. }) = (r.node, &r.event) {
+            let name = if run.resource.is_empty() || n != crate::algo::mutex::RESOURCE_ID {
+                format!("node-{n}.jsonl")
+            } else {
+                "resource.jsonl".to_string()
+            };
+            if *s == status && !out.iter().any(|(f, _)| *f == name) {
+                out.push((
+                    name,
+                    format!(
+                        "the node could not write it and stopped at {} (exit status {status})",
+                        summary::at(run.info.start_us, r.t)
+                    ),
+                ));
+            }
+        }
+    }
+    out
 }
 
 /// A simulation as the launcher would have recorded it: the simulator's trace and its faults
@@ -253,6 +289,7 @@ pub fn sim_run<A: crate::algo::Algorithm>(s: &crate::sim::Sim<A>, algo: &str, to
         bad: Vec::new(),
         unknown: BTreeMap::new(),
         missing: Vec::new(),
+        incomplete: Vec::new(),
     }
 }
 
@@ -280,7 +317,8 @@ pub fn check_with(dir: &Path, given: BTreeMap<String, crate::trace::Jsonl>) -> R
     let text = summary::render(&analysis, false);
     let full = summary::render(&analysis, true);
     let out = dir.join("summary.txt");
-    std::fs::write(&out, &full).map_err(|e| failed(format!("cannot write {}: {e}", out.display())))?;
+    // Exit status 3, not 1: a summary that cannot be written is no verdict on the run.
+    std::fs::write(&out, &full).map_err(|e| write_failed(format!("cannot write {}: {e}", out.display())))?;
     Ok(Report {
         violated: analysis.violated(),
         text,

@@ -5,6 +5,8 @@
 //! serve in FIFO order; and which faults preceded each violation.
 //! [`analyse`] finds the facts, [`summary`] says them.
 
+use super::mutex_progress::{DeadHolder, FencingBreach, Stall};
+use super::timeline::Timeline;
 use crate::algo::mutex::{is_mutex, RESOURCE_ID};
 use crate::trace::{Event, NodeId, Record, RunDir};
 use std::collections::BTreeMap;
@@ -66,6 +68,14 @@ pub struct MutexFacts {
     pub fault_free: bool,
     /// central: entries in FIFO order of arrival at the coordinator (None: not judged).
     pub fifo: Option<Result<usize, String>>,
+    /// The progress bound (µs): a stall longer than this is judged.
+    pub bound_us: u64,
+    /// Stretches longer than the bound in which requests waited and nobody entered.
+    pub stalls: Vec<Stall>,
+    /// Violations the resource recorded that only a holder killed since its begin caused.
+    pub dead_holders: Vec<DeadHolder>,
+    /// Lower fencing tokens the resource accepted after higher ones.
+    pub breaches: Vec<FencingBreach>,
 }
 
 impl MutexFacts {
@@ -73,9 +83,25 @@ impl MutexFacts {
     /// overlap the nodes saw but the resource fenced off is not one: the data stayed safe.
     pub fn violated(&self) -> bool {
         !self.resource_violations.is_empty()
-            || (!self.fencing && !self.node_overlaps.is_empty())
+            || (!self.fenced_off() && !self.node_overlaps.is_empty())
             || !self.starved.is_empty()
             || matches!(self.fifo, Some(Err(_)))
+            || !self.breaches.is_empty()
+            || self.stalls.iter().any(|s| !s.explained)
+    }
+
+    /// Whether two holders were in the section at once (at the resource, or by the nodes'
+    /// traces where the resource did not fence the stale one off).
+    pub fn exclusion_violated(&self) -> bool {
+        !self.resource_violations.is_empty()
+            || (!self.fenced_off() && !self.node_overlaps.is_empty())
+            || !self.breaches.is_empty()
+    }
+
+    /// Whether the resource kept every stale holder off: fencing on, and never a lower token
+    /// accepted after a higher one.
+    pub fn fenced_off(&self) -> bool {
+        self.fencing && self.breaches.is_empty()
     }
 }
 
@@ -95,6 +121,11 @@ fn fault_words(r: &Record) -> Option<String> {
 
 /// Works out the mutex facts of `run`; None when it is not a mutual-exclusion run.
 pub fn analyse(run: &RunDir) -> Option<MutexFacts> {
+    analyse_with(run, &Timeline::build(run))
+}
+
+/// [`analyse`] with the run's timeline already built.
+pub fn analyse_with(run: &RunDir, timeline: &Timeline) -> Option<MutexFacts> {
     if !is_mutex(&run.info.algo) {
         return None;
     }
@@ -119,12 +150,9 @@ pub fn analyse(run: &RunDir) -> Option<MutexFacts> {
         .map(|r| r.t)
         .or_else(|| run.node_events.last().map(|r| r.t))
         .unwrap_or(start);
-    let deaths: Vec<(u64, NodeId)> = run
-        .faults
-        .iter()
-        .filter(|r| matches!(r.event, Event::Kill { .. }))
-        .filter_map(|r| r.node.map(|n| (r.t, n)))
-        .collect();
+    // A killed (or exited) process holds nothing: its access ends with it.
+    let mut deaths: Vec<(u64, NodeId)> = timeline.deaths().map(|(t, n, _)| (t, n)).collect();
+    deaths.sort();
     let set = run.info.options.get("set");
     let fencing = set
         .and_then(|s| s.get("fencing"))
@@ -217,15 +245,25 @@ pub fn analyse(run: &RunDir) -> Option<MutexFacts> {
         match &r.event {
             Event::Access { phase, .. } if phase == "begin" => f.accesses += 1,
             Event::RejectStale { .. } => f.rejected += 1,
-            Event::Violation { nodes } => f.resource_violations.push(Overlap {
-                t: r.t,
-                nodes: nodes.clone(),
-                at_resource: true,
-                faults: before(r.t),
-            }),
             _ => {}
         }
     }
+    let (real, dead_holders) = super::mutex_progress::judge_resource_violations(run, timeline);
+    f.resource_violations = real
+        .into_iter()
+        .map(|(t, nodes)| Overlap {
+            t,
+            nodes,
+            at_resource: true,
+            faults: before(t),
+        })
+        .collect();
+    f.dead_holders = dead_holders;
+    if f.fencing {
+        f.breaches = super::mutex_progress::fencing_breaches(run);
+    }
+    f.bound_us = super::mutex_progress::bound_us(run);
+    f.stalls = super::mutex_progress::stalls(run, timeline, f.bound_us);
 
     let promises_fifo = crate::algo::registry::find(&run.info.algo)
         .is_some_and(|e| e.promises.contains(&crate::algo::registry::Promise::FifoEntries));
@@ -305,10 +343,10 @@ pub fn summary(f: &MutexFacts, start_us: u64) -> String {
         "violations at the resource",
     );
     for o in f.node_overlaps.iter().take(SHOWN) {
-        let fenced = if f.fencing {
-            " (the resource fenced the stale holder off)"
-        } else {
-            ""
+        let fenced = match (f.fencing, f.breaches.is_empty()) {
+            (true, true) => " (the resource fenced the stale holder off)",
+            (true, false) => " (the resource did NOT fence it off: it accepted a lower token after a higher one)",
+            _ => "",
         };
         let _ = writeln!(
             out,
@@ -326,6 +364,53 @@ pub fn summary(f: &MutexFacts, start_us: u64) -> String {
     );
     if f.resource_violations.is_empty() && f.node_overlaps.is_empty() {
         out.push_str("  never two holders at once, by the nodes' traces and by the resource\n");
+    }
+    for d in f.dead_holders.iter().take(SHOWN) {
+        let dead: Vec<String> = d
+            .dead
+            .iter()
+            .map(|(n, t)| format!("node {n} had died at {}", ms(*t)))
+            .collect();
+        let _ = writeln!(
+            out,
+            "  not a violation: the resource counted nodes {:?} as holders at {}, but {}: a killed holder is not a holder",
+            d.nodes,
+            ms(d.t),
+            dead.join(", ")
+        );
+    }
+    more(
+        &mut out,
+        f.dead_holders.len(),
+        SHOWN,
+        "resource violations left out because a holder had died",
+    );
+    for b in f.breaches.iter().take(SHOWN) {
+        let _ = writeln!(
+            out,
+            "  VIOLATION: {}",
+            super::mutex_progress::breach_line(b, start_us)
+        );
+    }
+    more(&mut out, f.breaches.len(), SHOWN, "lower tokens accepted");
+    let _ = writeln!(
+        out,
+        "  progress: {} longer than {} ms with requests waiting and no entry",
+        match f.stalls.len() {
+            0 => "no stall".to_string(),
+            1 => "1 stall".to_string(),
+            k => format!("{k} stalls"),
+        },
+        f.bound_us / 1000
+    );
+    for s in &f.stalls {
+        let _ = writeln!(
+            out,
+            "    {}: {}",
+            if s.explained { "EXPLAINED" } else { "VIOLATED" },
+            super::mutex_progress::stall_line(s, start_us)
+        );
+        let _ = writeln!(out, "      cause: {}", s.cause);
     }
     if f.fault_free {
         match f.starved.is_empty() {
@@ -372,9 +457,9 @@ fn faults(o: &Overlap) -> String {
 /// The mutex section of a mutual-exclusion run, for the checker's family table.
 pub fn section(
     run: &RunDir,
-    _timeline: &super::timeline::Timeline,
+    timeline: &super::timeline::Timeline,
 ) -> Option<std::sync::Arc<dyn super::section::Section>> {
-    analyse(run).map(|f| {
+    analyse_with(run, timeline).map(|f| {
         std::sync::Arc::new(Section {
             facts: f,
             start_us: run.info.start_us,
@@ -417,8 +502,25 @@ impl super::section::Section for Section {
                 o.nodes,
                 ms(o.t)
             ),
-            violation: !f.fencing,
+            violation: !f.fenced_off(),
             explanation: None,
+        }));
+        out.extend(f.breaches.iter().map(|b| {
+            Finding::violation(
+                "fencing",
+                format!("mutex: {}", super::mutex_progress::breach_line(b, self.start_us)),
+            )
+        }));
+        out.extend(f.stalls.iter().map(|s| Finding {
+            property: "progress".into(),
+            what: super::mutex_progress::stall_line(s, self.start_us),
+            violation: true,
+            explanation: Some(super::explain::Explanation {
+                term: 0,
+                inherent: s.explained,
+                by_design: false,
+                words: s.cause.clone(),
+            }),
         }));
         out.extend(f.starved.iter().map(|(n, r)| {
             Finding::violation(
@@ -436,7 +538,7 @@ impl super::section::Section for Section {
         let f = &self.facts;
         let mut v = vec![format!(
             "mutual exclusion: {} ({} entries; the resource: {} accesses, {} violations{})",
-            if f.violated() { "VIOLATED" } else { "held" },
+            if f.exclusion_violated() { "VIOLATED" } else { "held" },
             f.entries.len(),
             f.accesses,
             f.resource_violations.len(),
@@ -450,6 +552,32 @@ impl super::section::Section for Section {
             v.push(format!(
                 "every request served (fault-free): {}",
                 if f.starved.is_empty() { "yes" } else { "NO" }
+            ));
+        }
+        let unexplained = f.stalls.iter().filter(|s| !s.explained).count();
+        v.push(format!(
+            "progress (no stall over {} ms with every participant running): {}",
+            f.bound_us / 1000,
+            match (unexplained, f.stalls.len()) {
+                (0, 0) => "held".to_string(),
+                (0, k) => format!("held; {k} stalls explained by faults"),
+                (u, k) => format!("VIOLATED ({u} of {k} stalls with every participant running)"),
+            }
+        ));
+        if f.fencing {
+            v.push(format!(
+                "fencing: {}",
+                if f.breaches.is_empty() {
+                    "held (no lower token accepted after a higher one)".to_string()
+                } else {
+                    format!("VIOLATED ({} lower tokens accepted)", f.breaches.len())
+                }
+            ));
+        }
+        if !f.dead_holders.is_empty() {
+            v.push(format!(
+                "{} resource violations left out: a holder had been killed (a killed holder is not a holder)",
+                f.dead_holders.len()
             ));
         }
         if let Some(fifo) = &f.fifo {

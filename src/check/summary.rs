@@ -32,6 +32,12 @@ pub fn render(a: &Analysis, verbose: bool) -> String {
     for m in &a.missing {
         let _ = writeln!(out, "{m} is missing: {}", missing_means(m));
     }
+    for (file, why) in &a.incomplete {
+        let _ = writeln!(
+            out,
+            "{file} is INCOMPLETE: {why}; evidence for that node is missing, and its state at the end is not judged"
+        );
+    }
     findings(&mut out, a);
     let sections = a.all_sections();
     if sections.is_empty() {
@@ -99,8 +105,11 @@ fn node_classes(out: &mut String, a: &Analysis) {
         let (state, _) = a.timeline.state_at(n, a.timeline.end_us);
         let belief = a.election.as_ref().and_then(|e| e.at_end.get(&n).copied().flatten());
         let mut class = state_words(state, None);
-        if a.missing.contains(&format!("node-{n}.jsonl")) {
+        let file = format!("node-{n}.jsonl");
+        if a.missing.contains(&file) {
             class = "trace missing".into();
+        } else if a.incomplete.iter().any(|(f, _)| *f == file) {
+            class = format!("{class}, trace incomplete");
         } else if let Some(b) = belief.filter(|_| state.alive()) {
             let _ = write!(class, ", believing {}", belief_words(&b));
         } else if a.election.is_some() && state.alive() {
@@ -374,7 +383,10 @@ fn properties(a: &Analysis, e: &ElectionFacts) -> Vec<String> {
         .chain(agreement)
         .collect();
     if !e.unjudged.is_empty() {
-        out.push(format!("not judged: {} (trace missing)", nodes_list(&e.unjudged)));
+        out.push(format!(
+            "not judged: {} (trace missing or incomplete)",
+            nodes_list(&e.unjudged)
+        ));
     }
     out
 }

@@ -28,6 +28,15 @@ impl Ending {
         }
     }
 
+    /// The run's evidence could not be written (exit 3): the first failed write stops it.
+    pub fn write_failed(message: impl Into<String>) -> Self {
+        Ending {
+            code: crate::error::WRITE_FAILED,
+            message: message.into(),
+            check: false,
+        }
+    }
+
     /// A failure (exit 1).
     pub fn failed(message: impl Into<String>) -> Self {
         Ending {

@@ -286,6 +286,11 @@ impl Launcher {
         for line in self.fleet.reap() {
             say!("{}", line);
         }
+        if let Some(first) = self.fleet.write_failures.first() {
+            return Some(Ending::write_failed(format!(
+                "WARNING: {first}: the run's evidence is cut from here on; stopping the run (exit status 3)"
+            )));
+        }
         self.fleet
             .start_failure
             .take()
@@ -317,6 +322,7 @@ impl Launcher {
         // Every run writes summary.txt, whatever ended it; a goal that asked for it is also judged.
         let traces = self.fleet.hand_over_traces();
         let checked = crate::check::check_with(&self.fleet.dir, traces);
+        let summary_lost = matches!(&checked, Err(CliError::Write(_)));
         if !ending.check {
             match &checked {
                 Ok(r) => say!(
@@ -340,12 +346,21 @@ impl Launcher {
                 }
                 Err(e) => {
                     say!("coordlab check: {e}");
-                    code = 1;
+                    code = code.max(e.exit_code());
                 }
             }
         }
         if !ending.check {
             code = code.max(clock_table(&self.fleet.dir));
+        }
+        // A write that failed during the stop (a node's last lines, faults.jsonl) or the
+        // summary that could not be written: the verdict above is on cut evidence.
+        if let Some(first) = self.fleet.write_failures.first() {
+            say!("WARNING: {first}: the traces are incomplete (exit status 3)");
+            code = crate::error::WRITE_FAILED;
+        } else if summary_lost {
+            say!("WARNING: summary.txt could not be written (exit status 3)");
+            code = crate::error::WRITE_FAILED;
         }
         say!("logs: {}", self.fleet.dir.display());
         code

@@ -53,6 +53,9 @@ pub struct Fleet {
     pub start_failure: Option<String>,
     /// Every node of the first launch has written its `start` event.
     pub all_started: bool,
+    /// Writes of the run's evidence that failed (a node's trace, `faults.jsonl`): a full disk,
+    /// most likely. The first one stops the run, which then exits with status 3.
+    pub write_failures: Vec<String>,
     /// Whom each node believes leads: the checker's replay, fed as the traces grow.
     pub beliefs: Beliefs,
     /// The family's own progress toward its goal (None for elections: see `beliefs`).
@@ -79,6 +82,7 @@ impl Fleet {
             start_us,
             start_failure: None,
             all_started: false,
+            write_failures: Vec::new(),
             beliefs: Beliefs::default(),
             progress: None,
             args,
@@ -106,6 +110,7 @@ impl Fleet {
         };
         if let Err(e) = self.faults.write(&rec).and_then(|_| self.faults.flush()) {
             eprintln!("coordlab: cannot write faults.jsonl: {e}");
+            self.write_failures.push(format!("cannot write faults.jsonl: {e}"));
         }
     }
 
@@ -342,6 +347,13 @@ impl Fleet {
         let expected = self.nodes[i].state == State::Killed;
         if !expected {
             self.beliefs.process_ended(id, wall_us(), Proc::Exited);
+        }
+        // A node exits with this status only when it could not write its trace (runtime.rs).
+        if status == format!("exit {}", crate::error::WRITE_FAILED) {
+            self.write_failures.push(format!(
+                "node {id} could not write its trace {} (full disk?) and stopped",
+                self.args.trace_path(id).display()
+            ));
         }
         self.nodes[i].state = State::Exited(status.clone());
         // Its last trace lines are read now: a node that started and then failed is not one

@@ -104,7 +104,7 @@ impl Tail {
         if !self.partial.is_empty() {
             let line = std::mem::take(&mut self.partial);
             self.lines += 1;
-            self.read.read_line(&self.name, self.lines, &line);
+            self.read.read_last_line(&self.name, self.lines, &line);
         }
         Ok(std::mem::take(&mut self.read))
     }

@@ -17,7 +17,7 @@ use crate::algo::registry::{self, Runner};
 use crate::algo::{Algorithm, Setup};
 use crate::engine::host::{Host, Now};
 use crate::engine::key::Key;
-use crate::error::{failed, usage, CliError};
+use crate::error::{failed, usage, write_failed, CliError};
 use crate::trace::{wall_us, Event, JsonlWriter};
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
@@ -173,6 +173,9 @@ struct Process<A: Algorithm> {
     poll: Poll,
     signals: SignalSource,
     trace: Option<JsonlWriter>,
+    /// The first failed trace write: the node stops with exit status 3 (the launcher's sign
+    /// that the run's evidence is cut, a full disk most likely).
+    trace_failed: Option<String>,
     human: HumanLog,
     /// When the algorithm and its clock started: at once, or when the launcher said every
     /// node has warmed up (`--go-fd`).
@@ -225,6 +228,7 @@ impl<A: Algorithm> Process<A> {
             poll,
             signals,
             trace,
+            trace_failed: None,
             human,
             t0: go.is_none().then(Instant::now),
             go,
@@ -307,12 +311,19 @@ impl<A: Algorithm> Process<A> {
             self.host.fire_timers(now);
             self.pump();
             self.flush_trace();
+            if let Some(e) = self.trace_failed.take() {
+                // Running on would only produce a run whose trace says less than happened.
+                return Err(write_failed(format!("cannot write the trace: {e}; stopping")));
+            }
             if stopping {
                 let now = self.now();
                 self.host.stop(now);
                 self.pump();
                 self.flush_trace();
-                return Ok(());
+                return match self.trace_failed.take() {
+                    Some(e) => Err(write_failed(format!("cannot write the trace: {e}"))),
+                    None => Ok(()),
+                };
             }
         }
     }
@@ -387,6 +398,7 @@ impl<A: Algorithm> Process<A> {
             if let Some(w) = &mut self.trace {
                 if let Err(e) = w.write(&rec) {
                     log::error!("cannot write the trace: {e}");
+                    self.trace_failed.get_or_insert(e.to_string());
                 }
             }
         }
@@ -396,6 +408,7 @@ impl<A: Algorithm> Process<A> {
         if let Some(w) = &mut self.trace {
             if let Err(e) = w.flush() {
                 log::error!("cannot write the trace: {e}");
+                self.trace_failed.get_or_insert(e.to_string());
             }
         }
     }

@@ -59,6 +59,9 @@ pub struct Jsonl {
     pub unknown: BTreeMap<String, usize>,
     /// Whether the file exists at all.
     pub exists: bool,
+    /// Whether its last line ends without a newline and does not parse: the write stopped
+    /// mid-line (a full disk, a process killed while writing). Not counted in `bad`.
+    pub cut: bool,
 }
 
 /// Reads every line of a `.jsonl` file; a line that does not parse (invalid UTF-8 included)
@@ -78,13 +81,43 @@ pub fn read_jsonl_file(path: &Path) -> io::Result<Jsonl> {
         exists: true,
         ..Jsonl::default()
     };
-    for (i, line) in bytes.split(|&b| b == b'\n').enumerate() {
-        out.read_line(&file, i + 1, line);
+    let mut lines = bytes.split(|&b| b == b'\n').enumerate().peekable();
+    while let Some((i, line)) = lines.next() {
+        // What follows the last newline is a line whose writing did not end.
+        if lines.peek().is_none() {
+            out.read_last_line(&file, i + 1, line);
+        } else {
+            out.read_line(&file, i + 1, line);
+        }
     }
     Ok(out)
 }
 
 impl Jsonl {
+    /// Reads a last line that has no newline: one that does not parse marks the file as
+    /// [`cut`](Jsonl::cut) instead of counting as a bad line.
+    pub fn read_last_line(&mut self, file: &str, number: usize, line: &[u8]) {
+        let bad = self.bad.len();
+        self.read_line(file, number, line);
+        if self.bad.len() > bad {
+            self.bad.truncate(bad);
+            self.cut = true;
+        }
+    }
+
+    /// Why the file, which exists, is incomplete evidence: empty, or its last line cut.
+    pub fn incomplete(&self) -> Option<String> {
+        if !self.exists {
+            None
+        } else if self.cut {
+            Some("its last line is cut off (the writing stopped mid-line: a full disk, or a kill mid-write)".into())
+        } else if self.records.is_empty() && self.bad.is_empty() {
+            Some("it is empty (nothing was written: a full disk, or a node that never started)".into())
+        } else {
+            None
+        }
+    }
+
     /// Reads line number `number` of file `file` into the records, or into `bad` if it does not
     /// parse; a blank line is skipped. The one reading of a line, for whole files and tails alike.
     pub fn read_line(&mut self, file: &str, number: usize, line: &[u8]) {
@@ -177,6 +210,8 @@ pub struct RunDir {
     pub unknown: BTreeMap<String, usize>,
     /// Files the run should have and does not (`node-7.jsonl`, `faults.jsonl`).
     pub missing: Vec<String>,
+    /// Files that exist but are incomplete evidence, and why (empty, last line cut).
+    pub incomplete: Vec<(String, String)>,
 }
 
 impl RunDir {
@@ -221,6 +256,7 @@ impl RunDir {
             .collect::<BTreeMap<_, _>>();
         let mut all = Jsonl::default();
         let mut missing = Vec::new();
+        let mut incomplete = Vec::new();
         let mut take = |name: &String, all: &mut Jsonl| -> Vec<Record> {
             let j = given
                 .remove(name)
@@ -228,6 +264,9 @@ impl RunDir {
                 .unwrap_or_default();
             if !j.exists {
                 missing.push(name.clone());
+            }
+            if let Some(why) = j.incomplete() {
+                incomplete.push((name.clone(), why));
             }
             all.bad.extend(j.bad);
             for (k, v) in j.unknown {
@@ -258,6 +297,7 @@ impl RunDir {
             bad: all.bad,
             unknown: all.unknown,
             missing,
+            incomplete,
         })
     }
 }

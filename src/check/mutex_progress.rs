@@ -1,0 +1,488 @@
+//! What the mutual-exclusion checker learns from the ground truth (faults.jsonl) beyond the
+//! overlaps: progress (stretches in which requests waited and nobody entered), the resource's
+//! violations that only a killed holder caused, and fencing the resource lost (a lower token
+//! accepted after a higher one, e.g. after the resource restarted).
+//!
+//! Progress is a property: a stall longer than [`bound_us`] while every participant was
+//! running is a liveness violation, named with what the traces show of its cause (the last
+//! holder that never left, the messages ignored). A stall during which some participant was
+//! dead or paused is explained by that fault (no mutex algorithm here serves without every
+//! participant, save `central` with `regrant_ms`): it is reported loudly as EXPLAINED and does
+//! not fail the check (exit status 0), since it is the fault's lesson, not a bug of the code.
+
+use super::timeline::{Proc, Timeline};
+use crate::trace::{Event, NodeId, RunDir};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Progress bound in failure-detector timeouts (`timeout_ms` of run.json).
+pub const BOUND_TIMEOUTS: u64 = 10;
+/// Progress bound in critical-section holds (`hold_ms`): a long hold is not a stall.
+pub const BOUND_HOLDS: u64 = 4;
+/// The failure-detector timeout assumed when run.json does not name one.
+const DEFAULT_TIMEOUT_MS: u64 = 300;
+
+/// How long requests may wait with no entry at all before it counts as a stall: the larger of
+/// [`BOUND_TIMEOUTS`] timeouts and [`BOUND_HOLDS`] holds (3 s at the default 300 ms timeout).
+pub fn bound_us(run: &RunDir) -> u64 {
+    let o = &run.info.options;
+    let timeout_ms = o["timeout_ms"].as_u64().unwrap_or(DEFAULT_TIMEOUT_MS).max(1);
+    let hold_ms = o["set"]["hold_ms"]
+        .as_str()
+        .and_then(|v| v.parse::<u64>().ok())
+        .or_else(|| o["set"]["hold_ms"].as_u64())
+        .unwrap_or(0);
+    (BOUND_TIMEOUTS * timeout_ms).max(BOUND_HOLDS * hold_ms) * 1000
+}
+
+/// A stretch in which some request waited and no node entered the section.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Stall {
+    /// From (trace time, µs).
+    pub from: u64,
+    /// To: the next entry, the last waiter gone, or the end of the run.
+    pub to: u64,
+    /// Whether it lasted to the end of the run.
+    pub to_end: bool,
+    /// Nodes that waited during it.
+    pub waiting: Vec<NodeId>,
+    /// The longest part of it during which every participant was running: (from, to).
+    pub all_running: (u64, u64),
+    /// Whether a fault explains it (some participant dead or paused for long enough).
+    pub explained: bool,
+    /// Its cause in words, as far as the traces show it.
+    pub cause: String,
+}
+
+impl Stall {
+    /// How long it lasted.
+    pub fn us(&self) -> u64 {
+        self.to - self.from
+    }
+
+    /// How long every participant was running during it (in one piece).
+    pub fn all_running_us(&self) -> u64 {
+        self.all_running.1 - self.all_running.0
+    }
+}
+
+/// The participants of a mutex run: every node but the resource.
+pub fn participants(run: &RunDir) -> Vec<NodeId> {
+    run.info
+        .nodes
+        .iter()
+        .map(|n| n.id)
+        .filter(|&id| id != crate::algo::mutex::RESOURCE_ID)
+        .collect()
+}
+
+fn ms(start: u64, t: u64) -> String {
+    super::summary::at(start, t)
+}
+
+fn secs(us: u64) -> String {
+    format!("{:.1} s", us as f64 / 1e6)
+}
+
+/// The stalls of `run` longer than `bound` (each with its cause); `entries` are the entry
+/// times by node.
+pub fn stalls(run: &RunDir, timeline: &Timeline, bound: u64) -> Vec<Stall> {
+    let who = participants(run);
+    // Rank: an entry first (it ends a stall), then a waiter leaving, then one arriving.
+    let mut steps: Vec<(u64, u8, NodeId)> = Vec::new();
+    for r in &run.node_events {
+        let Some(n) = r.node else { continue };
+        match r.event {
+            Event::CsEnter { .. } => {
+                steps.push((r.t, 0, n));
+                steps.push((r.t, 1, n));
+            }
+            Event::Start { .. } => steps.push((r.t, 1, n)),
+            Event::CsRequest { .. } => steps.push((r.t, 2, n)),
+            _ => {}
+        }
+    }
+    for (t, n, _) in timeline.deaths() {
+        steps.push((t, 1, n));
+    }
+    for (&n, list) in &timeline.changes {
+        for c in list.iter().filter(|c| c.state == Proc::Stopped) {
+            steps.push((c.t, 1, n));
+        }
+    }
+    steps.sort();
+    let end = timeline.end_us;
+    let mut out = Vec::new();
+    let mut waiters: BTreeSet<NodeId> = BTreeSet::new();
+    let mut seen: BTreeSet<NodeId> = BTreeSet::new();
+    let mut open: Option<u64> = None;
+    let close = |from: u64, to: u64, to_end: bool, seen: &BTreeSet<NodeId>, out: &mut Vec<(u64, u64, bool, Vec<NodeId>)>| {
+        if to.saturating_sub(from) > bound {
+            out.push((from, to, to_end, seen.iter().copied().collect()));
+        }
+    };
+    let mut raw = Vec::new();
+    for (t, rank, n) in steps {
+        if t > end {
+            break;
+        }
+        match rank {
+            0 => {
+                if let Some(from) = open.take() {
+                    close(from, t, false, &seen, &mut raw);
+                }
+                seen.clear();
+            }
+            1 => {
+                waiters.remove(&n);
+                if waiters.is_empty() {
+                    if let Some(from) = open.take() {
+                        close(from, t, false, &seen, &mut raw);
+                    }
+                    seen.clear();
+                }
+            }
+            _ => {
+                waiters.insert(n);
+            }
+        }
+        if open.is_none() && !waiters.is_empty() {
+            open = Some(t);
+        }
+        seen.extend(waiters.iter().copied());
+    }
+    if let Some(from) = open {
+        close(from, end, true, &seen, &mut raw);
+    }
+    for (from, to, to_end, waiting) in raw {
+        let all_running = longest_all_running(run, timeline, &who, from, to);
+        let explained = all_running.1 - all_running.0 <= bound;
+        let cause = if explained {
+            fault_cause(run, timeline, &who, from, to)
+        } else {
+            bug_cause(run, timeline, &waiting, from, all_running)
+        };
+        out.push(Stall {
+            from,
+            to,
+            to_end,
+            waiting,
+            all_running,
+            explained,
+            cause,
+        });
+    }
+    out
+}
+
+/// Whether the launcher had cut links (a partition not healed yet) at `t`.
+fn partitioned_at(run: &RunDir, t: u64) -> bool {
+    let mut cut = false;
+    for r in run.faults.iter().take_while(|r| r.t <= t) {
+        match r.event {
+            Event::Partition { .. } => cut = true,
+            Event::Heal { .. } => cut = false,
+            _ => {}
+        }
+    }
+    cut
+}
+
+/// The longest piece of `[from, to]` in which every participant was running and no link was cut.
+fn longest_all_running(run: &RunDir, timeline: &Timeline, who: &[NodeId], from: u64, to: u64) -> (u64, u64) {
+    let mut cuts: Vec<u64> = vec![from, to];
+    for n in who {
+        if let Some(list) = timeline.changes.get(n) {
+            cuts.extend(list.iter().map(|c| c.t).filter(|&t| t > from && t < to));
+        }
+    }
+    cuts.extend(run.faults.iter().map(|r| r.t).filter(|&t| t > from && t < to));
+    cuts.sort();
+    cuts.dedup();
+    let mut best = (from, from);
+    let mut run_from: Option<u64> = None;
+    for w in cuts.windows(2) {
+        let (a, b) = (w[0], w[1]);
+        let ok = !partitioned_at(run, a) && who.iter().all(|&n| timeline.state_at(n, a).0 == Proc::Running);
+        match (ok, run_from) {
+            (true, None) => run_from = Some(a),
+            (false, Some(s)) => {
+                if a - s > best.1 - best.0 {
+                    best = (s, a);
+                }
+                run_from = None;
+            }
+            _ => {}
+        }
+        if ok && b == to {
+            let s = run_from.unwrap_or(a);
+            if b - s > best.1 - best.0 {
+                best = (s, b);
+            }
+        }
+    }
+    best
+}
+
+/// The participants not running during `[from, to]`, in words.
+fn fault_cause(run: &RunDir, timeline: &Timeline, who: &[NodeId], from: u64, to: u64) -> String {
+    let start = run.info.start_us;
+    let mut parts = Vec::new();
+    for &n in who {
+        let bad: Vec<String> = timeline
+            .changes
+            .get(&n)
+            .into_iter()
+            .flatten()
+            .enumerate()
+            .filter(|(_, c)| c.state != Proc::Running)
+            .filter(|(i, c)| {
+                let until = timeline.changes[&n].get(i + 1).map_or(u64::MAX, |x| x.t);
+                c.t < to && until > from
+            })
+            .map(|(_, c)| {
+                let what = match c.state {
+                    Proc::Paused => "paused",
+                    Proc::Killed => "killed",
+                    Proc::Exited => "its process exited",
+                    Proc::Stopped => "stopped",
+                    Proc::NotStarted => "not started",
+                    Proc::Running => "running",
+                };
+                format!("{what} at {}", ms(start, c.t))
+            })
+            .collect();
+        if !bad.is_empty() {
+            parts.push(format!("node {n} {}", bad.join(", ")));
+        }
+    }
+    if partitioned_at(run, from) || run.faults.iter().any(|r| r.t > from && r.t < to && matches!(r.event, Event::Partition { .. })) {
+        parts.push("links cut by a partition".into());
+    }
+    let mut words = format!(
+        "{}: {} cannot serve a request while a participant is dead or unreachable",
+        parts.join("; "),
+        run.info.algo
+    );
+    if let Some(h) = last_holder_gone(run, timeline, from) {
+        words = format!("{h}; {words}");
+    }
+    if run.info.algo == "central" {
+        words.push_str(" (set regrant_ms for the coordinator to take a dead holder's grant back)");
+    }
+    words
+}
+
+/// The last holder before `t`, if it never left the section in its own trace: in words.
+fn last_holder_gone(run: &RunDir, timeline: &Timeline, t: u64) -> Option<String> {
+    let start = run.info.start_us;
+    let (enter_t, holder, req) = run
+        .node_events
+        .iter()
+        .filter(|r| r.t <= t)
+        .filter_map(|r| match r.event {
+            Event::CsEnter { req, .. } => r.node.map(|n| (r.t, n, req)),
+            _ => None,
+        })
+        .last()?;
+    let left = run
+        .node_events
+        .iter()
+        .any(|r| r.node == Some(holder) && r.t >= enter_t && matches!(r.event, Event::CsExit { req: q } if q == req));
+    if left {
+        return None;
+    }
+    let fate: Vec<String> = timeline
+        .changes
+        .get(&holder)
+        .into_iter()
+        .flatten()
+        .filter(|c| c.t >= enter_t)
+        .map(|c| match c.state {
+            Proc::Running => format!("back as a new boot at {}", ms(start, c.t)),
+            Proc::Paused => format!("paused at {}", ms(start, c.t)),
+            _ => format!("dead since {}", ms(start, c.t)),
+        })
+        .collect();
+    Some(format!(
+        "the last holder, node {holder} (entered at {}), never left the section by its own trace{}: the others wait for its release",
+        ms(start, enter_t),
+        if fate.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", fate.join(", "))
+        }
+    ))
+}
+
+/// What the traces say of a stall with every participant running.
+fn bug_cause(run: &RunDir, timeline: &Timeline, waiting: &[NodeId], from: u64, all: (u64, u64)) -> String {
+    let start = run.info.start_us;
+    let mut parts = vec![format!(
+        "{} waited with every participant running from {} to {}",
+        list(waiting),
+        ms(start, all.0),
+        ms(start, all.1)
+    )];
+    if let Some(h) = last_holder_gone(run, timeline, from) {
+        parts.push(h);
+    }
+    // Messages from a waiting node that a peer ignored, and why (the `ignore` events).
+    let mut ignored: BTreeMap<(NodeId, NodeId, String), (usize, u64)> = BTreeMap::new();
+    for r in run.node_events.iter().filter(|r| r.t >= from && r.t <= all.1) {
+        if let (Some(by), Event::Ignore { from: f, reason }) = (r.node, &r.event) {
+            if waiting.contains(f) {
+                let e = ignored.entry((by, *f, reason.clone())).or_insert((0, r.t));
+                e.0 += 1;
+            }
+        }
+    }
+    let mut ignored: Vec<_> = ignored.into_iter().collect();
+    ignored.sort_by_key(|(_, (_, t))| *t);
+    for ((by, f, reason), (k, t)) in ignored.into_iter().take(3) {
+        parts.push(format!(
+            "node {by} ignored node {f}'s message at {} ({reason}){}",
+            ms(start, t),
+            if k > 1 { format!(", {k} times") } else { String::new() }
+        ));
+    }
+    parts.join("; ")
+}
+
+fn list(ns: &[NodeId]) -> String {
+    let ids: Vec<String> = ns.iter().map(u64::to_string).collect();
+    match ids.len() {
+        1 => format!("node {}", ids[0]),
+        _ => format!("nodes {}", ids.join(", ")),
+    }
+}
+
+/// A stall in one line, for the findings.
+pub fn stall_line(s: &Stall, start: u64) -> String {
+    format!(
+        "mutex: no entry for {} ({} to {}{}) while {} waited; every participant running for {} of it",
+        secs(s.us()),
+        ms(start, s.from),
+        ms(start, s.to),
+        if s.to_end { ", the end of the run" } else { "" },
+        list(&s.waiting),
+        secs(s.all_running_us())
+    )
+}
+
+/// A violation the resource recorded that a dead holder caused: its access ended with its
+/// process, so the new holder was alone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeadHolder {
+    /// When the resource recorded it.
+    pub t: u64,
+    /// The holders it named.
+    pub nodes: Vec<NodeId>,
+    /// Those whose process had ended since their begin: (node, when).
+    pub dead: Vec<(NodeId, u64)>,
+}
+
+/// Splits the resource's `violation` records: those with at least two holders still alive
+/// (real), and those that only a holder killed (or exited) since its begin made (artefacts).
+pub fn judge_resource_violations(run: &RunDir, timeline: &Timeline) -> (Vec<(u64, Vec<NodeId>)>, Vec<DeadHolder>) {
+    let mut begun: BTreeMap<NodeId, u64> = BTreeMap::new();
+    let (mut real, mut dead_holders) = (Vec::new(), Vec::new());
+    for r in &run.resource {
+        match &r.event {
+            Event::Access { by, phase, .. } if phase == "begin" => {
+                begun.insert(*by, r.t);
+            }
+            Event::Violation { nodes } => {
+                let dead: Vec<(NodeId, u64)> = nodes
+                    .iter()
+                    .filter_map(|&n| {
+                        let since = begun.get(&n).copied().unwrap_or(0);
+                        timeline
+                            .changes
+                            .get(&n)
+                            .into_iter()
+                            .flatten()
+                            .find(|c| c.state.ended() && c.t >= since && c.t <= r.t)
+                            .map(|c| (n, c.t))
+                    })
+                    .collect();
+                if nodes.len() - dead.len() >= 2 {
+                    real.push((r.t, nodes.clone()));
+                } else {
+                    dead_holders.push(DeadHolder {
+                        t: r.t,
+                        nodes: nodes.clone(),
+                        dead,
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    (real, dead_holders)
+}
+
+/// The resource accepted a lower fencing token after a higher one: fencing was lost.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FencingBreach {
+    /// When it accepted the lower token.
+    pub t: u64,
+    /// From whom.
+    pub by: NodeId,
+    /// The token accepted.
+    pub token: u64,
+    /// The higher token accepted before.
+    pub highest: u64,
+    /// When that one was accepted.
+    pub highest_t: u64,
+    /// When the resource restarted in between, if it did.
+    pub restarted: Option<u64>,
+}
+
+/// Every begin the resource accepted with a token lower than one it had accepted before.
+pub fn fencing_breaches(run: &RunDir) -> Vec<FencingBreach> {
+    let mut highest: Option<(u64, u64)> = None;
+    let mut last_start: Option<u64> = None;
+    let mut out = Vec::new();
+    for r in &run.resource {
+        match &r.event {
+            Event::Start { .. } => last_start = Some(r.t),
+            Event::Access {
+                by,
+                token: Some(tok),
+                phase,
+                ..
+            } if phase == "begin" => {
+                match highest {
+                    Some((h, ht)) if *tok < h => out.push(FencingBreach {
+                        t: r.t,
+                        by: *by,
+                        token: *tok,
+                        highest: h,
+                        highest_t: ht,
+                        restarted: last_start.filter(|&s| s > ht),
+                    }),
+                    Some((h, _)) if *tok == h => {}
+                    _ => highest = Some((*tok, r.t)),
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// A breach in one line.
+pub fn breach_line(b: &FencingBreach, start: u64) -> String {
+    format!(
+        "fencing: the resource accepted node {}'s token {} at {} after it had accepted token {} at {}{}",
+        b.by,
+        b.token,
+        ms(start, b.t),
+        b.highest,
+        ms(start, b.highest_t),
+        match b.restarted {
+            Some(t) => format!(" (the resource restarted at {} and forgot it)", ms(start, t)),
+            None => String::new(),
+        }
+    )
+}
