@@ -7,7 +7,7 @@ use super::section::{Finding, Section};
 use super::storms::{Leaderless, Storms};
 use super::timeline::{Proc, Timeline};
 use super::Analysis;
-use crate::trace::NodeId;
+use crate::trace::{NodeId, RunDir};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A node declaring itself leader of a term (its `leader` event naming itself).
@@ -180,7 +180,14 @@ pub struct ElectionFacts {
     pub storms: Storms,
     /// The stretches during which no running node believed it led.
     pub leaderless: Vec<Leaderless>,
+    /// Progress: the longest piece of a leaderless stretch during which a majority of the
+    /// nodes was running and no link was cut, and the bound it is judged against (µs).
+    pub majority_leaderless: Option<(Leaderless, u64)>,
 }
+
+/// Progress bound of an election in failure-detector timeouts: a majority running for this
+/// long with no leader is a liveness violation (6 s at the default 300 ms timeout).
+pub const LEADERLESS_TIMEOUTS: u64 = 20;
 
 impl ElectionFacts {
     /// Judges the replayed beliefs against the process timeline.
@@ -251,6 +258,7 @@ impl ElectionFacts {
             explanations: Vec::new(),
             storms: Storms::default(),
             leaderless: Vec::new(),
+            majority_leaderless: None,
         }
     }
 
@@ -260,6 +268,45 @@ impl ElectionFacts {
     }
 
     /// The longest stretch without a running leader.
+    /// Whether a majority went without a leader for longer than the bound.
+    pub fn leaderless_too_long(&self) -> Option<(Leaderless, u64)> {
+        self.majority_leaderless.filter(|(l, bound)| l.to - l.from > *bound)
+    }
+
+    /// Judges progress: the longest piece of the leaderless stretches during which more than
+    /// half of the nodes ran and no partition was in force, against `bound` µs.
+    pub fn judge_progress(&mut self, run: &RunDir, timeline: &Timeline, bound: u64) {
+        let n = timeline.nodes().count();
+        let mut best: Option<Leaderless> = None;
+        for l in &self.leaderless {
+            let mut cuts: Vec<u64> = vec![l.from, l.to];
+            for list in timeline.changes.values() {
+                cuts.extend(list.iter().map(|c| c.t).filter(|&t| t > l.from && t < l.to));
+            }
+            cuts.extend(run.faults.iter().map(|r| r.t).filter(|&t| t > l.from && t < l.to));
+            cuts.sort();
+            cuts.dedup();
+            let mut open: Option<u64> = None;
+            for w in cuts.windows(2) {
+                let running = timeline
+                    .nodes()
+                    .filter(|&x| timeline.state_at(x, w[0]).0 == Proc::Running)
+                    .count();
+                let ok = 2 * running > n && !super::mutex_progress::partitioned_at(run, w[0]);
+                if ok {
+                    let from = *open.get_or_insert(w[0]);
+                    if best.is_none_or(|b| w[1] - from > b.to - b.from) {
+                        best = Some(Leaderless { from, to: w[1] });
+                    }
+                } else {
+                    open = None;
+                }
+            }
+        }
+        self.majority_leaderless = best.map(|b| (b, bound));
+    }
+
+    /// The longest stretch with no running node believing it led.
     pub fn longest_leaderless(&self) -> Option<Leaderless> {
         self.leaderless.iter().copied().max_by_key(|l| l.to - l.from)
     }
@@ -384,6 +431,16 @@ impl Section for ElectionFacts {
                 explanation: v.term().and_then(|t| self.explanation(t)).cloned(),
             })
             .collect();
+        if let Some((l, bound)) = self.leaderless_too_long() {
+            out.push(Finding::violation(
+                "progress (leader)",
+                format!(
+                    "progress: no leader for {:.1} s while a majority of the nodes ran, over the bound of {:.1} s ({LEADERLESS_TIMEOUTS} timeouts)",
+                    (l.to - l.from) as f64 / 1e6,
+                    bound as f64 / 1e6
+                ),
+            ));
+        }
         for &term in &self.storms.over {
             if let Some(tt) = self.storms.terms.iter().find(|t| t.term == term) {
                 out.push(Finding {

@@ -179,6 +179,8 @@ pub fn analyse(run: &RunDir) -> Analysis {
         }
         e.storms = storms::count(run, &first_starts, timeline.end_us);
         e.leaderless = storms::leaderless(&e.spans, &timeline, run.info.start_us);
+        let timeout = timeout_us.filter(|&t| t > 0).unwrap_or(300_000);
+        e.judge_progress(run, &timeline, election::LEADERLESS_TIMEOUTS * timeout);
         e
     });
     Analysis {

@@ -175,7 +175,7 @@ pub fn stalls(run: &RunDir, timeline: &Timeline, bound: u64) -> Vec<Stall> {
 }
 
 /// Whether the launcher had cut links (a partition not healed yet) at `t`.
-fn partitioned_at(run: &RunDir, t: u64) -> bool {
+pub fn partitioned_at(run: &RunDir, t: u64) -> bool {
     let mut cut = false;
     for r in run.faults.iter().take_while(|r| r.t <= t) {
         match r.event {

@@ -2,6 +2,14 @@
 //! over all nodes (balances plus money counted in channels) against the initial total. A
 //! Chandy-Lamport snapshot that does not sum to it is a violation; a clock snapshot's error is
 //! reported, since with skewed clocks it is expected. Self-contained: [`analyse`], [`summary`].
+//!
+//! Money is counted, not assumed: an account is counted once, at its first boot. A restarted
+//! account records its starting balance again (`snapshot snap 0 method initial`): that begins
+//! a new epoch, in which the money may differ (what the restart created or destroyed). Each
+//! epoch's snapshots are compared with the money of that epoch, which the first complete
+//! Chandy-Lamport snapshot of the epoch measures; a change across a restart is reported (as
+//! the restart's lesson, explained), a change within an epoch is a violation, and snapshots
+//! that stop after a restart are one too.
 
 use super::section::{Finding, Section};
 use super::timeline::Timeline;
@@ -24,6 +32,10 @@ pub struct GlobalState {
     pub in_flight: u64,
     /// How many nodes recorded their part.
     pub parts: usize,
+    /// The epoch (0 before any restart; k after the k-th restart) all its parts were recorded in.
+    pub epoch: usize,
+    /// When its last part was recorded.
+    pub t: u64,
 }
 
 impl GlobalState {
@@ -42,39 +54,112 @@ pub struct SnapshotFacts {
     pub nodes: usize,
     /// Every global state every node recorded its part of.
     pub complete: Vec<GlobalState>,
-    /// Global states some node never finished (the run ended first).
+    /// Global states some node never finished (the run ended first, a node was dead, or a
+    /// restart fell in the middle of it).
     pub incomplete: usize,
+    /// Each restart of an account: (node, when, the balance it came back with).
+    pub restarts: Vec<(NodeId, u64, u64)>,
+    /// Per epoch after the first: the money the epoch's first complete Chandy-Lamport snapshot
+    /// counted (None: none completed in it).
+    pub epoch_money: Vec<Option<u64>>,
+    /// Chandy-Lamport snapshots completed before a restart but none in the time after the last
+    /// one: (the restart's time, how long the run went on after it), when that time exceeds
+    /// [`STOPPED_PERIODS`] periods and 2 s.
+    pub stopped: Option<(u64, u64)>,
+    /// The zero of the times in the words: the run's start (or the first record's time).
+    pub start_us: u64,
 }
 
+/// Snapshot periods after a restart with no Chandy-Lamport snapshot completed that count as
+/// snapshots having stopped.
+pub const STOPPED_PERIODS: u64 = 3;
+
 impl SnapshotFacts {
-    /// The Chandy-Lamport states that do not sum to the initial total.
+
+    /// The money that exists in `epoch`: the initial total before any restart, then what the
+    /// epoch's first complete Chandy-Lamport snapshot counted (None: not known).
+    pub fn money(&self, epoch: usize) -> Option<u64> {
+        match epoch {
+            0 => Some(self.initial),
+            k => self.epoch_money.get(k - 1).copied().flatten(),
+        }
+    }
+
+    /// The Chandy-Lamport states that do not sum to the money of their epoch.
     pub fn broken(&self) -> Vec<&GlobalState> {
         self.complete
             .iter()
-            .filter(|g| g.method == "chandy-lamport" && g.total() != self.initial)
+            .filter(|g| g.method == "chandy-lamport" && self.money(g.epoch).is_some_and(|m| g.total() != m))
             .collect()
     }
 
-    /// The clock states' errors (recorded minus initial).
+    /// The clock states' errors (recorded minus the money of their epoch, where it is known).
     pub fn clock_errors(&self) -> Vec<i64> {
         self.complete
             .iter()
             .filter(|g| g.method == "clock")
-            .map(|g| g.total() as i64 - self.initial as i64)
+            .filter_map(|g| self.money(g.epoch).map(|m| g.total() as i64 - m as i64))
+            .collect()
+    }
+
+    /// The epochs after a restart whose money differs from the initial total: (epoch, money).
+    pub fn changed_by_restarts(&self) -> Vec<(usize, u64)> {
+        (1..=self.epoch_money.len())
+            .filter_map(|k| self.money(k).filter(|&m| m != self.initial).map(|m| (k, m)))
             .collect()
     }
 }
 
 /// The facts of a loaded run.
 pub fn analyse(run: &RunDir) -> SnapshotFacts {
-    analyse_records(&run.node_events)
+    let period_ms = run.info.options["set"]["snapshot_ms"]
+        .as_str()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(DEFAULT_PERIOD_MS);
+    let end = Timeline::build(run).end_us;
+    SnapshotFacts {
+        start_us: run.info.start_us,
+        ..analyse_until(&run.node_events, end, period_ms)
+    }
 }
 
-/// The facts of node records (a run's, or the simulator's trace).
+/// The bank's default snapshot period (`snapshot_ms`).
+const DEFAULT_PERIOD_MS: u64 = 1000;
+
+/// The facts of node records (a run's, or the simulator's trace), the run ending at its last
+/// record.
 pub fn analyse_records(records: &[Record]) -> SnapshotFacts {
-    let mut f = SnapshotFacts::default();
-    // (method, snap) -> each node's (balance, in_flight).
-    let mut parts: BTreeMap<(String, u64), BTreeMap<NodeId, (u64, u64)>> = BTreeMap::new();
+    let end = records.iter().map(|r| r.t).max().unwrap_or(0);
+    analyse_until(records, end, DEFAULT_PERIOD_MS)
+}
+
+/// The facts of node records of a run that ended at `end`, snapshots taken every `period_ms`.
+pub fn analyse_until(records: &[Record], end: u64, period_ms: u64) -> SnapshotFacts {
+    let mut f = SnapshotFacts {
+        start_us: records.iter().map(|r| r.t).min().unwrap_or(0),
+        ..SnapshotFacts::default()
+    };
+    let mut booted: BTreeMap<NodeId, u64> = BTreeMap::new();
+    // The times epochs begin: each restart's starting-balance record.
+    let mut epochs: Vec<u64> = Vec::new();
+    for r in records {
+        if let (Some(n), Event::Snapshot { method, balance, .. }) = (r.node, &r.event) {
+            if method == "initial" {
+                if booted.contains_key(&n) {
+                    f.restarts.push((n, r.t, *balance));
+                    epochs.push(r.t);
+                } else {
+                    booted.insert(n, *balance);
+                    f.initial += balance;
+                    f.nodes += 1;
+                }
+            }
+        }
+    }
+    epochs.sort();
+    let epoch_of = |t: u64| epochs.partition_point(|&e| e <= t);
+    // (method, snap, epoch) -> each node's (balance, in_flight), and the last part's time.
+    let mut parts: BTreeMap<(String, u64, usize), (BTreeMap<NodeId, (u64, u64)>, u64)> = BTreeMap::new();
     for r in records {
         if let (
             Some(n),
@@ -86,18 +171,14 @@ pub fn analyse_records(records: &[Record]) -> SnapshotFacts {
             },
         ) = (r.node, &r.event)
         {
-            if method == "initial" {
-                f.initial += balance;
-                f.nodes += 1;
-            } else {
-                parts
-                    .entry((method.clone(), *snap))
-                    .or_default()
-                    .insert(n, (*balance, *in_flight));
+            if method != "initial" {
+                let e = parts.entry((method.clone(), *snap, epoch_of(r.t))).or_default();
+                e.0.insert(n, (*balance, *in_flight));
+                e.1 = e.1.max(r.t);
             }
         }
     }
-    for ((method, snap), p) in parts {
+    for ((method, snap, epoch), (p, t)) in parts {
         if p.len() < f.nodes {
             f.incomplete += 1;
             continue;
@@ -108,7 +189,29 @@ pub fn analyse_records(records: &[Record]) -> SnapshotFacts {
             balances: p.values().map(|x| x.0).sum(),
             in_flight: p.values().map(|x| x.1).sum(),
             parts: p.len(),
+            epoch,
+            t,
         });
+    }
+    f.complete.sort_by_key(|g| g.t);
+    f.epoch_money = (1..=epochs.len())
+        .map(|k| {
+            f.complete
+                .iter()
+                .find(|g| g.epoch == k && g.method == "chandy-lamport")
+                .map(GlobalState::total)
+        })
+        .collect();
+    let cl_before = f.complete.iter().any(|g| g.method == "chandy-lamport" && g.epoch == 0);
+    if let (true, Some(&last)) = (cl_before, epochs.last()) {
+        let after = end.saturating_sub(last);
+        let none = !f
+            .complete
+            .iter()
+            .any(|g| g.method == "chandy-lamport" && g.epoch == epochs.len());
+        if none && after > (STOPPED_PERIODS * period_ms * 1000).max(2_000_000) {
+            f.stopped = Some((last, after));
+        }
     }
     f
 }
@@ -119,6 +222,25 @@ pub fn summary(f: &SnapshotFacts) -> String {
         return String::new();
     }
     let mut s = format!("\nsnapshots: {} accounts, {} in all at the start\n", f.nodes, f.initial);
+    for &(n, t, b) in &f.restarts {
+        s += &format!(
+            "  node {n} restarted at {} with a balance of {b}: a new epoch, whose money its snapshots count\n",
+            super::summary::at(f.start_us, t)
+        );
+    }
+    for (k, m) in f.changed_by_restarts() {
+        s += &format!(
+            "  EXPLAINED: after restart {k} the snapshots count {m}, {:+} against the {} at the start: the restart created or destroyed money (no stable storage)\n",
+            m as i64 - f.initial as i64,
+            f.initial
+        );
+    }
+    if let Some((_, after)) = f.stopped {
+        s += &format!(
+            "  VIOLATION: snapshots stopped: none completed in the {:.1} s after the last restart\n",
+            after as f64 / 1e6
+        );
+    }
     let cl: Vec<&GlobalState> = f.complete.iter().filter(|g| g.method == "chandy-lamport").collect();
     let broken = f.broken();
     if !cl.is_empty() {
@@ -131,18 +253,20 @@ pub fn summary(f: &SnapshotFacts) -> String {
             );
         } else {
             s += &format!(
-                "  VIOLATION: {} of {} chandy-lamport snapshots do not sum to {}:\n",
+                "  VIOLATION: {} of {} chandy-lamport snapshots do not sum to the money of their epoch ({} at the start):\n",
                 broken.len(),
                 cl.len(),
                 f.initial
             );
             for g in broken.iter().take(10) {
                 s += &format!(
-                    "    snapshot {}: {} + {} in channels = {}\n",
+                    "    snapshot {} (epoch {}): {} + {} in channels = {}, not {}\n",
                     g.snap,
+                    g.epoch,
                     g.balances,
                     g.in_flight,
-                    g.total()
+                    g.total(),
+                    f.money(g.epoch).unwrap_or(0)
                 );
             }
         }
@@ -178,18 +302,48 @@ impl Section for SnapshotFacts {
     }
 
     fn findings(&self) -> Vec<Finding> {
+        let mut out = Vec::new();
         let broken = self.broken();
-        if broken.is_empty() {
-            return Vec::new();
+        if !broken.is_empty() {
+            out.push(Finding::violation(
+                "conservation",
+                format!(
+                    "snapshot: {} Chandy-Lamport snapshots do not sum to the money of their epoch ({} at the start)",
+                    broken.len(),
+                    self.initial
+                ),
+            ));
         }
-        vec![Finding::violation(
-            "conservation",
-            format!(
-                "snapshot: {} Chandy-Lamport snapshots do not sum to the {} the bank holds",
-                broken.len(),
-                self.initial
-            ),
-        )]
+        if let Some((_, after)) = self.stopped {
+            out.push(Finding::violation(
+                "snapshots after a restart",
+                format!(
+                    "snapshot: none completed in the {:.1} s after the last restart",
+                    after as f64 / 1e6
+                ),
+            ));
+        }
+        for (k, m) in self.changed_by_restarts() {
+            let (n, _, b) = self.restarts[k - 1];
+            out.push(Finding {
+                property: "money across a restart".into(),
+                what: format!(
+                    "snapshot: after restart {k} the bank holds {m}, {:+} against the {} at the start",
+                    m as i64 - self.initial as i64,
+                    self.initial
+                ),
+                violation: true,
+                explanation: Some(super::explain::Explanation {
+                    term: 0,
+                    inherent: true,
+                    by_design: false,
+                    words: format!(
+                        "node {n} came back with a balance of {b}, not what it held when it died: a restart without stable storage creates or destroys money"
+                    ),
+                }),
+            });
+        }
+        out
     }
 
     fn properties(&self, _a: &Analysis) -> Vec<String> {

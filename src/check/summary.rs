@@ -273,8 +273,17 @@ pub fn election_properties(a: &Analysis, e: &ElectionFacts) -> Vec<String> {
         None => "leaderless: never (a running node believed it led throughout)".into(),
         Some(l) => {
             let total: u64 = e.leaderless.iter().map(|l| l.to - l.from).sum();
+            let judged = match e.majority_leaderless {
+                Some((m, bound)) => format!(
+                    "; with a majority running: longest {} ({}, bound {})",
+                    dur(m.to - m.from),
+                    if m.to - m.from > bound { "VIOLATED" } else { "ok" },
+                    dur(bound)
+                ),
+                None => "; never with a majority running".into(),
+            };
             format!(
-                "leaderless: longest stretch {} to {} ({}); {} in all",
+                "leaderless: longest stretch {} to {} ({}); {} in all{judged}",
                 at(a.start_us, l.from),
                 at(a.start_us, l.to),
                 dur(l.to - l.from),
