@@ -1,0 +1,435 @@
+//! Checker tests of what restarts and failed writes hide: stalls, killed holders, lost
+//! fencing, money changed by a restart, snapshots that stop, incomplete traces, hostile files,
+//! a summary that cannot be written, and elections without a leader while a majority ran.
+
+use super::*;
+use crate::trace::{Event, JsonlWriter, Record, RunInfo, RunNode};
+use std::collections::BTreeMap;
+
+const START: u64 = 1_700_000_000_000_000;
+
+fn ms(x: u64) -> u64 {
+    START + x * 1000
+}
+
+fn rec(t_ms: u64, node: Option<NodeId>, event: Event) -> Record {
+    Record {
+        t: ms(t_ms),
+        node,
+        lamport: None,
+        pt: None,
+        vc: None,
+        hlc: None,
+        event,
+    }
+}
+
+fn start_ev(n: NodeId, algo: &str) -> Event {
+    Event::Start {
+        addr: format!("127.0.0.1:{}", 9000 + n),
+        algo: algo.into(),
+        pid: 100 + n as u32,
+        peers: vec![],
+    }
+}
+
+/// A synthetic run of `algo` on `ids` (every node spawned and started at +0 ms).
+struct R {
+    algo: String,
+    ids: Vec<NodeId>,
+    set: serde_json::Value,
+    nodes: Vec<Record>,
+    faults: Vec<Record>,
+    resource: Vec<Record>,
+}
+
+impl R {
+    fn new(algo: &str, ids: &[NodeId]) -> R {
+        let mut r = R {
+            algo: algo.into(),
+            ids: ids.to_vec(),
+            set: serde_json::json!({}),
+            nodes: Vec::new(),
+            faults: Vec::new(),
+            resource: Vec::new(),
+        };
+        for &n in ids {
+            r.faults.push(rec(
+                0,
+                Some(n),
+                Event::Spawn {
+                    pid: 100 + n as u32,
+                    addr: String::new(),
+                },
+            ));
+            r.nodes.push(rec(0, Some(n), start_ev(n, algo)));
+        }
+        r
+    }
+
+    fn ev(&mut self, t: u64, n: NodeId, e: Event) -> &mut Self {
+        self.nodes.push(rec(t, Some(n), e));
+        self
+    }
+
+    fn res(&mut self, t: u64, e: Event) -> &mut Self {
+        self.resource.push(rec(t, Some(0), e));
+        self
+    }
+
+    fn fault(&mut self, t: u64, n: NodeId, e: Event) -> &mut Self {
+        self.faults.push(rec(t, Some(n), e));
+        self
+    }
+
+    fn kill(&mut self, t: u64, n: NodeId) -> &mut Self {
+        self.fault(
+            t,
+            n,
+            Event::Kill {
+                pid: 0,
+                signal: "SIGKILL".into(),
+            },
+        )
+    }
+
+    fn restart(&mut self, t: u64, n: NodeId) -> &mut Self {
+        self.fault(t, n, Event::Restart { pid: 1 });
+        let algo = self.algo.clone();
+        self.ev(t + 1, n, start_ev(n, &algo))
+    }
+
+    fn info(&self) -> RunInfo {
+        RunInfo {
+            algo: self.algo.clone(),
+            topology: "mesh:complete".into(),
+            nodes: self
+                .ids
+                .iter()
+                .map(|&id| RunNode {
+                    id,
+                    addr: String::new(),
+                    peers: vec![],
+                })
+                .collect(),
+            start_us: START,
+            options: serde_json::json!({ "timeout_ms": 300, "set": self.set }),
+            control: None,
+        }
+    }
+
+    fn load(&self, end_ms: u64) -> RunDir {
+        let mut node_events = self.nodes.clone();
+        node_events.sort_by_key(|r| r.t);
+        let mut faults = self.faults.clone();
+        faults.push(rec(end_ms, None, Event::Shutdown {}));
+        faults.sort_by_key(|r| r.t);
+        RunDir {
+            path: PathBuf::from("synthetic"),
+            info: self.info(),
+            node_events,
+            faults,
+            resource: self.resource.clone(),
+            bad_lines: 0,
+            bad: Vec::new(),
+            unknown: BTreeMap::new(),
+            missing: Vec::new(),
+            incomplete: Vec::new(),
+        }
+    }
+}
+
+fn progress_findings(a: &Analysis) -> Vec<Finding> {
+    a.findings().into_iter().filter(|f| f.property == "progress").collect()
+}
+
+#[test]
+fn a_stall_with_every_node_running_is_a_liveness_violation_named_with_the_ignored_request() {
+    // Ricart-Agrawala after node 3's restart: node 2's REQUEST is ignored as a duplicate.
+    let mut r = R::new("ricart-agrawala", &[1, 2, 3]);
+    r.ev(100, 1, Event::CsRequest { req: 1 })
+        .ev(110, 1, Event::CsEnter { req: 1, token: None })
+        .ev(120, 1, Event::CsExit { req: 1 })
+        .kill(2000, 3)
+        .restart(3000, 3)
+        .ev(3100, 2, Event::CsRequest { req: 5 })
+        .ev(
+            3105,
+            3,
+            Event::Ignore {
+                from: 2,
+                reason: "REQUEST(1) again: a duplicate".into(),
+            },
+        );
+    let a = analyse(&r.load(8000));
+    let p = progress_findings(&a);
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert!(p[0].fails(), "{p:?}");
+    let cause = &p[0].explanation.as_ref().unwrap().words;
+    assert!(
+        cause.contains("node 3 ignored node 2's message") && cause.contains("a duplicate"),
+        "{cause}"
+    );
+    assert!(a.violated());
+    let text = summary::render(&a, true);
+    assert!(text.contains("VIOLATED: progress"), "{text}");
+}
+
+#[test]
+fn a_dead_holder_blocking_central_is_explained_and_a_restarted_one_is_a_violation() {
+    let base = || {
+        let mut r = R::new("central", &[1, 2, 3]);
+        r.ev(100, 1, Event::CsRequest { req: 1 })
+            .ev(110, 1, Event::CsEnter { req: 1, token: None })
+            .ev(200, 2, Event::CsRequest { req: 1 })
+            .kill(2000, 1);
+        r
+    };
+    // Dead for good: the course's lesson, named loudly, not failing the check.
+    let a = analyse(&base().load(8000));
+    let p = progress_findings(&a);
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert!(p[0].violation && !p[0].fails(), "{p:?}");
+    let cause = &p[0].explanation.as_ref().unwrap().words;
+    assert!(
+        cause.contains("the last holder, node 1") && cause.contains("killed at +2000 ms") && cause.contains("regrant_ms"),
+        "{cause}"
+    );
+    assert!(!a.violated());
+    let text = summary::render(&a, false);
+    assert!(text.contains("EXPLAINED: mutex: no entry for"), "{text}");
+    // Back as a new boot at +3 s: five seconds of every node running and nobody entering.
+    let mut r = base();
+    r.restart(3000, 1);
+    let a = analyse(&r.load(8000));
+    let p = progress_findings(&a);
+    assert!(p.len() == 1 && p[0].fails(), "{p:?}");
+    let cause = &p[0].explanation.as_ref().unwrap().words;
+    assert!(
+        cause.contains("the last holder, node 1") && cause.contains("back as a new boot at +3000 ms"),
+        "{cause}"
+    );
+    // Served in time: no stall at all.
+    let mut r = base();
+    r.restart(2100, 1).ev(2500, 2, Event::CsEnter { req: 1, token: None });
+    assert!(progress_findings(&analyse(&r.load(4000))).is_empty());
+}
+
+#[test]
+fn a_killed_holder_is_not_a_holder_at_the_resource_but_a_paused_one_is() {
+    let access = |by: NodeId, phase: &str, token: Option<u64>| Event::Access {
+        by,
+        req: 1,
+        token,
+        phase: phase.into(),
+    };
+    let mut r = R::new("central", &[0, 1, 2, 3]);
+    r.res(100, access(1, "begin", None))
+        .kill(200, 1)
+        .res(300, access(2, "begin", None))
+        .res(300, Event::Violation { nodes: vec![1, 2] })
+        .res(400, access(2, "end", None));
+    let a = analyse(&r.load(1000));
+    let f = a.sections[0].as_any().downcast_ref::<mutex::Section>().unwrap();
+    assert!(f.facts.resource_violations.is_empty(), "{:?}", f.facts);
+    assert_eq!(f.facts.dead_holders.len(), 1);
+    assert!(!a.violated());
+    assert!(summary::render(&a, true).contains("a killed holder is not a holder"));
+    // Paused, not killed: still a holder (Kleppmann's lesson).
+    let mut r = R::new("central", &[0, 1, 2, 3]);
+    r.res(100, access(1, "begin", None))
+        .fault(200, 1, Event::Pause { pid: 0 })
+        .res(300, access(2, "begin", None))
+        .res(300, Event::Violation { nodes: vec![1, 2] });
+    let a = analyse(&r.load(1000));
+    assert!(a.violated());
+}
+
+#[test]
+fn a_lower_token_accepted_after_a_higher_one_is_a_fencing_violation_not_a_fence() {
+    let begin = |by: NodeId, token: u64| Event::Access {
+        by,
+        req: 1,
+        token: Some(token),
+        phase: "begin".into(),
+    };
+    let mut r = R::new("central", &[0, 1, 2, 3]);
+    r.set = serde_json::json!({ "fencing": "true" });
+    r.ev(100, 3, Event::CsEnter { req: 1, token: Some(11) })
+        .ev(150, 2, Event::CsEnter { req: 1, token: Some(22) })
+        .res(160, begin(2, 22))
+        .res(1000, start_ev(0, "resource"))
+        .res(1200, begin(3, 11));
+    let a = analyse(&r.load(2000));
+    let text = summary::render(&a, true);
+    assert!(a.violated(), "{text}");
+    assert!(
+        text.contains("accepted node 3's token 11 at +1200 ms after it had accepted token 22 at +160 ms (the resource restarted at +1000 ms"),
+        "{text}"
+    );
+    assert!(!text.contains("fenced the stale holder off"), "{text}");
+    assert!(text.contains("did NOT fence it off"), "{text}");
+}
+
+fn snap(snap: u64, method: &str, balance: u64, in_flight: u64) -> Event {
+    Event::Snapshot {
+        snap,
+        method: method.into(),
+        balance,
+        in_flight,
+    }
+}
+
+#[test]
+fn money_is_counted_across_a_restart_and_snapshots_that_stop_are_a_violation() {
+    let mut r = R::new("bank", &[1, 2]);
+    r.set = serde_json::json!({ "snapshot": "chandy-lamport", "snapshot_ms": "500" });
+    r.ev(1, 1, snap(0, "initial", 1000, 0)).ev(1, 2, snap(0, "initial", 1000, 0));
+    r.ev(500, 1, snap(1, "chandy-lamport", 900, 50))
+        .ev(510, 2, snap(1, "chandy-lamport", 1050, 0));
+    // Node 2 dies with 1,100 and comes back with 1,000: the bank lost 100.
+    r.kill(3000, 2).restart(4000, 2).ev(4002, 2, snap(0, "initial", 1000, 0));
+    r.ev(4500, 1, snap(2, "chandy-lamport", 880, 20))
+        .ev(4510, 2, snap(2, "chandy-lamport", 1000, 0));
+    let f = snapshot::analyse(&r.load(5000));
+    assert_eq!((f.nodes, f.initial), (2, 2000), "an account is counted once");
+    assert_eq!(f.restarts.len(), 1);
+    assert!(f.broken().is_empty(), "{f:?}");
+    assert_eq!(f.changed_by_restarts(), vec![(1, 1900)]);
+    let a = analyse(&r.load(5000));
+    let text = summary::render(&a, true);
+    assert!(!a.violated(), "{text}");
+    assert!(text.contains("EXPLAINED: snapshot: after restart 1 the bank holds 1900, -100"), "{text}");
+    // A second snapshot of the same epoch that disagrees is a violation.
+    r.ev(5500, 1, snap(3, "chandy-lamport", 880, 20))
+        .ev(5510, 2, snap(3, "chandy-lamport", 1050, 0));
+    assert!(analyse(&r.load(6000)).violated());
+    // No snapshot after a restart for 10 s: they stopped.
+    let mut r = R::new("bank", &[1, 2]);
+    r.ev(1, 1, snap(0, "initial", 1000, 0)).ev(1, 2, snap(0, "initial", 1000, 0));
+    r.ev(500, 1, snap(1, "chandy-lamport", 1000, 0))
+        .ev(510, 2, snap(1, "chandy-lamport", 1000, 0));
+    r.kill(3000, 2).restart(4000, 2).ev(4002, 2, snap(0, "initial", 1000, 0));
+    let a = analyse(&r.load(14000));
+    assert!(a.violated());
+    assert!(summary::render(&a, false).contains("snapshots stopped"));
+}
+
+#[test]
+fn a_majority_without_a_leader_for_longer_than_the_bound_is_a_violation() {
+    let mut r = R::new("bully", &[1, 2, 3]);
+    r.ev(10, 3, Event::Leader { leader: 3, term: 1 })
+        .ev(11, 1, Event::Leader { leader: 3, term: 1 })
+        .ev(11, 2, Event::Leader { leader: 3, term: 1 })
+        .kill(1000, 3);
+    // Nodes 1 and 2 (a majority of 3) run on without a leader from +1 s to +9 s.
+    let a = analyse(&r.load(9000));
+    let e = a.election.as_ref().unwrap();
+    let (l, bound) = e.leaderless_too_long().expect("judged");
+    assert_eq!((l.from, l.to, bound), (ms(1000), ms(9000), 6_000_000));
+    assert!(a.findings().iter().any(|f| f.property == "progress (leader)" && f.fails()));
+    // Re-elected within the bound: fine.
+    r.ev(2000, 2, Event::Leader { leader: 2, term: 2 })
+        .ev(2001, 1, Event::Leader { leader: 2, term: 2 });
+    let a = analyse(&r.load(9000));
+    assert!(a.election.as_ref().unwrap().leaderless_too_long().is_none());
+}
+
+/// A fresh directory under the system temp dir.
+fn temp(label: &str) -> PathBuf {
+    let p = std::env::temp_dir().join(format!("coordlab-restart-check-{}-{label}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&p);
+    std::fs::create_dir_all(&p).unwrap();
+    p
+}
+
+fn write_run(dir: &Path, r: &R, end_ms: u64) {
+    let run = r.load(end_ms);
+    std::fs::write(dir.join("run.json"), serde_json::to_string(&run.info).unwrap()).unwrap();
+    for &id in &r.ids {
+        let mut w = JsonlWriter::append(&dir.join(format!("node-{id}.jsonl"))).unwrap();
+        for rec in run.node_events.iter().filter(|x| x.node == Some(id)) {
+            w.write(rec).unwrap();
+        }
+    }
+    let mut w = JsonlWriter::append(&dir.join("faults.jsonl")).unwrap();
+    for rec in &run.faults {
+        w.write(rec).unwrap();
+    }
+}
+
+#[test]
+fn a_cut_or_empty_trace_is_missing_evidence_not_a_termination_violation() {
+    let dir = temp("cut");
+    let mut r = R::new("bully", &[1, 2, 3]);
+    for n in [1, 2, 3] {
+        r.ev(10, n, Event::Leader { leader: 3, term: 1 });
+    }
+    write_run(&dir, &r, 1000);
+    // Node 2's trace stops mid-line (a full disk): its last line, the leader, is cut.
+    let p2 = dir.join("node-2.jsonl");
+    let text = std::fs::read_to_string(&p2).unwrap();
+    std::fs::write(&p2, &text[..text.len() - 9]).unwrap();
+    // Node 1's trace is empty.
+    std::fs::write(dir.join("node-1.jsonl"), b"").unwrap();
+    let report = check(&dir).unwrap();
+    let a = &report.analysis;
+    assert!(!report.violated, "{}", report.full);
+    assert_eq!(a.bad_lines, 0, "a cut line is not a bad line");
+    let files: Vec<&str> = a.incomplete.iter().map(|(f, _)| f.as_str()).collect();
+    assert_eq!(files, vec!["node-1.jsonl", "node-2.jsonl"]);
+    assert!(report.text.contains("node-2.jsonl is INCOMPLETE: its last line is cut off"), "{}", report.text);
+    assert!(!report.text.contains("VIOLATED: termination"), "{}", report.text);
+    assert_eq!(a.election.as_ref().unwrap().unjudged, vec![1, 2]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_node_that_stopped_because_it_could_not_write_its_trace_is_not_judged_at_the_end() {
+    let mut r = R::new("bully", &[1, 2, 3]);
+    r.ev(10, 3, Event::Leader { leader: 3, term: 1 })
+        .ev(11, 1, Event::Leader { leader: 3, term: 1 });
+    r.fault(
+        500,
+        2,
+        Event::Exit {
+            pid: 102,
+            status: format!("exit {}", crate::error::WRITE_FAILED),
+        },
+    );
+    let a = analyse(&r.load(1000));
+    assert!(a.incomplete.iter().any(|(f, why)| f == "node-2.jsonl" && why.contains("could not write it")));
+    assert!(!a.violated(), "{}", summary::render(&a, false));
+}
+
+#[test]
+fn a_fifo_or_a_link_to_dev_zero_among_the_traces_is_refused_at_once() {
+    let dir = temp("hostile");
+    let r = R::new("bully", &[1, 2, 7]);
+    write_run(&dir, &r, 1000);
+    let p7 = dir.join("node-7.jsonl");
+    std::fs::remove_file(&p7).unwrap();
+    nix::unistd::mkfifo(&p7, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
+    match check(&dir) {
+        Err(e @ CliError::Usage(_)) => assert!(e.to_string().contains("node-7.jsonl: a FIFO"), "{e}"),
+        other => panic!("{other:?}"),
+    }
+    std::fs::remove_file(&p7).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &p7).unwrap();
+    match check(&dir) {
+        Err(e @ CliError::Usage(_)) => assert!(e.to_string().contains("a character device"), "{e}"),
+        other => panic!("{other:?}"),
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_summary_that_cannot_be_written_is_a_write_failure_with_its_own_exit_status() {
+    let dir = temp("summary");
+    write_run(&dir, &R::new("bully", &[1, 2]), 1000);
+    std::fs::create_dir(dir.join("summary.txt")).unwrap();
+    let e = check(&dir).unwrap_err();
+    assert_eq!(e.exit_code(), 3, "{e}");
+    assert!(e.to_string().contains("cannot write"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
