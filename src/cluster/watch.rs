@@ -166,8 +166,11 @@ mod tests {
         assert_eq!(handed.bad, whole.bad);
         assert_eq!(handed.unknown, whole.unknown);
         assert_eq!(handed.exists, whole.exists);
+        assert_eq!(handed.cut, whole.cut);
         assert_eq!(handed.records.len(), 3);
-        assert_eq!(handed.bad.len(), 3, "{:?}", handed.bad);
+        // The line cut by the kill is not a bad line: the file is marked cut.
+        assert_eq!(handed.bad.len(), 2, "{:?}", handed.bad);
+        assert!(handed.cut);
         std::fs::remove_file(&path).unwrap();
     }
 }

@@ -39,14 +39,14 @@ pub fn load(path: &Path) -> Result<Key, String> {
     if let Some(kind) = crate::trace::regular::not_regular(&meta) {
         return Err(format!("--key {name}: {kind}, not a regular file"));
     }
-    if meta.len() != KEY_LEN as u64 {
-        return Err(wrong_size(&name.to_string(), meta.len()));
-    }
     if meta.permissions().mode() & 0o077 != 0 {
         return Err(format!(
             "--key {name}: the file is readable by others (mode {:o}); chmod 600 it",
             meta.permissions().mode() & 0o777
         ));
+    }
+    if meta.len() != KEY_LEN as u64 {
+        return Err(wrong_size(&name.to_string(), meta.len()));
     }
     let bytes = crate::trace::regular::read(path, KEY_LEN as u64)
         .map_err(|e| format!("--key {e}"))?
