@@ -386,11 +386,7 @@ pub fn summary(f: &MutexFacts, start_us: u64) -> String {
         "resource violations left out because a holder had died",
     );
     for b in f.breaches.iter().take(SHOWN) {
-        let _ = writeln!(
-            out,
-            "  VIOLATION: {}",
-            super::mutex_progress::breach_line(b, start_us)
-        );
+        let _ = writeln!(out, "  VIOLATION: {}", super::mutex_progress::breach_line(b, start_us));
     }
     more(&mut out, f.breaches.len(), SHOWN, "lower tokens accepted");
     let _ = writeln!(
@@ -434,7 +430,7 @@ pub fn summary(f: &MutexFacts, start_us: u64) -> String {
     }
     let _ = writeln!(
         out,
-        "  mutual exclusion verdict: {}",
+        "  verdict of the mutex section: {}",
         if f.violated() { "VIOLATED" } else { "held" }
     );
     out

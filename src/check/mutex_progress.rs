@@ -115,11 +115,12 @@ pub fn stalls(run: &RunDir, timeline: &Timeline, bound: u64) -> Vec<Stall> {
     let mut waiters: BTreeSet<NodeId> = BTreeSet::new();
     let mut seen: BTreeSet<NodeId> = BTreeSet::new();
     let mut open: Option<u64> = None;
-    let close = |from: u64, to: u64, to_end: bool, seen: &BTreeSet<NodeId>, out: &mut Vec<(u64, u64, bool, Vec<NodeId>)>| {
-        if to.saturating_sub(from) > bound {
-            out.push((from, to, to_end, seen.iter().copied().collect()));
-        }
-    };
+    let close =
+        |from: u64, to: u64, to_end: bool, seen: &BTreeSet<NodeId>, out: &mut Vec<(u64, u64, bool, Vec<NodeId>)>| {
+            if to.saturating_sub(from) > bound {
+                out.push((from, to, to_end, seen.iter().copied().collect()));
+            }
+        };
     let mut raw = Vec::new();
     for (t, rank, n) in steps {
         if t > end {
@@ -255,7 +256,12 @@ fn fault_cause(run: &RunDir, timeline: &Timeline, who: &[NodeId], from: u64, to:
             parts.push(format!("node {n} {}", bad.join(", ")));
         }
     }
-    if partitioned_at(run, from) || run.faults.iter().any(|r| r.t > from && r.t < to && matches!(r.event, Event::Partition { .. })) {
+    if partitioned_at(run, from)
+        || run
+            .faults
+            .iter()
+            .any(|r| r.t > from && r.t < to && matches!(r.event, Event::Partition { .. }))
+    {
         parts.push("links cut by a partition".into());
     }
     let mut words = format!(
@@ -451,20 +457,18 @@ pub fn fencing_breaches(run: &RunDir) -> Vec<FencingBreach> {
                 token: Some(tok),
                 phase,
                 ..
-            } if phase == "begin" => {
-                match highest {
-                    Some((h, ht)) if *tok < h => out.push(FencingBreach {
-                        t: r.t,
-                        by: *by,
-                        token: *tok,
-                        highest: h,
-                        highest_t: ht,
-                        restarted: last_start.filter(|&s| s > ht),
-                    }),
-                    Some((h, _)) if *tok == h => {}
-                    _ => highest = Some((*tok, r.t)),
-                }
-            }
+            } if phase == "begin" => match highest {
+                Some((h, ht)) if *tok < h => out.push(FencingBreach {
+                    t: r.t,
+                    by: *by,
+                    token: *tok,
+                    highest: h,
+                    highest_t: ht,
+                    restarted: last_start.filter(|&s| s > ht),
+                }),
+                Some((h, _)) if *tok == h => {}
+                _ => highest = Some((*tok, r.t)),
+            },
             _ => {}
         }
     }

@@ -192,7 +192,9 @@ fn a_dead_holder_blocking_central_is_explained_and_a_restarted_one_is_a_violatio
     assert!(p[0].violation && !p[0].fails(), "{p:?}");
     let cause = &p[0].explanation.as_ref().unwrap().words;
     assert!(
-        cause.contains("the last holder, node 1") && cause.contains("killed at +2000 ms") && cause.contains("regrant_ms"),
+        cause.contains("the last holder, node 1")
+            && cause.contains("killed at +2000 ms")
+            && cause.contains("regrant_ms"),
         "{cause}"
     );
     assert!(!a.violated());
@@ -255,11 +257,25 @@ fn a_lower_token_accepted_after_a_higher_one_is_a_fencing_violation_not_a_fence(
     };
     let mut r = R::new("central", &[0, 1, 2, 3]);
     r.set = serde_json::json!({ "fencing": "true" });
-    r.ev(100, 3, Event::CsEnter { req: 1, token: Some(11) })
-        .ev(150, 2, Event::CsEnter { req: 1, token: Some(22) })
-        .res(160, begin(2, 22))
-        .res(1000, start_ev(0, "resource"))
-        .res(1200, begin(3, 11));
+    r.ev(
+        100,
+        3,
+        Event::CsEnter {
+            req: 1,
+            token: Some(11),
+        },
+    )
+    .ev(
+        150,
+        2,
+        Event::CsEnter {
+            req: 1,
+            token: Some(22),
+        },
+    )
+    .res(160, begin(2, 22))
+    .res(1000, start_ev(0, "resource"))
+    .res(1200, begin(3, 11));
     let a = analyse(&r.load(2000));
     let text = summary::render(&a, true);
     assert!(a.violated(), "{text}");
@@ -284,11 +300,14 @@ fn snap(snap: u64, method: &str, balance: u64, in_flight: u64) -> Event {
 fn money_is_counted_across_a_restart_and_snapshots_that_stop_are_a_violation() {
     let mut r = R::new("bank", &[1, 2]);
     r.set = serde_json::json!({ "snapshot": "chandy-lamport", "snapshot_ms": "500" });
-    r.ev(1, 1, snap(0, "initial", 1000, 0)).ev(1, 2, snap(0, "initial", 1000, 0));
+    r.ev(1, 1, snap(0, "initial", 1000, 0))
+        .ev(1, 2, snap(0, "initial", 1000, 0));
     r.ev(500, 1, snap(1, "chandy-lamport", 900, 50))
         .ev(510, 2, snap(1, "chandy-lamport", 1050, 0));
     // Node 2 dies with 1,100 and comes back with 1,000: the bank lost 100.
-    r.kill(3000, 2).restart(4000, 2).ev(4002, 2, snap(0, "initial", 1000, 0));
+    r.kill(3000, 2)
+        .restart(4000, 2)
+        .ev(4002, 2, snap(0, "initial", 1000, 0));
     r.ev(4500, 1, snap(2, "chandy-lamport", 880, 20))
         .ev(4510, 2, snap(2, "chandy-lamport", 1000, 0));
     let f = snapshot::analyse(&r.load(5000));
@@ -299,17 +318,23 @@ fn money_is_counted_across_a_restart_and_snapshots_that_stop_are_a_violation() {
     let a = analyse(&r.load(5000));
     let text = summary::render(&a, true);
     assert!(!a.violated(), "{text}");
-    assert!(text.contains("EXPLAINED: snapshot: after restart 1 the bank holds 1900, -100"), "{text}");
+    assert!(
+        text.contains("EXPLAINED: snapshot: after restart 1 the bank holds 1900, -100"),
+        "{text}"
+    );
     // A second snapshot of the same epoch that disagrees is a violation.
     r.ev(5500, 1, snap(3, "chandy-lamport", 880, 20))
         .ev(5510, 2, snap(3, "chandy-lamport", 1050, 0));
     assert!(analyse(&r.load(6000)).violated());
     // No snapshot after a restart for 10 s: they stopped.
     let mut r = R::new("bank", &[1, 2]);
-    r.ev(1, 1, snap(0, "initial", 1000, 0)).ev(1, 2, snap(0, "initial", 1000, 0));
+    r.ev(1, 1, snap(0, "initial", 1000, 0))
+        .ev(1, 2, snap(0, "initial", 1000, 0));
     r.ev(500, 1, snap(1, "chandy-lamport", 1000, 0))
         .ev(510, 2, snap(1, "chandy-lamport", 1000, 0));
-    r.kill(3000, 2).restart(4000, 2).ev(4002, 2, snap(0, "initial", 1000, 0));
+    r.kill(3000, 2)
+        .restart(4000, 2)
+        .ev(4002, 2, snap(0, "initial", 1000, 0));
     let a = analyse(&r.load(14000));
     assert!(a.violated());
     assert!(summary::render(&a, false).contains("snapshots stopped"));
@@ -327,7 +352,10 @@ fn a_majority_without_a_leader_for_longer_than_the_bound_is_a_violation() {
     let e = a.election.as_ref().unwrap();
     let (l, bound) = e.leaderless_too_long().expect("judged");
     assert_eq!((l.from, l.to, bound), (ms(1000), ms(9000), 6_000_000));
-    assert!(a.findings().iter().any(|f| f.property == "progress (leader)" && f.fails()));
+    assert!(a
+        .findings()
+        .iter()
+        .any(|f| f.property == "progress (leader)" && f.fails()));
     // Re-elected within the bound: fine.
     r.ev(2000, 2, Event::Leader { leader: 2, term: 2 })
         .ev(2001, 1, Event::Leader { leader: 2, term: 2 });
@@ -378,7 +406,13 @@ fn a_cut_or_empty_trace_is_missing_evidence_not_a_termination_violation() {
     assert_eq!(a.bad_lines, 0, "a cut line is not a bad line");
     let files: Vec<&str> = a.incomplete.iter().map(|(f, _)| f.as_str()).collect();
     assert_eq!(files, vec!["node-1.jsonl", "node-2.jsonl"]);
-    assert!(report.text.contains("node-2.jsonl is INCOMPLETE: its last line is cut off"), "{}", report.text);
+    assert!(
+        report
+            .text
+            .contains("node-2.jsonl is INCOMPLETE: its last line is cut off"),
+        "{}",
+        report.text
+    );
     assert!(!report.text.contains("VIOLATED: termination"), "{}", report.text);
     assert_eq!(a.election.as_ref().unwrap().unjudged, vec![1, 2]);
     let _ = std::fs::remove_dir_all(&dir);
@@ -398,7 +432,10 @@ fn a_node_that_stopped_because_it_could_not_write_its_trace_is_not_judged_at_the
         },
     );
     let a = analyse(&r.load(1000));
-    assert!(a.incomplete.iter().any(|(f, why)| f == "node-2.jsonl" && why.contains("could not write it")));
+    assert!(a
+        .incomplete
+        .iter()
+        .any(|(f, why)| f == "node-2.jsonl" && why.contains("could not write it")));
     assert!(!a.violated(), "{}", summary::render(&a, false));
 }
 

@@ -75,7 +75,6 @@ pub struct SnapshotFacts {
 pub const STOPPED_PERIODS: u64 = 3;
 
 impl SnapshotFacts {
-
     /// The money that exists in `epoch`: the initial total before any restart, then what the
     /// epoch's first complete Chandy-Lamport snapshot counted (None: not known).
     pub fn money(&self, epoch: usize) -> Option<u64> {

@@ -234,9 +234,8 @@ impl RunDir {
                 ),
             )
         })?;
-        let text = String::from_utf8(bytes).map_err(|e| {
-            io::Error::new(io::ErrorKind::InvalidData, format!("{}: {e}", info_path.display()))
-        })?;
+        let text = String::from_utf8(bytes)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("{}: {e}", info_path.display())))?;
         let info: RunInfo = serde_json::from_str(&text)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("{}: {e}", info_path.display())))?;
         // In a mutual-exclusion run, node 0 is the shared resource: its trace is resource.jsonl.
