@@ -284,12 +284,13 @@ fn last_holder_gone(run: &RunDir, timeline: &Timeline, t: u64) -> Option<String>
     let (enter_t, holder, req) = run
         .node_events
         .iter()
+        .rev()
         .filter(|r| r.t <= t)
         .filter_map(|r| match r.event {
             Event::CsEnter { req, .. } => r.node.map(|n| (r.t, n, req)),
             _ => None,
         })
-        .last()?;
+        .next()?;
     let left = run
         .node_events
         .iter()

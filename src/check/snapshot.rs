@@ -122,6 +122,9 @@ pub fn analyse(run: &RunDir) -> SnapshotFacts {
     }
 }
 
+/// One global state's parts as recorded: each node's (balance, in_flight), and the last part's time.
+type Parts = (BTreeMap<NodeId, (u64, u64)>, u64);
+
 /// The bank's default snapshot period (`snapshot_ms`).
 const DEFAULT_PERIOD_MS: u64 = 1000;
 
@@ -144,13 +147,13 @@ pub fn analyse_until(records: &[Record], end: u64, period_ms: u64) -> SnapshotFa
     for r in records {
         if let (Some(n), Event::Snapshot { method, balance, .. }) = (r.node, &r.event) {
             if method == "initial" {
-                if booted.contains_key(&n) {
-                    f.restarts.push((n, r.t, *balance));
-                    epochs.push(r.t);
-                } else {
-                    booted.insert(n, *balance);
+                if let std::collections::btree_map::Entry::Vacant(v) = booted.entry(n) {
+                    v.insert(*balance);
                     f.initial += balance;
                     f.nodes += 1;
+                } else {
+                    f.restarts.push((n, r.t, *balance));
+                    epochs.push(r.t);
                 }
             }
         }
@@ -158,7 +161,7 @@ pub fn analyse_until(records: &[Record], end: u64, period_ms: u64) -> SnapshotFa
     epochs.sort();
     let epoch_of = |t: u64| epochs.partition_point(|&e| e <= t);
     // (method, snap, epoch) -> each node's (balance, in_flight), and the last part's time.
-    let mut parts: BTreeMap<(String, u64, usize), (BTreeMap<NodeId, (u64, u64)>, u64)> = BTreeMap::new();
+    let mut parts: BTreeMap<(String, u64, usize), Parts> = BTreeMap::new();
     for r in records {
         if let (
             Some(n),
