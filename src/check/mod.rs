@@ -14,6 +14,7 @@ pub mod cut;
 pub mod election;
 pub mod explain;
 pub mod mutex;
+pub mod network;
 pub mod probe;
 pub mod section;
 pub mod snapshot;
@@ -71,6 +72,10 @@ pub struct Analysis {
     pub sections: Vec<Arc<dyn Section>>,
     /// Every suspicion, judged (empty, and not judged, when faults.jsonl is missing).
     pub suspicions: Vec<Suspicion>,
+    /// What the network was doing when (faults.jsonl folded through the rules model).
+    pub network: network::Network,
+    /// Per side of each network split, its longest stretch without a leader (elections).
+    pub side_gaps: Vec<network::SideGap>,
     /// The failure-detector timeout of the run (`run.json`), microseconds, if known.
     pub timeout_us: Option<u64>,
     /// Suspicions held for more than twice the timeout while their target ran: never healed.
@@ -147,6 +152,7 @@ impl Analysis {
 /// Works out every fact of `run`.
 pub fn analyse(run: &RunDir) -> Analysis {
     let timeline = Timeline::build(run);
+    let net = network::Network::of(run);
     let beliefs = beliefs::Beliefs::replay(run, &timeline);
     let faults_known = !run.missing.iter().any(|m| m == "faults.jsonl");
     let timeout_us = run.info.options["timeout_ms"].as_u64().map(|ms| ms * 1000);
@@ -178,14 +184,18 @@ pub fn analyse(run: &RunDir) -> Analysis {
         algo: run.info.algo.clone(),
         topology: run.info.topology.clone(),
         start_us: run.info.start_us,
+        side_gaps: election
+            .as_ref()
+            .map(|e| network::side_gaps(&net, &e.spans, &timeline))
+            .unwrap_or_default(),
         suspicions: if faults_known {
-            suspicion::judge(run, &timeline)
+            suspicion::judge_with(run, &timeline, &net)
         } else {
             Vec::new()
         },
         timeout_us,
         stale: match timeout_us {
-            Some(t) if faults_known => suspicion::stale(run, &timeline, t),
+            Some(t) if faults_known => suspicion::stale_with(run, &timeline, t, &net),
             _ => Vec::new(),
         },
         traffic: Traffic::count(run),
@@ -201,6 +211,7 @@ pub fn analyse(run: &RunDir) -> Analysis {
             .collect(),
         election,
         timeline,
+        network: net,
     }
 }
 

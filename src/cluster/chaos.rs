@@ -3,8 +3,12 @@
 //! 0.5-2 s; the leader about one time in three), stops injecting a settling time before
 //! `--duration` ends, then judges the run by the checker against the soak's criteria:
 //! suspicions of a running node heal within twice the timeout, no storm, no two leaders in a
-//! term that the faults do not explain, one agreed leader at the end.
+//! term that the faults do not explain, one agreed leader at the end. Network faults (cuts,
+//! partitions, loss, delay) are drawn beside them unless `--faults process` ([`chaos_net`]).
+//!
+//! [`chaos_net`]: super::chaos_net
 
+use super::chaos_net::{Kinds, NetChaos};
 use super::goal::Ending;
 use super::model::State;
 use super::nodes::Fleet;
@@ -28,6 +32,8 @@ pub struct Chaos {
     next_fault: Instant,
     pending: Vec<(Instant, u64, Undo)>,
     injected: usize,
+    kinds: Kinds,
+    net: NetChaos,
 }
 
 impl Chaos {
@@ -43,7 +49,15 @@ impl Chaos {
             next_fault: t0 + Duration::from_millis(1000),
             pending: Vec::new(),
             injected: 0,
+            kinds: Kinds::All,
+            net: NetChaos::new(),
         }
+    }
+
+    /// The same soak drawing only `kinds` of faults.
+    pub fn with_kinds(mut self, kinds: Kinds) -> Self {
+        self.kinds = kinds;
+        self
     }
 
     /// Injects and undoes faults as they fall due; `Some` ends the run (to be judged).
@@ -65,12 +79,14 @@ impl Chaos {
                 done.unwrap_or_else(|e| format!("could not undo a fault: {e}"))
             );
         }
+        self.net.due(fleet, now, now >= self.faults_until);
         if now >= self.deadline {
             return Some(Ending {
                 code: 0,
                 message: format!(
-                    "chaos: {} faults injected over {:.1} s; judging the run",
-                    self.injected,
+                    "chaos: {} faults injected ({} of the network) over {:.1} s; judging the run",
+                    self.injected + self.net.injected,
+                    self.net.injected,
                     (now - self.started).as_secs_f64()
                 ),
                 check: true,
@@ -84,6 +100,13 @@ impl Chaos {
     }
 
     fn inject(&mut self, fleet: &mut Fleet, now: Instant) {
+        if self.kinds.network() && !self.net.busy() && (!self.kinds.process() || self.rng.chance(0.4)) {
+            let leader = fleet.agreement().map(|a| a.leader);
+            return self.net.inject(fleet, now, &mut self.rng, leader);
+        }
+        if !self.kinds.process() {
+            return;
+        }
         let busy: Vec<u64> = self.pending.iter().map(|p| p.1).collect();
         let candidates: Vec<u64> = fleet
             .nodes

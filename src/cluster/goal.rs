@@ -65,6 +65,8 @@ pub enum Goal {
     Chaos(Box<Chaos>),
     /// `--demo snapshot`.
     Snapshot(super::snapshot_demo::SnapshotDemo),
+    /// A network story: `--demo link-cut` or `--demo partition`.
+    Net(Box<super::net_demo::NetStory>),
 }
 
 /// How long to wait for an election before calling it failed: generous, since a wait that is
@@ -79,6 +81,9 @@ impl Goal {
         let n = plan.nodes.len();
         if plan.snapshot_demo {
             return Goal::Snapshot(super::snapshot_demo::SnapshotDemo::new(t0));
+        }
+        if let Some(kind) = plan.net_demo {
+            return Goal::Net(Box::new(super::net_demo::NetStory::new(kind, n, timeout, t0, &plan.set)));
         }
         if let Some(g) = super::mutex_goal::MutexGoal::new(plan, timeout, t0) {
             return Goal::Mutex(Box::new(g));
@@ -148,6 +153,7 @@ impl Goal {
             Goal::Mutex(g) => g.step(fleet, now),
             Goal::Chaos(chaos) => chaos.step(fleet, now),
             Goal::Snapshot(demo) => demo.step(now),
+            Goal::Net(story) => story.step(fleet, now),
         }
     }
 
@@ -170,6 +176,7 @@ impl Goal {
                 (lines, failed)
             }
             Goal::Snapshot(demo) => (demo.conclude(&analysis.dir), analysis.violated()),
+            Goal::Net(story) => (story.conclude(analysis), analysis.violated()),
             _ => (Vec::new(), analysis.violated()),
         }
     }
@@ -183,6 +190,7 @@ impl Goal {
             Goal::Mutex(_) => Ending::failed(format!("stopped ({why}) before the run's goal")),
             Goal::Chaos(_) => Ending::failed(format!("chaos stopped ({why}) before its duration")),
             Goal::Snapshot(_) => Ending::failed(format!("demo snapshot stopped ({why}) before its end")),
+            Goal::Net(story) => Ending::failed(format!("demo stopped ({why}) {}", story.where_now())),
         }
     }
 }

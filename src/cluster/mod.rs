@@ -23,6 +23,7 @@ macro_rules! say {
 }
 
 mod chaos;
+mod chaos_net;
 mod console;
 pub mod control;
 mod demo;
@@ -33,6 +34,7 @@ mod launcher;
 mod model;
 mod mutex_goal;
 mod narrate;
+mod net_demo;
 mod nodes;
 pub mod plan;
 mod prompt;
