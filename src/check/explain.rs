@@ -309,7 +309,7 @@ fn partition_at(run: &RunDir, t: u64) -> Option<Vec<NodeId>> {
     let mut side = None;
     for r in run.faults.iter().filter(|r| r.t <= t) {
         match &r.event {
-            Event::Partition { nodes } => side = Some(nodes.clone()),
+            Event::Partition { nodes, .. } => side = Some(nodes.clone()),
             Event::Heal { .. } => side = None,
             _ => {}
         }
