@@ -86,8 +86,8 @@ fn fault_words(r: &Record) -> Option<String> {
         Event::Resume { .. } => format!("resumed {node}"),
         Event::Kill { signal, .. } => format!("killed {node} ({signal})"),
         Event::Restart { .. } => format!("restarted {node}"),
-        Event::Partition { nodes } => format!("partitioned {nodes:?}"),
-        Event::Heal { nodes } => format!("healed {nodes:?}"),
+        Event::Partition { nodes, .. } => format!("partitioned {nodes:?}"),
+        Event::Heal { nodes, .. } => format!("healed {nodes:?}"),
         _ => return None,
     };
     Some(what)
