@@ -25,6 +25,8 @@ pub mod timeline;
 pub mod traffic;
 
 #[cfg(test)]
+mod network_tests;
+#[cfg(test)]
 mod tests;
 
 pub use beliefs::{Belief, LeadSpan, SpanEnd};

@@ -190,7 +190,16 @@ impl Network {
     /// group reach each other over the graph minus the blocked links. Each node is in exactly
     /// one group; sorted.
     pub fn groups_at(&self, t: u64, down: &[NodeId]) -> Vec<Vec<NodeId>> {
-        let rules = self.rules_at(t);
+        self.groups_under(self.rules_at(t), down)
+    }
+
+    /// [`Network::groups_at`] with no network rule in force: how the dead nodes alone split
+    /// the graph.
+    pub fn groups_without_faults(&self, down: &[NodeId]) -> Vec<Vec<NodeId>> {
+        self.groups_under(&self.clear, down)
+    }
+
+    fn groups_under(&self, rules: &NetRules, down: &[NodeId]) -> Vec<Vec<NodeId>> {
         let up: Vec<NodeId> = self.members.iter().copied().filter(|m| !down.contains(m)).collect();
         let reach: BTreeMap<NodeId, BTreeSet<NodeId>> =
             up.iter().map(|&m| (m, self.reach(rules, m, down, false))).collect();

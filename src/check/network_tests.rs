@@ -212,8 +212,9 @@ fn a_direct_cut_and_heavy_loss_are_named_on_the_link() {
     assert_eq!(net.cut_off(3, 1, ms(300)).unwrap().words, "the link 3->1 was cut (one way)");
     assert!(net.cut_off(1, 3, ms(300)).is_none(), "one way only");
     assert_eq!(net.cut_off(2, 1, ms(300)).unwrap().words, "90% of the datagrams on the link 2->1 were lost");
-    // A one-way cut breaks the conversation: 1 and 3 are in different groups.
-    assert_eq!(net.groups_at(ms(150), &[]), vec![vec![1, 2], vec![3]]);
+    // Node 2 still relays between 3 and 1: one group; without 2, the one-way cut splits them.
+    assert_eq!(net.groups_at(ms(150), &[]), vec![vec![1, 2, 3]]);
+    assert_eq!(net.groups_at(ms(150), &[2]), vec![vec![1], vec![3]]);
 }
 
 /// Two leaders of term 2, one on each side of the cut bridge.

@@ -44,6 +44,8 @@ pub struct SnapshotFacts {
     pub complete: Vec<GlobalState>,
     /// Global states some node never finished (the run ended first).
     pub incomplete: usize,
+    /// What the network was doing while the first broken snapshot was recorded (None: nothing).
+    pub network: Option<String>,
 }
 
 impl SnapshotFacts {
@@ -67,7 +69,20 @@ impl SnapshotFacts {
 
 /// The facts of a loaded run.
 pub fn analyse(run: &RunDir) -> SnapshotFacts {
-    analyse_records(&run.node_events)
+    let mut f = analyse_records(&run.node_events);
+    let first = f.broken().first().map(|g| (g.method.clone(), g.snap));
+    if let Some((m, k)) = first {
+        let times: Vec<u64> = run
+            .node_events
+            .iter()
+            .filter(|r| matches!(&r.event, Event::Snapshot { snap, method, .. } if *snap == k && *method == m))
+            .map(|r| r.t)
+            .collect();
+        if let (Some(&a), Some(&b)) = (times.iter().min(), times.iter().max()) {
+            f.network = super::network::Network::of(run).during(a, b);
+        }
+    }
+    f
 }
 
 /// The facts of node records (a run's, or the simulator's trace).
@@ -185,9 +200,12 @@ impl Section for SnapshotFacts {
         vec![Finding::violation(
             "conservation",
             format!(
-                "snapshot: {} Chandy-Lamport snapshots do not sum to the {} the bank holds",
+                "snapshot: {} Chandy-Lamport snapshots do not sum to the {} the bank holds{}",
                 broken.len(),
-                self.initial
+                self.initial,
+                self.network
+                    .as_ref()
+                    .map_or(String::new(), |n| format!("; the network then (the first): {n}"))
             ),
         )]
     }

@@ -35,6 +35,7 @@ mod model;
 mod mutex_goal;
 mod narrate;
 mod net_demo;
+mod net_fleet;
 mod nodes;
 pub mod plan;
 mod prompt;

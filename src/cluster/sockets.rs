@@ -105,6 +105,7 @@ mod tests {
             chaos: None,
             snapshot_demo: false,
             clocks: BTreeMap::new(),
+            net_demo: None,
         }
     }
 

@@ -144,7 +144,8 @@ impl Central {
         self.counter += 1;
         let token = (self.epoch << 32) | (self.counter & 0xffff_ffff);
         self.holder = Some((node, req, token));
-        if let Some(t) = self.regrant {
+        // The coordinator knows it is alive: it never takes its own hold for dead.
+        if let (Some(t), false) = (self.regrant, node == mcx.me()) {
             mcx.set_timer(Regrant(token), t);
         }
         if node == mcx.me() {
