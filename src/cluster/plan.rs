@@ -385,6 +385,8 @@ pub(crate) fn test_options(n: usize) -> LaunchOptions {
         clock_offset_ms: None,
         clock_drift_ppm: None,
         clock_skew: None,
+        net: None,
+        faults: None,
     }
 }
 
