@@ -8,7 +8,9 @@
 //!
 //! [`chaos_net`]: super::chaos_net
 
-use super::chaos_net::{Kinds, NetChaos};
+use super::chaos_net::{self, NetChaos};
+use super::net::NetControl;
+use super::schedule::FaultKinds;
 use super::goal::Ending;
 use super::model::State;
 use super::nodes::Fleet;
@@ -32,7 +34,7 @@ pub struct Chaos {
     next_fault: Instant,
     pending: Vec<(Instant, u64, Undo)>,
     injected: usize,
-    kinds: Kinds,
+    kinds: FaultKinds,
     net: NetChaos,
 }
 
@@ -49,19 +51,19 @@ impl Chaos {
             next_fault: t0 + Duration::from_millis(1000),
             pending: Vec::new(),
             injected: 0,
-            kinds: Kinds::All,
+            kinds: FaultKinds::All,
             net: NetChaos::new(),
         }
     }
 
     /// The same soak drawing only `kinds` of faults.
-    pub fn with_kinds(mut self, kinds: Kinds) -> Self {
+    pub fn with_kinds(mut self, kinds: FaultKinds) -> Self {
         self.kinds = kinds;
         self
     }
 
     /// Injects and undoes faults as they fall due; `Some` ends the run (to be judged).
-    pub fn step(&mut self, fleet: &mut Fleet, now: Instant) -> Option<Ending> {
+    pub fn step(&mut self, fleet: &mut Fleet, net: &mut NetControl, now: Instant) -> Option<Ending> {
         let mut due = Vec::new();
         self.pending.retain(|&(at, id, undo)| {
             if at <= now {
@@ -79,7 +81,7 @@ impl Chaos {
                 done.unwrap_or_else(|e| format!("could not undo a fault: {e}"))
             );
         }
-        self.net.due(fleet, now, now >= self.faults_until);
+        self.net.due(net, fleet, now, now >= self.faults_until);
         if now >= self.deadline {
             return Some(Ending {
                 code: 0,
@@ -93,18 +95,19 @@ impl Chaos {
             });
         }
         if now < self.faults_until && now >= self.next_fault {
-            self.inject(fleet, now);
+            self.inject(fleet, net, now);
             self.next_fault = now + Duration::from_millis(self.rng.range(300, 1501));
         }
         None
     }
 
-    fn inject(&mut self, fleet: &mut Fleet, now: Instant) {
-        if self.kinds.network() && !self.net.busy() && (!self.kinds.process() || self.rng.chance(0.4)) {
+    fn inject(&mut self, fleet: &mut Fleet, net: &mut NetControl, now: Instant) {
+        let (process, network) = (chaos_net::process(self.kinds), chaos_net::network(self.kinds));
+        if network && !self.net.busy() && (!process || self.rng.chance(0.4)) {
             let leader = fleet.agreement().map(|a| a.leader);
-            return self.net.inject(fleet, now, &mut self.rng, leader);
+            return self.net.inject(net, fleet, now, &mut self.rng, leader);
         }
-        if !self.kinds.process() {
+        if !process {
             return;
         }
         let busy: Vec<u64> = self.pending.iter().map(|p| p.1).collect();

@@ -11,32 +11,53 @@
 //! - loss: 5-30% on every link;
 //! - delay: 5-60 ms with a jitter of up to as much again on every link (reorders).
 
+use super::net::NetControl;
 use super::nodes::Fleet;
+use super::schedule::FaultKinds;
 use crate::net::NetAction;
 use crate::rng::Rng;
 use crate::trace::NodeId;
 use std::time::{Duration, Instant};
 
-/// Which faults the soak draws (`--faults process|network|all`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kinds {
-    /// Pauses, kills and restarts only.
-    Process,
-    /// Network faults only.
-    Network,
-    /// Both (the default).
-    All,
+/// Whether chaos draws process faults (pauses, kills, restarts).
+pub fn process(kinds: FaultKinds) -> bool {
+    kinds != FaultKinds::Network
 }
 
-impl Kinds {
-    /// Whether process faults are drawn.
-    pub fn process(self) -> bool {
-        self != Kinds::Network
-    }
+/// Whether chaos draws network faults.
+pub fn network(kinds: FaultKinds) -> bool {
+    kinds != FaultKinds::Process
+}
 
-    /// Whether network faults are drawn.
-    pub fn network(self) -> bool {
-        self != Kinds::Process
+/// Puts `action` in force the way the console's `net ...` does (the same words, the same
+/// [`NetControl::execute`]): enforced by the run's backend and written to faults.jsonl.
+pub fn apply(net: &mut NetControl, fleet: &mut Fleet, action: &NetAction) -> Result<String, String> {
+    let words = console_words(action);
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
+    net.execute(&words, fleet)
+}
+
+/// `action` as the words after `net` at the console (`cut 2 10`, `partition 1,2 3`).
+pub fn console_words(action: &NetAction) -> Vec<String> {
+    let ids = |xs: &[NodeId]| xs.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
+    let link = |l: &Option<(NodeId, NodeId)>| l.map_or(Vec::new(), |(a, b)| vec![a.to_string(), b.to_string()]);
+    match action {
+        NetAction::Cut { a, b, one_way } => {
+            let mut w = vec!["cut".to_string(), a.to_string(), b.to_string()];
+            if *one_way {
+                w.push("--one-way".into());
+            }
+            w
+        }
+        NetAction::Partition { sides } => std::iter::once("partition".to_string())
+            .chain(sides.iter().map(|s| ids(s)))
+            .collect(),
+        NetAction::Heal { link: l } => std::iter::once("heal".to_string()).chain(link(l)).collect(),
+        NetAction::Loss { pct, link: l } => ["loss".to_string(), pct.to_string()].into_iter().chain(link(l)).collect(),
+        NetAction::Delay { ms, jitter_ms, link: l } => ["delay".to_string(), format!("{ms}:{jitter_ms}")]
+            .into_iter()
+            .chain(link(l))
+            .collect(),
     }
 }
 
@@ -70,20 +91,27 @@ impl NetChaos {
 
     /// Heals the fault in force when it falls due, or at once when `settling` (the soak stops
     /// injecting): nothing of the network stays broken into the settling time.
-    pub fn due(&mut self, fleet: &mut Fleet, now: Instant, settling: bool) {
+    pub fn due(&mut self, net: &mut NetControl, fleet: &mut Fleet, now: Instant, settling: bool) {
         let Some(at) = self.heal_at else { return };
         if now < at && !settling {
             return;
         }
         self.heal_at = None;
-        match fleet.net(&NetAction::Heal { link: None }) {
+        match apply(net, fleet, &NetAction::Heal { link: None }) {
             Ok(line) => say!("chaos: {line}"),
             Err(e) => say!("chaos: could not heal the network: {e}"),
         }
     }
 
     /// Draws one network fault and puts it in force; `leader` is the current leader, if any.
-    pub fn inject(&mut self, fleet: &mut Fleet, now: Instant, rng: &mut Rng, leader: Option<NodeId>) {
+    pub fn inject(
+        &mut self,
+        net: &mut NetControl,
+        fleet: &mut Fleet,
+        now: Instant,
+        rng: &mut Rng,
+        leader: Option<NodeId>,
+    ) {
         let ids: Vec<NodeId> = fleet
             .nodes
             .iter()
@@ -95,7 +123,7 @@ impl NetChaos {
         }
         let action = draw(fleet, rng, &ids, leader);
         let ms = rng.range(500, 2501);
-        match fleet.net(&action) {
+        match apply(net, fleet, &action) {
             Ok(line) => {
                 self.injected += 1;
                 say!("chaos: {line}; heal in {ms} ms");

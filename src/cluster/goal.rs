@@ -89,7 +89,7 @@ impl Goal {
             return Goal::Mutex(Box::new(g));
         }
         if let (Some(seed), Some(d)) = (plan.chaos, plan.duration) {
-            return Goal::Chaos(Box::new(Chaos::new(seed, t0, d, timeout)));
+            return Goal::Chaos(Box::new(Chaos::new(seed, t0, d, timeout).with_kinds(plan.chaos_faults)));
         }
         match (plan.demo, plan.until_elected) {
             (Some(kind), _) => Goal::Demo(Box::new(Demo::new(kind, n, timeout, t0))),
@@ -114,7 +114,7 @@ impl Goal {
     }
 
     /// Looks at the fleet after a tick (a demo also acts on it); `Some` ends the run.
-    pub fn step(&mut self, fleet: &mut Fleet, now: Instant) -> Option<Ending> {
+    pub fn step(&mut self, fleet: &mut Fleet, net: &mut super::net::NetControl, now: Instant) -> Option<Ending> {
         match self {
             Goal::Console { until, shown } => {
                 if let Some(a) = fleet.agreement() {
@@ -151,9 +151,9 @@ impl Goal {
             }
             Goal::Demo(demo) => demo.step(fleet, now),
             Goal::Mutex(g) => g.step(fleet, now),
-            Goal::Chaos(chaos) => chaos.step(fleet, now),
+            Goal::Chaos(chaos) => chaos.step(fleet, net, now),
             Goal::Snapshot(demo) => demo.step(now),
-            Goal::Net(story) => story.step(fleet, now),
+            Goal::Net(story) => story.step(fleet, net, now),
         }
     }
 

@@ -37,7 +37,9 @@
 //!
 //! Every wait has a deadline; a step that does not happen ends the run with status 1, naming it.
 
+use super::chaos_net::apply;
 use super::goal::{patience, Ending};
+use super::net::NetControl;
 use super::model::State;
 use super::nodes::Fleet;
 use super::RESOURCE_NODE;
@@ -242,7 +244,7 @@ impl NetStory {
     }
 
     /// Advances the story after a tick; `Some` ends the run.
-    pub fn step(&mut self, fleet: &mut Fleet, now: Instant) -> Option<Ending> {
+    pub fn step(&mut self, fleet: &mut Fleet, net: &mut NetControl, now: Instant) -> Option<Ending> {
         if let Some(n) = fleet.nodes.iter().find(|n| matches!(n.state, State::Exited(_))) {
             return Some(Ending::failed(format!(
                 "demo failed {}: node {} ended on its own; see {}",
@@ -252,8 +254,8 @@ impl NetStory {
             )));
         }
         let r = match self.kind {
-            NetDemo::LinkCut => self.link_cut(fleet, now),
-            NetDemo::Partition => self.partition(fleet, now),
+            NetDemo::LinkCut => self.link_cut(fleet, net, now),
+            NetDemo::Partition => self.partition(fleet, net, now),
         };
         match r {
             Ok(Some(end)) => Some(end),
@@ -283,7 +285,7 @@ impl NetStory {
             .find(|&id| fleet.beliefs.current(id).is_some_and(|b| b.leader == id))
     }
 
-    fn link_cut(&mut self, fleet: &mut Fleet, now: Instant) -> Result<Option<Ending>, String> {
+    fn link_cut(&mut self, fleet: &mut Fleet, net: &mut NetControl, now: Instant) -> Result<Option<Ending>, String> {
         match self.step.clone() {
             Step::Elect => {
                 let Some(a) = fleet.agreement().filter(|a| a.nodes.len() == 10) else {
@@ -299,7 +301,7 @@ impl NetStory {
                 } else {
                     NetAction::Cut { a: x, b: y, one_way: false }
                 };
-                let done = fleet.net(&action)?;
+                let done = apply(net, fleet, &action)?;
                 if self.majority {
                     say!(
                         "2. cut the channel {x}-{y} at {}: majority mode needs every member reachable directly, so the \
@@ -388,7 +390,7 @@ impl NetStory {
                     );
                 }
                 let wall = wall_us();
-                let done = fleet.net(&NetAction::Heal { link: None })?;
+                let done = apply(net, fleet, &NetAction::Heal { link: None })?;
                 say!("4. healed the network at {} ({done})", fleet.rel(wall));
                 self.deadline = now + self.patience;
                 self.step = Step::Rejoin { wall, held: None };
@@ -444,7 +446,7 @@ impl NetStory {
             .collect()
     }
 
-    fn partition(&mut self, fleet: &mut Fleet, now: Instant) -> Result<Option<Ending>, String> {
+    fn partition(&mut self, fleet: &mut Fleet, net: &mut NetControl, now: Instant) -> Result<Option<Ending>, String> {
         let c = Self::coordinator(fleet);
         match self.mstep.clone() {
             MStep::Hold => {
@@ -452,7 +454,7 @@ impl NetStory {
                     return Ok(None);
                 };
                 let wall = wall_us();
-                let done = fleet.net(&NetAction::Cut { a: h, b: c, one_way: false })?;
+                let done = apply(net, fleet, &NetAction::Cut { a: h, b: c, one_way: false })?;
                 say!(
                     "1. node {h} holds the section (request {req}); cut the link {h}-{c} at {} ({done}): the \
                      coordinator, node {c}, can no longer hear it; the shared resource still hears both",
@@ -485,7 +487,7 @@ impl NetStory {
                     return Ok(None);
                 }
                 let wall = wall_us();
-                let done = fleet.net(&NetAction::Heal { link: None })?;
+                let done = apply(net, fleet, &NetAction::Heal { link: None })?;
                 say!(
                     "3. node {holder} left the section; healed the network at {} ({done})",
                     fleet.rel(wall)

@@ -110,6 +110,8 @@ pub struct Plan {
     pub chaos: Option<u64>,
     /// A network `--demo` (`link-cut`, `partition`).
     pub net_demo: Option<super::net_demo::NetDemo>,
+    /// `coordlab chaos --faults process|network|all`: what the soak draws (default all).
+    pub chaos_faults: super::schedule::FaultKinds,
 }
 
 impl Plan {
@@ -321,6 +323,10 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
         mutex_demo,
         chaos: opts.chaos.then_some(opts.seed),
         net_demo,
+        chaos_faults: match &opts.faults {
+            Some(super::schedule::FaultsArg::Kinds(k)) => *k,
+            _ => super::schedule::FaultKinds::All,
+        },
     };
     if mutex {
         // The shared resource is a member like any node, spawned first.
@@ -402,6 +408,8 @@ pub(crate) fn test_options(n: usize) -> LaunchOptions {
         clock_offset_ms: None,
         clock_drift_ppm: None,
         clock_skew: None,
+        net: None,
+        faults: None,
     }
 }
 

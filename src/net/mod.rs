@@ -6,6 +6,7 @@
 //! between actions and `faults.jsonl` events. The checker folds `faults.jsonl` through
 //! [`NetRules::apply_event`] to know what the network was doing at any time.
 
+pub mod nft;
 pub mod rules;
 
 pub use rules::{Link, NetAction, NetCommand, NetRules};

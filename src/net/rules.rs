@@ -74,16 +74,6 @@ pub enum NetCommand {
 /// The verbs, for help texts and error messages.
 pub const VERBS: &str = "cut, partition, heal, loss, delay, status";
 
-/// The usage lines of every verb, for `help`.
-pub const USAGE: &[&str] = &[
-    "net cut A B [--one-way]        cut the link A-B (both ways, or only A to B)",
-    "net partition 1,2,3 4,5 ...    split into sides (a node not named is alone)",
-    "net heal [A B]                 lift every rule, or make the link A-B perfect",
-    "net loss PCT [A B]             lose PCT% of datagrams on every link, or on A-B",
-    "net delay MS[:JITTER] [A B]    hold datagrams MS +- JITTER ms (reorders)",
-    "net status                     the rules in force",
-];
-
 impl NetCommand {
     /// Parses `net VERB ARGS` (the leading `net` optional), checking every id against `members`.
     /// The error is one line naming the problem.
