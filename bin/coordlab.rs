@@ -263,7 +263,10 @@ struct LaunchArgs {
     /// fresh random key written to the run directory.
     #[arg(long)]
     key: Option<PathBuf>,
-    /// Run a scripted story without a human: false-suspicion, split-brain or snapshot.
+    /// Run a scripted story without a human: false-suspicion, split-brain, snapshot, regrant,
+    /// quorum-amnesia, link-cut (`mesh 10`: groups 1-4 and 5-10, each fully linked, joined only
+    /// by the link 2-10; echo elects, 2-10 is cut, each side elects, heal) or partition (central:
+    /// the coordinator cut off from the holder regrants it).
     #[arg(long)]
     demo: Option<String>,
     /// An option of the algorithm passed to every node (KEY=VALUE; repeatable; `coordlab algos`
@@ -524,10 +527,13 @@ fn launch_options(n: usize, topology: Layout, a: LaunchArgs) -> Result<LaunchOpt
         }
     }
     // The story is the bank's: it runs when no other algorithm was named.
-    let algo = if snapshot_demo && a.algo == registry::DEFAULT_ALGO {
-        "bank".to_string()
-    } else {
-        a.algo
+    // So are the network stories': echo on two groups joined by one link, central cut off.
+    let algo = match a.demo.as_deref() {
+        _ if a.algo != registry::DEFAULT_ALGO => a.algo,
+        _ if snapshot_demo => "bank".to_string(),
+        Some("link-cut") => registry::ECHO.name.to_string(),
+        Some("partition") => registry::CENTRAL.name.to_string(),
+        _ => a.algo,
     };
     Ok(LaunchOptions {
         n,

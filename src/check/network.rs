@@ -249,8 +249,9 @@ impl Network {
             border.sort();
             border.dedup();
             Some(format!(
-                "every path from node {from} to node {to} was broken: {}",
-                border.join("; ")
+                "{} (every path from node {from} to node {to} crossed {})",
+                border.join("; "),
+                if border.len() == 1 { "it" } else { "one of them" }
             ))
         } else {
             None

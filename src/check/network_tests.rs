@@ -189,10 +189,16 @@ fn a_node_cut_off_is_suspected_alive_not_dead_and_its_suspicion_may_last_until_t
     let a = analyse(&r.load());
     let s = a.suspicions.iter().find(|s| s.by == 3).unwrap();
     assert!(!s.is_true(), "node 10 ran");
-    assert_eq!(s.cut_off.as_deref(), Some("every path from node 10 to node 3 was broken: the link 2-10 was cut"));
+    assert_eq!(
+        s.cut_off.as_deref(),
+        Some("the link 2-10 was cut (every path from node 10 to node 3 crossed it)")
+    );
     let words = summary::narrate(s, START);
     assert!(words.contains("node 3 suspected node 10"), "{words}");
-    assert!(words.contains("node 10 was alive, but every path from node 10 to node 3 was broken: the link 2-10 was cut: cut off, not dead"), "{words}");
+    assert!(
+        words.contains("node 10 was alive, but the link 2-10 was cut (every path from node 10 to node 3 crossed it): cut off, not dead"),
+        "{words}"
+    );
     let plain = a.suspicions.iter().find(|s| s.by == 8).unwrap();
     assert_eq!(plain.cut_off, None);
     // The cut-off suspicion healed 200 ms after the heal: not stale; the other one is.

@@ -163,7 +163,9 @@ fn backend_name(o: &LaunchOptions) -> &'static str {
 fn banner(o: &LaunchOptions, plan: &Plan, dir: &Path, goal: &Goal) {
     let shape = match &o.topology {
         Layout::Ring => "ring".to_string(),
-        Layout::Mesh(spec) => {
+        Layout::Mesh(_) => {
+            // The plan's graph: a story may build its own (`--demo link-cut`).
+            let spec = plan.topology.strip_prefix("mesh:").unwrap_or(&plan.topology);
             let edges: usize = plan.nodes.iter().map(|p| p.neighbours.len()).sum();
             let arrows = if spec == "ring" { "one-way links" } else { "links" };
             let count = if spec == "ring" { edges } else { edges / 2 };

@@ -3,19 +3,20 @@
 //! console's `net cut 2 10` does), and the checker's reading of it at the end.
 //!
 //! **link-cut** (`coordlab mesh 10 --demo link-cut`, an election that runs on any two-way graph:
-//! echo by default, or yoyo). The course's picture: two groups of processes, 1-6 and 7-10, each
+//! echo by default, or yoyo). The course's picture: two groups of processes, 1-4 and 5-10, each
 //! fully linked inside, and one channel between them, 2-10:
 //!
 //! ```text
-//!   1 - 3 - 4 - 5 - 6 - 1 ... (1..6: every pair linked)      7..10: every pair linked
-//!       2 ------------------------------------------------- 10
+//!   { 1 2 3 4 }  every pair linked            { 5 6 7 8 9 10 }  every pair linked
+//!       2 ------------------------------------------- 10      the only link between them
 //! ```
 //! 1. wait until all 10 agree on a leader;
 //! 2. cut the channel 2-10 (`net cut 2 10`): the graph falls in two;
 //! 3. wait until each side has settled: without majority mode, each side agrees on a leader of
 //!    its own (two leaders: split-brain by partition, which no election can avoid when it
-//!    cannot tell a cut channel from dead nodes); with `--set majority=true` only 1-6 (6 of 10
-//!    votes) has a leader, and no node of 7-10 leads: they cannot reach a majority;
+//!    cannot tell a cut channel from dead nodes); with `--set majority=true` only 5-10 (6 of 10
+//!    votes) has a leader, and no node of 1-4 leads: they cannot reach a majority (a leader
+//!    there steps down: it lost its quorum);
 //! 4. heal (`net heal`) and wait until all 10 agree on one leader again, for a while;
 //! 5. stop; the checker's explanation, the sides' leaderless stretches and the cut-off
 //!    suspicions close the story.
@@ -23,7 +24,7 @@
 //! Majority mode sends votes and acknowledgements directly between members, so it needs a
 //! complete mesh: there the groups talk only through the channel 2-10 (the course's picture
 //! routes every message between the groups over it), and cutting it is, for the processes,
-//! the partition 1-6 | 7-10 (`net partition 1,2,3,4,5,6 7,8,9,10`): the story says so.
+//! the partition 1-4 | 5-10 (`net partition 1,2,3,4 5,6,7,8,9,10`): the story says so.
 //!
 //! **partition** (`coordlab mesh 4 --algo central --demo partition [--fencing]`, with
 //! `regrant_ms=300`, `hold_ms=1000`, `think_ms=100` unless set): the coordinator (the highest
@@ -66,9 +67,9 @@ pub enum NetDemo {
 }
 
 /// The link-cut graph's groups and its bridge.
-pub const LEFT: [NodeId; 6] = [1, 2, 3, 4, 5, 6];
+pub const LEFT: [NodeId; 4] = [1, 2, 3, 4];
 /// The other group.
-pub const RIGHT: [NodeId; 4] = [7, 8, 9, 10];
+pub const RIGHT: [NodeId; 6] = [5, 6, 7, 8, 9, 10];
 /// The one channel between them.
 pub const BRIDGE: (NodeId, NodeId) = (2, 10);
 
@@ -114,12 +115,12 @@ impl NetDemo {
                 let want: Vec<NodeId> = (1..=10).collect();
                 if ids != want.as_slice() {
                     return Err(format!(
-                        "--demo {LINK_CUT} runs on 10 nodes with ids 1-10 (groups 1-6 and 7-10 joined by the link 2-10)"
+                        "--demo {LINK_CUT} runs on 10 nodes with ids 1-10 (groups 1-4 and 5-10 joined by the link 2-10)"
                     ));
                 }
                 if !matches!(spec, "complete" | LINK_CUT) {
                     return Err(format!(
-                        "--demo {LINK_CUT} builds its own graph (groups 1-6 and 7-10 joined by the link 2-10): leave \
+                        "--demo {LINK_CUT} builds its own graph (groups 1-4 and 5-10 joined by the link 2-10): leave \
                          --topology out"
                     ));
                 }
@@ -155,7 +156,7 @@ fn majority(set: &BTreeMap<String, String>) -> bool {
         .is_some_and(|v| matches!(v.as_str(), "true" | "1" | "yes"))
 }
 
-/// Two cliques, 1-6 and 7-10, joined only by the link 2-10.
+/// Two cliques, 1-4 and 5-10, joined only by the link 2-10.
 pub fn link_cut_graph() -> Result<Graph, String> {
     let mut edges = Vec::new();
     for group in [&LEFT[..], &RIGHT[..]] {
@@ -332,7 +333,7 @@ impl NetStory {
                 let views: Vec<Option<(NodeId, u64)>> = sides.iter().map(|s| Self::side_view(fleet, s)).collect();
                 let settled = if self.majority {
                     // The majority side agrees on a leader of its own; no node of the other leads.
-                    views[0].is_some() && Self::someone_leads(fleet, &RIGHT).is_none()
+                    views[1].is_some() && Self::someone_leads(fleet, &LEFT).is_none()
                 } else {
                     views.iter().all(Option::is_some)
                 };
@@ -347,27 +348,30 @@ impl NetStory {
                 };
                 let _ = since;
                 if self.majority {
-                    let (l, t) = views[0].expect("settled");
+                    let (l, t) = views[1].expect("settled");
                     say!(
                         "3. only the side holding a majority has a leader: node {l} leads term {t} for {} (6 of 10 votes)",
-                        group_words(&LEFT)
+                        group_words(&RIGHT)
                     );
-                    let right: Vec<String> = RIGHT
+                    let minority: Vec<String> = LEFT
                         .iter()
                         .map(|&id| match fleet.beliefs.current(id) {
-                            Some(b) => format!("{id}: follows node {} (term {}), unreachable", b.leader, b.term),
+                            Some(b) if LEFT.contains(&b.leader) && !Self::someone_leads(fleet, &[b.leader]).is_some() => {
+                                format!("{id}: still names node {} of term {}, which no longer leads", b.leader, b.term)
+                            }
+                            Some(b) => format!("{id}: names node {} of term {}, out of its reach", b.leader, b.term),
                             None => format!("{id}: no leader"),
                         })
                         .collect();
                     say!(
                         "   {} (4 of 10 votes) cannot reach a majority: no node there leads ({})",
-                        group_words(&RIGHT),
-                        right.join("; ")
+                        group_words(&LEFT),
+                        minority.join("; ")
                     );
                     let downs: Vec<String> = fleet
                         .nodes
                         .iter()
-                        .filter(|n| RIGHT.contains(&n.plan.id))
+                        .filter(|n| LEFT.contains(&n.plan.id))
                         .flat_map(|n| n.step_downs.iter().filter(|s| s.t >= wall).map(move |s| (n.plan.id, s)))
                         .map(|(id, s)| format!("node {id} stepped down at {}: {}", fleet.rel(s.t), s.reason))
                         .collect();
