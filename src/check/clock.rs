@@ -381,7 +381,10 @@ impl Section for ClockFacts {
         if back > 0 {
             out.push(Finding::violation(
                 "monotonic clocks",
-                format!("clock: a clock ran backwards {back} times{}", network_then(&self.network)),
+                format!(
+                    "clock: a clock ran backwards {back} times{}",
+                    network_then(&self.network)
+                ),
             ));
         }
         out

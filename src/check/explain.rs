@@ -142,7 +142,11 @@ pub fn explain(v: &Violation, run: &RunDir, timeline: &Timeline, g: &Ground) -> 
             _ => {}
         }
     }
-    if let Some(e) = g.network.as_ref().and_then(|net| split_by_network(net, timeline, term, &parties, &moments, g)) {
+    if let Some(e) = g
+        .network
+        .as_ref()
+        .and_then(|net| split_by_network(net, timeline, term, &parties, &moments, g))
+    {
         return Some(e);
     }
     if let Some(graph) = &g.graph {
@@ -322,13 +326,21 @@ fn split_by_network(
             .nodes()
             .filter(|&n| !timeline.state_at(n, t).0.alive())
             .collect();
-        let touched = |groups: &[Vec<NodeId>]| groups.iter().filter(|gr| parties.iter().any(|p| gr.contains(p))).count();
+        let touched = |groups: &[Vec<NodeId>]| {
+            groups
+                .iter()
+                .filter(|gr| parties.iter().any(|p| gr.contains(p)))
+                .count()
+        };
         let groups = net.groups_at(t, &down);
         // Split by the network, not by the dead nodes alone (a cut vertex, explained below).
         if touched(&groups) < 2 || touched(&net.groups_without_faults(&down)) > 1 {
             continue;
         }
-        let sides: Vec<&Vec<NodeId>> = groups.iter().filter(|gr| parties.iter().any(|p| gr.contains(p))).collect();
+        let sides: Vec<&Vec<NodeId>> = groups
+            .iter()
+            .filter(|gr| parties.iter().any(|p| gr.contains(p)))
+            .collect();
         let rules = net.rules_at(t);
         let what = match (rules.sides().len() > 1, rules.cuts().next().is_some()) {
             (true, false) => "a partition".to_string(),

@@ -173,7 +173,7 @@ impl Network {
     /// The nodes `from`'s datagrams reach at `t` along the graph, over links neither blocked
     /// nor (when `heavy`) losing at least [`HEAVY_LOSS_PCT`] percent, avoiding `down`.
     fn reach(&self, rules: &NetRules, from: NodeId, down: &[NodeId], heavy: bool) -> BTreeSet<NodeId> {
-        let open = |a: NodeId, b: NodeId| !rules.blocked(a, b) && !(heavy && rules.loss(a, b) >= HEAVY_LOSS_PCT);
+        let open = |a: NodeId, b: NodeId| !(rules.blocked(a, b) || heavy && rules.loss(a, b) >= HEAVY_LOSS_PCT);
         let mut seen = BTreeSet::from([from]);
         let mut todo = vec![from];
         while let Some(a) = todo.pop() {
@@ -236,7 +236,10 @@ impl Network {
         let words = if rules.blocked(from, to) {
             Some(link_blocked_words(rules, from, to))
         } else if rules.loss(from, to) >= HEAVY_LOSS_PCT {
-            Some(format!("{}% of the datagrams on the link {from}->{to} were lost", rules.loss(from, to)))
+            Some(format!(
+                "{}% of the datagrams on the link {from}->{to} were lost",
+                rules.loss(from, to)
+            ))
         } else if !self.reach(rules, from, &[], true).contains(&to) {
             // Name the links on the border of what `from` still reaches.
             let near = self.reach(rules, from, &[], true);

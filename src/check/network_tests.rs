@@ -140,7 +140,9 @@ fn the_timeline_answers_what_each_link_did_when() {
     let mut r = bridge_run();
     r.fault(cut(1000, 2, 10))
         .fault(json!({"t": 1500, "ev": "loss", "pct": 20, "links": [], "backend": "kernel"}))
-        .fault(json!({"t": 1600, "ev": "delay", "ms": 50, "jitter_ms": 10, "links": [[3, 4], [4, 3]], "backend": "user"}))
+        .fault(
+            json!({"t": 1600, "ev": "delay", "ms": 50, "jitter_ms": 10, "links": [[3, 4], [4, 3]], "backend": "user"}),
+        )
         .fault(json!({"t": 1700, "ev": "net_error", "what": "nft: table vanished", "backend": "kernel"}))
         .fault(heal(3000));
     let net = Network::of(&r.load());
@@ -211,13 +213,23 @@ fn a_node_cut_off_is_suspected_alive_not_dead_and_its_suspicion_may_last_until_t
 
 #[test]
 fn a_direct_cut_and_heavy_loss_are_named_on_the_link() {
-    let mut r = Run::new("bully", "mesh:complete", (1..=3).map(|i| (i, (1..=3).filter(|&j| j != i).collect())).collect());
+    let mut r = Run::new(
+        "bully",
+        "mesh:complete",
+        (1..=3).map(|i| (i, (1..=3).filter(|&j| j != i).collect())).collect(),
+    );
     r.fault(json!({"t": 100, "ev": "cut", "links": [[3, 1]], "backend": "user"}))
         .fault(json!({"t": 200, "ev": "loss", "pct": 90, "links": [[2, 1], [1, 2]], "backend": "user"}));
     let net = Network::of(&r.load());
-    assert_eq!(net.cut_off(3, 1, ms(300)).unwrap().words, "the link 3->1 was cut (one way)");
+    assert_eq!(
+        net.cut_off(3, 1, ms(300)).unwrap().words,
+        "the link 3->1 was cut (one way)"
+    );
     assert!(net.cut_off(1, 3, ms(300)).is_none(), "one way only");
-    assert_eq!(net.cut_off(2, 1, ms(300)).unwrap().words, "90% of the datagrams on the link 2->1 were lost");
+    assert_eq!(
+        net.cut_off(2, 1, ms(300)).unwrap().words,
+        "90% of the datagrams on the link 2->1 were lost"
+    );
     // Node 2 still relays between 3 and 1: one group; without 2, the one-way cut splits them.
     assert_eq!(net.groups_at(ms(150), &[]), vec![vec![1, 2, 3]]);
     assert_eq!(net.groups_at(ms(150), &[2]), vec![vec![1], vec![3]]);
@@ -246,8 +258,17 @@ fn two_leaders_on_two_sides_of_a_cut_are_split_brain_by_partition() {
     let e = a.election.as_ref().unwrap();
     let x = e.explanation(2).expect("term 2 explained");
     assert!(x.inherent, "{x:?}");
-    assert!(x.words.starts_with("split-brain by partition: at +1500 ms the cut of the link 2-10 left"), "{}", x.words);
-    assert!(x.words.contains("nodes 1, 2, 3, 4, 5 and 6 (with node 6)"), "{}", x.words);
+    assert!(
+        x.words
+            .starts_with("split-brain by partition: at +1500 ms the cut of the link 2-10 left"),
+        "{}",
+        x.words
+    );
+    assert!(
+        x.words.contains("nodes 1, 2, 3, 4, 5 and 6 (with node 6)"),
+        "{}",
+        x.words
+    );
     assert!(x.words.contains("nodes 7, 8, 9 and 10 (with node 9)"), "{}", x.words);
     assert!(!a.violated(), "{}", summary::render(&a, false));
     // Each side's longest stretch without a leader of its own while split.
@@ -259,7 +280,10 @@ fn two_leaders_on_two_sides_of_a_cut_are_split_brain_by_partition() {
     let right = &a.side_gaps[1];
     assert_eq!(right.leaders, vec![9, 10]);
     let text = summary::render(&a, false);
-    assert!(text.contains("split from +1000 ms to +3000 ms (2000 ms): 1,2,3,4,5,6 | 7,8,9,10"), "{text}");
+    assert!(
+        text.contains("split from +1000 ms to +3000 ms (2000 ms): 1,2,3,4,5,6 | 7,8,9,10"),
+        "{text}"
+    );
     assert!(
         text.contains("nodes 1, 2, 3, 4, 5 and 6: longest stretch without a leader 500 ms (+1000 ms to +1500 ms)"),
         "{text}"
@@ -272,7 +296,11 @@ fn in_majority_mode_two_leaders_in_a_term_stay_a_violation_partition_or_not() {
     let x = a.election.as_ref().unwrap().explanation(2).expect("term 2 judged");
     assert!(!x.inherent);
     assert!(x.words.contains("partition or not: not inherent"), "{}", x.words);
-    assert!(x.words.contains("the network then: in force since +1000 ms: cut: 2-10"), "{}", x.words);
+    assert!(
+        x.words.contains("the network then: in force since +1000 ms: cut: 2-10"),
+        "{}",
+        x.words
+    );
     assert!(a.violated());
 }
 
@@ -307,10 +335,18 @@ fn a_mutex_violation_stays_one_and_says_what_the_network_did() {
         .ev(json!({"t": 1700, "node": 2, "ev": "cs_exit", "req": 1}))
         .ev(json!({"t": 1800, "node": 1, "ev": "cs_exit", "req": 1}))
         .fault(json!({"t": 2500, "ev": "shutdown"}));
-    r.resource.push(line(json!({"t": 1600, "node": 0, "ev": "violation", "nodes": [1, 2]})));
+    r.resource
+        .push(line(json!({"t": 1600, "node": 0, "ev": "violation", "nodes": [1, 2]})));
     let a = analyse(&r.load());
     assert!(a.violated());
     let f = a.findings();
-    let v = f.iter().find(|f| f.property == "mutual exclusion (resource)").expect("the resource's violation");
-    assert!(v.what.contains("the network then: in force since +1000 ms: cut: 1-3"), "{}", v.what);
+    let v = f
+        .iter()
+        .find(|f| f.property == "mutual exclusion (resource)")
+        .expect("the resource's violation");
+    assert!(
+        v.what.contains("the network then: in force since +1000 ms: cut: 1-3"),
+        "{}",
+        v.what
+    );
 }

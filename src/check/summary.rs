@@ -567,7 +567,10 @@ fn network(out: &mut String, a: &Analysis, verbose: bool) {
         let leaders = if g.leaders.is_empty() {
             "no leader on this side".to_string()
         } else {
-            format!("leaders on this side: {}", g.leaders.iter().map(u64::to_string).collect::<Vec<_>>().join(", "))
+            format!(
+                "leaders on this side: {}",
+                g.leaders.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
+            )
         };
         let _ = match g.longest {
             None => writeln!(out, "    {side}: a leader throughout ({leaders})"),

@@ -9,11 +9,11 @@
 //! [`chaos_net`]: super::chaos_net
 
 use super::chaos_net::{self, NetChaos};
-use super::net::NetControl;
-use super::schedule::FaultKinds;
 use super::goal::Ending;
 use super::model::State;
+use super::net::NetControl;
 use super::nodes::Fleet;
+use super::schedule::FaultKinds;
 use crate::check::Analysis;
 use crate::rng::Rng;
 use std::time::{Duration, Instant};

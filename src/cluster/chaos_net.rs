@@ -53,7 +53,10 @@ pub fn console_words(action: &NetAction) -> Vec<String> {
             .chain(sides.iter().map(|s| ids(s)))
             .collect(),
         NetAction::Heal { link: l } => std::iter::once("heal".to_string()).chain(link(l)).collect(),
-        NetAction::Loss { pct, link: l } => ["loss".to_string(), pct.to_string()].into_iter().chain(link(l)).collect(),
+        NetAction::Loss { pct, link: l } => ["loss".to_string(), pct.to_string()]
+            .into_iter()
+            .chain(link(l))
+            .collect(),
         NetAction::Delay { ms, jitter_ms, link: l } => ["delay".to_string(), format!("{ms}:{jitter_ms}")]
             .into_iter()
             .chain(link(l))
@@ -148,7 +151,14 @@ fn draw(fleet: &Fleet, rng: &mut Rng, ids: &[NodeId], leader: Option<NodeId>) ->
                 .nodes
                 .iter()
                 .find(|n| n.plan.id == a)
-                .map(|n| n.plan.neighbours.iter().copied().filter(|&b| b != a && ids.contains(&b)).collect())
+                .map(|n| {
+                    n.plan
+                        .neighbours
+                        .iter()
+                        .copied()
+                        .filter(|&b| b != a && ids.contains(&b))
+                        .collect()
+                })
                 .unwrap_or_default();
             let others: Vec<NodeId> = ids.iter().copied().filter(|&b| b != a).collect();
             let b = pick(rng, if nbrs.is_empty() { &others } else { &nbrs });
@@ -184,6 +194,53 @@ fn draw(fleet: &Fleet, rng: &mut Rng, ids: &[NodeId], leader: Option<NodeId>) ->
                 jitter_ms: rng.range(0, ms + 1),
                 link: None,
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::net::NetCommand;
+
+    #[test]
+    fn every_drawn_fault_goes_through_the_console_words_unchanged() {
+        let members: Vec<NodeId> = (1..=5).collect();
+        let actions = [
+            NetAction::Cut {
+                a: 2,
+                b: 5,
+                one_way: false,
+            },
+            NetAction::Cut {
+                a: 5,
+                b: 2,
+                one_way: true,
+            },
+            NetAction::Partition {
+                sides: vec![vec![1, 3], vec![2, 4, 5]],
+            },
+            NetAction::Heal { link: None },
+            NetAction::Heal { link: Some((1, 2)) },
+            NetAction::Loss { pct: 17, link: None },
+            NetAction::Loss {
+                pct: 90,
+                link: Some((3, 4)),
+            },
+            NetAction::Delay {
+                ms: 40,
+                jitter_ms: 12,
+                link: None,
+            },
+        ];
+        for a in actions {
+            let words = console_words(&a);
+            let words: Vec<&str> = words.iter().map(String::as_str).collect();
+            assert_eq!(
+                NetCommand::parse(&words, &members),
+                Ok(NetCommand::Act(a.clone())),
+                "{words:?}"
+            );
         }
     }
 }

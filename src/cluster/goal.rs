@@ -83,7 +83,9 @@ impl Goal {
             return Goal::Snapshot(super::snapshot_demo::SnapshotDemo::new(t0));
         }
         if let Some(kind) = plan.net_demo {
-            return Goal::Net(Box::new(super::net_demo::NetStory::new(kind, n, timeout, t0, &plan.set)));
+            return Goal::Net(Box::new(super::net_demo::NetStory::new(
+                kind, n, timeout, t0, &plan.set,
+            )));
         }
         if let Some(g) = super::mutex_goal::MutexGoal::new(plan, timeout, t0) {
             return Goal::Mutex(Box::new(g));

@@ -40,8 +40,8 @@
 
 use super::chaos_net::apply;
 use super::goal::{patience, Ending};
-use super::net::NetControl;
 use super::model::State;
+use super::net::NetControl;
 use super::nodes::Fleet;
 use super::RESOURCE_NODE;
 use crate::check::network::group_words;
@@ -175,6 +175,9 @@ fn list(ns: &[NodeId]) -> String {
     ns.iter().map(u64::to_string).collect::<Vec<_>>().join(",")
 }
 
+/// What one side agrees on: (leader, term), or nothing.
+type SideView = Option<(NodeId, u64)>;
+
 /// Where the link-cut story is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Step {
@@ -184,10 +187,13 @@ enum Step {
     Split {
         wall: u64,
         first: (NodeId, u64),
-        held: Option<(Vec<Option<(NodeId, u64)>>, Instant)>,
+        held: Option<(Vec<SideView>, Instant)>,
     },
     /// Healed at `wall`; waiting for one leader (`held`: leader, term, since when).
-    Rejoin { wall: u64, held: Option<(NodeId, u64, Instant)> },
+    Rejoin {
+        wall: u64,
+        held: Option<(NodeId, u64, Instant)>,
+    },
 }
 
 /// Where the partition story is.
@@ -300,7 +306,11 @@ impl NetStory {
                         sides: vec![LEFT.to_vec(), RIGHT.to_vec()],
                     }
                 } else {
-                    NetAction::Cut { a: x, b: y, one_way: false }
+                    NetAction::Cut {
+                        a: x,
+                        b: y,
+                        one_way: false,
+                    }
                 };
                 let done = apply(net, fleet, &action)?;
                 if self.majority {
@@ -356,8 +366,13 @@ impl NetStory {
                     let minority: Vec<String> = LEFT
                         .iter()
                         .map(|&id| match fleet.beliefs.current(id) {
-                            Some(b) if LEFT.contains(&b.leader) && !Self::someone_leads(fleet, &[b.leader]).is_some() => {
-                                format!("{id}: still names node {} of term {}, which no longer leads", b.leader, b.term)
+                            Some(b)
+                                if LEFT.contains(&b.leader) && Self::someone_leads(fleet, &[b.leader]).is_none() =>
+                            {
+                                format!(
+                                    "{id}: still names node {} of term {}, which no longer leads",
+                                    b.leader, b.term
+                                )
                             }
                             Some(b) => format!("{id}: names node {} of term {}, out of its reach", b.leader, b.term),
                             None => format!("{id}: no leader"),
@@ -458,7 +473,15 @@ impl NetStory {
                     return Ok(None);
                 };
                 let wall = wall_us();
-                let done = apply(net, fleet, &NetAction::Cut { a: h, b: c, one_way: false })?;
+                let done = apply(
+                    net,
+                    fleet,
+                    &NetAction::Cut {
+                        a: h,
+                        b: c,
+                        one_way: false,
+                    },
+                )?;
                 say!(
                     "1. node {h} holds the section (request {req}); cut the link {h}-{c} at {} ({done}): the \
                      coordinator, node {c}, can no longer hear it; the shared resource still hears both",
@@ -549,7 +572,9 @@ impl NetStory {
                         Some((f, t)) if (f, t) == (g.split_from, g.split_to) => {
                             format!("no leader for the whole split ({})", crate::check::summary::dur(t - f))
                         }
-                        Some((f, t)) => format!("longest stretch without a leader {}", crate::check::summary::dur(t - f)),
+                        Some((f, t)) => {
+                            format!("longest stretch without a leader {}", crate::check::summary::dur(t - f))
+                        }
                     };
                     out.push(format!("   while split, {}: {words}", group_words(&g.side)));
                 }

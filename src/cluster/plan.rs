@@ -251,7 +251,14 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
             entry.name, entry.family.name
         )));
     }
-    if opts.chaos && (demo.is_some() || mutex_demo.is_some() || net_demo.is_some() || until_elected || until_done || duration.is_none()) {
+    if opts.chaos
+        && (demo.is_some()
+            || mutex_demo.is_some()
+            || net_demo.is_some()
+            || until_elected
+            || until_done
+            || duration.is_none())
+    {
         return Err(usage(
             "chaos runs for --duration SECS; it cannot be combined with --demo or --until",
         ));
@@ -262,7 +269,8 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
             opts.algo
         )));
     }
-    if (demo.is_some() || mutex_demo.is_some() || net_demo.is_some() || snapshot_demo) && (until_elected || until_done || duration.is_some())
+    if (demo.is_some() || mutex_demo.is_some() || net_demo.is_some() || snapshot_demo)
+        && (until_elected || until_done || duration.is_some())
     {
         return Err(usage(
             "--demo runs its own story; it cannot be combined with --until or --duration",

@@ -262,9 +262,7 @@ impl Protocol for Central {
     fn on_msg(&mut self, mcx: &mut MCx<'_, '_, Self>, from: NodeId, msg: CentralMsg) {
         let at_coordinator = mcx.me() == self.coordinator;
         match msg {
-            CentralMsg::Request { .. } | CentralMsg::Release { .. } | CentralMsg::Holding { .. }
-                if !at_coordinator =>
-            {
+            CentralMsg::Request { .. } | CentralMsg::Release { .. } | CentralMsg::Holding { .. } if !at_coordinator => {
                 mcx.discard(
                     from,
                     format!("{} sent to node {}, which is not the coordinator", msg.name(), mcx.me()),
@@ -335,7 +333,10 @@ mod lease_tests {
         let mut s = sim::<Central>(3, NetConfig::default(), &opts("false"));
         s.run_for(Duration::from_secs(3));
         assert!(s.events("cs_exit").len() >= 6, "entries were served");
-        assert!(s.events("violation").is_empty(), "holds of 300 ms under a 100 ms regrant");
+        assert!(
+            s.events("violation").is_empty(),
+            "holds of 300 ms under a 100 ms regrant"
+        );
         assert!(s.sent("HOLDING") > 0);
     }
 
@@ -346,7 +347,13 @@ mod lease_tests {
             s.run_until(Duration::from_secs(2), |s| {
                 s.events("cs_enter").iter().any(|r| r.node != Some(3))
             });
-            let holder = s.events("cs_enter").iter().find(|r| r.node != Some(3)).unwrap().node.unwrap();
+            let holder = s
+                .events("cs_enter")
+                .iter()
+                .find(|r| r.node != Some(3))
+                .unwrap()
+                .node
+                .unwrap();
             // The coordinator (3) stops hearing the holder; the resource (0) still does.
             s.partition(&[holder], &[3]);
             s.run_for(Duration::from_millis(600));
