@@ -72,6 +72,9 @@ pub fn run(opts: LaunchOptions, plan: Plan, backend: Backend, schedule: Schedule
             path
         }
     };
+    // Before any node, and before the start gate's pipes exist (the table's watchdog must not
+    // hold them open): a table must exist before a rule can go in it.
+    let net = NetControl::new(backend, &dir, &super::net_members(&opts, &plan)).map_err(failed)?;
     let args =
         NodeArgs::new(&opts, &plan, &dir, &key_path).map_err(|e| failed(format!("cannot find my own binary: {e}")))?;
     // Before the launcher grows (run.json, every node's view): see `fork`. Without one thread
@@ -104,9 +107,6 @@ pub fn run(opts: LaunchOptions, plan: Plan, backend: Backend, schedule: Schedule
     };
     rundir::write_info(&dir, &info)?;
     rundir::point_latest(&opts.logs, &dir)?;
-    // Before any node: a node reads the rules when it starts, and a table must exist before
-    // a rule can go in it.
-    let net = NetControl::new(backend, &dir, &super::net_members(&opts, &plan)).map_err(failed)?;
 
     let mut fleet = Fleet::new(&plan.nodes, args, &dir, start_us)
         .map_err(|e| failed(format!("cannot write {}: {e}", dir.join("faults.jsonl").display())))?;
