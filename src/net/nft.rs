@@ -73,6 +73,15 @@ pub fn delete_table(name: &str) -> Result<(), String> {
     }
 }
 
+/// The match of `pct` percent of packets (nftables' own random numbers); empty for all of them.
+fn chance(pct: u32) -> String {
+    if pct >= 100 {
+        String::new()
+    } else {
+        format!("numgen random mod 100 < {pct}")
+    }
+}
+
 /// The run's own table and its watchdog.
 pub struct NftTable {
     name: String,
@@ -208,7 +217,8 @@ impl NftTable {
             if pct > 0 {
                 let _ = writeln!(
                     s,
-                    "add rule inet {t} input iif lo udp sport {pa} udp dport {pb} numgen random mod 100 < {pct} drop"
+                    "add rule inet {t} input iif lo udp sport {pa} udp dport {pb} {} drop",
+                    chance(pct)
                 );
             }
             // This link's own value replaces the every-link one.
@@ -219,7 +229,8 @@ impl NftTable {
         if all > 0 {
             let _ = writeln!(
                 s,
-                "add rule inet {t} input iif lo udp sport @members udp dport @members numgen random mod 100 < {all} drop"
+                "add rule inet {t} input iif lo udp sport @members udp dport @members {} drop",
+                chance(all)
             );
         }
         s
