@@ -86,7 +86,7 @@ fn chance(pct: u32) -> String {
 pub struct NftTable {
     name: String,
     port: HashMap<NodeId, u16>,
-    /// Side sets made by the last change (deleted by the next).
+    /// Side sets made so far (`side0`...), reused by later partitions.
     side_sets: usize,
     watchdog: Option<Child>,
 }
@@ -161,8 +161,10 @@ impl NftTable {
         let mut s = String::new();
         let _ = writeln!(s, "flush chain inet {t} input");
         let _ = writeln!(s, "flush chain inet {t} part");
+        // Side sets are kept and flushed, not deleted and made again: fewer kernel objects
+        // change per batch.
         for i in 0..self.side_sets {
-            let _ = writeln!(s, "delete set inet {t} side{i}");
+            let _ = writeln!(s, "flush set inet {t} side{i}");
         }
         for set in ["cuts", "bridged", "alone"] {
             let _ = writeln!(s, "flush set inet {t} {set}");
@@ -195,7 +197,9 @@ impl NftTable {
                     alone.extend(ports(side));
                     continue;
                 }
-                let _ = writeln!(s, "add set inet {t} side{k} {{ type inet_service; }}");
+                if k >= self.side_sets {
+                    let _ = writeln!(s, "add set inet {t} side{k} {{ type inet_service; }}");
+                }
                 let _ = writeln!(s, "add element inet {t} side{k} {{ {} }}", ports(side).join(", "));
                 let _ = writeln!(
                     s,
@@ -240,7 +244,7 @@ impl NftTable {
     pub fn apply(&mut self, rules: &NetRules) -> Result<(), String> {
         let script = self.script(rules);
         nft_batch(&script)?;
-        self.side_sets = rules.sides().iter().filter(|s| s.len() > 1).count();
+        self.side_sets = self.side_sets.max(rules.sides().iter().filter(|s| s.len() > 1).count());
         Ok(())
     }
 
