@@ -7,7 +7,7 @@ mod common;
 use common::*;
 use coordlab::trace::{Event, Record, RunDir};
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// The time of the first network event of kind `kind` in faults.jsonl (after `after`).
 fn net_event(rd: &RunDir, kind: &str, after: u64) -> Option<u64> {

@@ -130,7 +130,8 @@ pub fn run(opts: LaunchOptions, plan: Plan, backend: Backend, schedule: Schedule
     }
     // A demo tells its own story; --quiet keeps the terse view.
     let narrator = (!opts.quiet && !matches!(goal, Goal::Demo(_))).then(Narrator::default);
-    let mut launcher = Launcher::new(fleet, signals, server, goal, narrator, net, schedule, began)?;
+    let faults = Injector { net, schedule, began };
+    let mut launcher = Launcher::new(fleet, signals, server, goal, narrator, faults)?;
     launcher.run_loop()
 }
 
@@ -205,6 +206,13 @@ struct Launcher {
     began: Instant,
 }
 
+/// The network and the fault schedule, handed to the launcher's loop.
+struct Injector {
+    net: NetControl,
+    schedule: Schedule,
+    began: Instant,
+}
+
 impl Launcher {
     fn new(
         mut fleet: Fleet,
@@ -212,10 +220,9 @@ impl Launcher {
         server: Server,
         goal: Goal,
         narrator: Option<Narrator>,
-        net: NetControl,
-        schedule: Schedule,
-        began: Instant,
+        faults: Injector,
     ) -> Result<Self, CliError> {
+        let Injector { net, schedule, began } = faults;
         let setup = || -> io::Result<Poll> {
             let poll = Poll::new()?;
             poll.registry()

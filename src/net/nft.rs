@@ -283,12 +283,8 @@ pub fn watchdog(table: &str, parent: i32) -> i32 {
     }
     // Already orphaned (the launcher died before the death signal was armed): delete now.
     if nix::unistd::getppid().as_raw() == parent {
-        loop {
-            match mask.wait() {
-                Ok(Signal::SIGUSR1) => continue, // a stray network-rule reload: not for us
-                _ => break,
-            }
-        }
+        // A stray network-rule reload (SIGUSR1) is not for us; anything else ends the wait.
+        while let Ok(Signal::SIGUSR1) = mask.wait() {}
     }
     match delete_table(table) {
         Ok(()) => 0,
