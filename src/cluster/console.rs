@@ -116,4 +116,21 @@ mod tests {
         assert!(parse("kill 1 2").unwrap_err().contains("too many"));
         assert!(parse("logs 1 0").unwrap_err().contains("line count"));
     }
+
+    #[test]
+    fn net_lines_go_to_the_launcher_whole_and_help_lists_every_verb() {
+        assert_eq!(
+            parse("net cut 2 10 --one-way").unwrap(),
+            Some(Command::Net(vec![
+                "cut".into(),
+                "2".into(),
+                "10".into(),
+                "--one-way".into()
+            ]))
+        );
+        assert_eq!(parse("net").unwrap(), Some(Command::Net(vec![])));
+        for verb in ["cut", "partition", "heal", "loss", "delay", "status"] {
+            assert!(HELP.contains(&format!("net {verb}")), "{verb}");
+        }
+    }
 }

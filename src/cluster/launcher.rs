@@ -72,6 +72,9 @@ pub fn run(opts: LaunchOptions, plan: Plan, backend: Backend, schedule: Schedule
             path
         }
     };
+    // Before any node, and before the start gate's pipes exist (the table's watchdog must not
+    // hold them open): a table must exist before a rule can go in it.
+    let net = NetControl::new(backend, &dir, &super::net_members(&opts, &plan)).map_err(failed)?;
     let args =
         NodeArgs::new(&opts, &plan, &dir, &key_path).map_err(|e| failed(format!("cannot find my own binary: {e}")))?;
     // Before the launcher grows (run.json, every node's view): see `fork`. Without one thread
@@ -104,9 +107,6 @@ pub fn run(opts: LaunchOptions, plan: Plan, backend: Backend, schedule: Schedule
     };
     rundir::write_info(&dir, &info)?;
     rundir::point_latest(&opts.logs, &dir)?;
-    // Before any node: a node reads the rules when it starts, and a table must exist before
-    // a rule can go in it.
-    let net = NetControl::new(backend, &dir, &super::net_members(&opts, &plan)).map_err(failed)?;
 
     let mut fleet = Fleet::new(&plan.nodes, args, &dir, start_us)
         .map_err(|e| failed(format!("cannot write {}: {e}", dir.join("faults.jsonl").display())))?;
@@ -130,7 +130,8 @@ pub fn run(opts: LaunchOptions, plan: Plan, backend: Backend, schedule: Schedule
     }
     // A demo tells its own story; --quiet keeps the terse view.
     let narrator = (!opts.quiet && !matches!(goal, Goal::Demo(_))).then(Narrator::default);
-    let mut launcher = Launcher::new(fleet, signals, server, goal, narrator, net, schedule, began)?;
+    let faults = Injector { net, schedule, began };
+    let mut launcher = Launcher::new(fleet, signals, server, goal, narrator, faults)?;
     launcher.run_loop()
 }
 
@@ -207,6 +208,13 @@ struct Launcher {
     began: Instant,
 }
 
+/// The network and the fault schedule, handed to the launcher's loop.
+struct Injector {
+    net: NetControl,
+    schedule: Schedule,
+    began: Instant,
+}
+
 impl Launcher {
     fn new(
         mut fleet: Fleet,
@@ -214,10 +222,9 @@ impl Launcher {
         server: Server,
         goal: Goal,
         narrator: Option<Narrator>,
-        net: NetControl,
-        schedule: Schedule,
-        began: Instant,
+        faults: Injector,
     ) -> Result<Self, CliError> {
+        let Injector { net, schedule, began } = faults;
         let setup = || -> io::Result<Poll> {
             let poll = Poll::new()?;
             poll.registry()

@@ -149,7 +149,6 @@ pub struct LaunchOptions {
 /// Runs a launch; returns the process exit status.
 pub fn launch(opts: LaunchOptions) -> Result<i32, CliError> {
     let plan = plan::plan(&opts)?;
-    rundir::check_writable(&opts.logs)?;
     // Checked before anything starts: a bad backend or schedule line leaves nothing behind.
     let backend = net::Backend::choose(opts.net.as_deref()).map_err(crate::error::usage)?;
     let nodes: Vec<u64> = plan.nodes.iter().map(|p| p.id).collect();
@@ -166,6 +165,7 @@ pub fn launch(opts: LaunchOptions) -> Result<i32, CliError> {
         }
         _ => schedule::Schedule::default(),
     };
+    rundir::check_writable(&opts.logs)?;
     launcher::run(opts, plan, backend, sched)
 }
 

@@ -110,6 +110,11 @@ impl NetControl {
     }
 
     fn act(&mut self, action: &NetAction, fleet: &mut Fleet) -> Result<String, String> {
+        // The event's time brackets the change conservatively: a heal is stamped before it is
+        // applied, anything else once applied, so that between a rule's event and the heal's
+        // the rule surely held (a message sent in the few hundred microseconds of an `nft`
+        // batch is on one side or the other).
+        let before = crate::trace::wall_us();
         let mut next = self.rules.clone();
         next.apply(action);
         if let Some(t) = &mut self.table {
@@ -165,7 +170,11 @@ impl NetControl {
             }
         }
         self.rules = next;
-        fleet.fault(None, action.event(self.backend.name()));
+        let t = match action {
+            NetAction::Heal { .. } => before,
+            _ => crate::trace::wall_us(),
+        };
+        fleet.fault_at(t, None, action.event(self.backend.name()));
         Ok(action.describe())
     }
 

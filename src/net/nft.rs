@@ -73,11 +73,20 @@ pub fn delete_table(name: &str) -> Result<(), String> {
     }
 }
 
+/// The match of `pct` percent of packets (nftables' own random numbers); empty for all of them.
+fn chance(pct: u32) -> String {
+    if pct >= 100 {
+        String::new()
+    } else {
+        format!("numgen random mod 100 < {pct}")
+    }
+}
+
 /// The run's own table and its watchdog.
 pub struct NftTable {
     name: String,
     port: HashMap<NodeId, u16>,
-    /// Side sets made by the last change (deleted by the next).
+    /// Side sets made so far (`side0`...), reused by later partitions.
     side_sets: usize,
     watchdog: Option<Child>,
 }
@@ -152,8 +161,10 @@ impl NftTable {
         let mut s = String::new();
         let _ = writeln!(s, "flush chain inet {t} input");
         let _ = writeln!(s, "flush chain inet {t} part");
+        // Side sets are kept and flushed, not deleted and made again: fewer kernel objects
+        // change per batch.
         for i in 0..self.side_sets {
-            let _ = writeln!(s, "delete set inet {t} side{i}");
+            let _ = writeln!(s, "flush set inet {t} side{i}");
         }
         for set in ["cuts", "bridged", "alone"] {
             let _ = writeln!(s, "flush set inet {t} {set}");
@@ -186,7 +197,9 @@ impl NftTable {
                     alone.extend(ports(side));
                     continue;
                 }
-                let _ = writeln!(s, "add set inet {t} side{k} {{ type inet_service; }}");
+                if k >= self.side_sets {
+                    let _ = writeln!(s, "add set inet {t} side{k} {{ type inet_service; }}");
+                }
                 let _ = writeln!(s, "add element inet {t} side{k} {{ {} }}", ports(side).join(", "));
                 let _ = writeln!(
                     s,
@@ -208,7 +221,8 @@ impl NftTable {
             if pct > 0 {
                 let _ = writeln!(
                     s,
-                    "add rule inet {t} input iif lo udp sport {pa} udp dport {pb} numgen random mod 100 < {pct} drop"
+                    "add rule inet {t} input iif lo udp sport {pa} udp dport {pb} {} drop",
+                    chance(pct)
                 );
             }
             // This link's own value replaces the every-link one.
@@ -219,7 +233,8 @@ impl NftTable {
         if all > 0 {
             let _ = writeln!(
                 s,
-                "add rule inet {t} input iif lo udp sport @members udp dport @members numgen random mod 100 < {all} drop"
+                "add rule inet {t} input iif lo udp sport @members udp dport @members {} drop",
+                chance(all)
             );
         }
         s
@@ -229,7 +244,7 @@ impl NftTable {
     pub fn apply(&mut self, rules: &NetRules) -> Result<(), String> {
         let script = self.script(rules);
         nft_batch(&script)?;
-        self.side_sets = rules.sides().iter().filter(|s| s.len() > 1).count();
+        self.side_sets = self.side_sets.max(rules.sides().iter().filter(|s| s.len() > 1).count());
         Ok(())
     }
 
@@ -268,12 +283,8 @@ pub fn watchdog(table: &str, parent: i32) -> i32 {
     }
     // Already orphaned (the launcher died before the death signal was armed): delete now.
     if nix::unistd::getppid().as_raw() == parent {
-        loop {
-            match mask.wait() {
-                Ok(Signal::SIGUSR1) => continue, // a stray network-rule reload: not for us
-                _ => break,
-            }
-        }
+        // A stray network-rule reload (SIGUSR1) is not for us; anything else ends the wait.
+        while let Ok(Signal::SIGUSR1) = mask.wait() {}
     }
     match delete_table(table) {
         Ok(()) => 0,
