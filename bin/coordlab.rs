@@ -77,6 +77,21 @@ enum Cmd {
     },
     /// Stop the running launch cleanly, as `quit` at its console does.
     Quit(RunArg),
+    /// Break the running launch's network: net cut A B [--one-way] | partition 1,2 3,4 | heal [A B]
+    /// | loss PCT [A B] | delay MS[:JITTER] [A B] | status  [--run DIR].
+    Net {
+        /// The verb and its arguments, then optionally --run DIR (default logs/latest).
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 1..)]
+        words: Vec<String>,
+    },
+    /// (internal) Deletes nftables table TABLE when process PID, its parent, dies.
+    #[command(hide = true)]
+    NftWatchdog {
+        /// The table (family inet).
+        table: String,
+        /// The launcher's pid.
+        parent: i32,
+    },
     /// Measure: loopback floor, cost per hop, election times and counts, memory per node, clock sync.
     Bench {
         /// Ring sizes to measure (default 8,64,256; startup: 8,64,256,1024,4096).
@@ -248,7 +263,10 @@ struct LaunchArgs {
     /// fresh random key written to the run directory.
     #[arg(long)]
     key: Option<PathBuf>,
-    /// Run a scripted story without a human: false-suspicion, split-brain or snapshot.
+    /// Run a scripted story without a human: false-suspicion, split-brain, snapshot, regrant,
+    /// quorum-amnesia, link-cut (`mesh 10`: groups 1-4 and 5-10, each fully linked, joined only
+    /// by the link 2-10; echo elects, 2-10 is cut, each side elects, heal) or partition (central:
+    /// the coordinator cut off from the holder regrants it).
     #[arg(long)]
     demo: Option<String>,
     /// An option of the algorithm passed to every node (KEY=VALUE; repeatable; `coordlab algos`
@@ -295,6 +313,14 @@ struct LaunchArgs {
     /// The console prints only agreement and faults, not the running story.
     #[arg(long)]
     quiet: bool,
+    /// Who enforces network faults: kernel (nftables, root only) or user (the nodes' receive
+    /// filter) [default: kernel when root and nftables works, else user].
+    #[arg(long)]
+    net: Option<String>,
+    /// A fault schedule FILE: one action a line, SECONDS VERB ARGS (`1.5 pause 8`,
+    /// `3.0 net cut 2 10`, `6 net heal`).
+    #[arg(long)]
+    faults: Option<String>,
 }
 
 #[derive(Args)]
@@ -501,10 +527,13 @@ fn launch_options(n: usize, topology: Layout, a: LaunchArgs) -> Result<LaunchOpt
         }
     }
     // The story is the bank's: it runs when no other algorithm was named.
-    let algo = if snapshot_demo && a.algo == registry::DEFAULT_ALGO {
-        "bank".to_string()
-    } else {
-        a.algo
+    // So are the network stories': echo on two groups joined by one link, central cut off.
+    let algo = match a.demo.as_deref() {
+        _ if a.algo != registry::DEFAULT_ALGO => a.algo,
+        _ if snapshot_demo => "bank".to_string(),
+        Some("link-cut") => registry::ECHO.name.to_string(),
+        Some("partition") => registry::CENTRAL.name.to_string(),
+        _ => a.algo,
     };
     Ok(LaunchOptions {
         n,
@@ -528,6 +557,8 @@ fn launch_options(n: usize, topology: Layout, a: LaunchArgs) -> Result<LaunchOpt
         clock_offset_ms: a.clock_offset_ms,
         clock_drift_ppm: a.clock_drift_ppm,
         clock_skew,
+        net: a.net,
+        faults: a.faults.as_deref().map(cluster::schedule::FaultsArg::parse),
     })
 }
 
@@ -613,6 +644,18 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         Cmd::Status(r) => control(&r.run, "status".into()),
         Cmd::Logs { id, lines, run } => control(&run.run, format!("logs {id} {lines}")),
         Cmd::Quit(r) => control(&r.run, "quit".into()),
+        Cmd::Net { mut words } => {
+            let mut run = PathBuf::from("logs/latest");
+            if let Some(i) = words.iter().position(|w| w == "--run") {
+                let Some(dir) = words.get(i + 1).cloned() else {
+                    return Err(usage("--run needs a run directory"));
+                };
+                run = PathBuf::from(dir);
+                words.drain(i..=i + 1);
+            }
+            control(&run, format!("net {}", words.join(" ")))
+        }
+        Cmd::NftWatchdog { table, parent } => Ok(coordlab::net::nft::watchdog(&table, parent)),
         Cmd::Bench {
             sizes,
             rounds,

@@ -190,7 +190,14 @@ impl<A: Algorithm> Sim<A> {
 
     /// Cuts every link between the two groups (both directions).
     pub fn partition(&mut self, a: &[NodeId], b: &[NodeId]) {
-        self.fault(None, Event::Partition { nodes: a.to_vec() });
+        self.fault(
+            None,
+            Event::Partition {
+                nodes: a.to_vec(),
+                sides: vec![a.to_vec(), b.to_vec()],
+                backend: String::new(),
+            },
+        );
         for &x in a {
             for &y in b {
                 self.cut.insert((x, y));
@@ -201,7 +208,14 @@ impl<A: Algorithm> Sim<A> {
 
     /// Restores every link.
     pub fn heal(&mut self) {
-        self.fault(None, Event::Heal { nodes: Vec::new() });
+        self.fault(
+            None,
+            Event::Heal {
+                nodes: Vec::new(),
+                links: Vec::new(),
+                backend: String::new(),
+            },
+        );
         self.cut.clear();
     }
 

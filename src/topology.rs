@@ -241,6 +241,12 @@ fn from_file(path: &str, ids: &[NodeId]) -> Result<Graph, String> {
     Graph::new(ids, false, edges).map_err(|e| format!("{path}: {e}"))
 }
 
+/// An undirected graph over `ids` from an edge list (a demo's own graph), refused when it is
+/// not connected.
+pub fn undirected(ids: &[NodeId], edges: &[(NodeId, NodeId)]) -> Result<Graph, String> {
+    Graph::new(ids, false, edges.iter().copied())
+}
+
 /// Setups for running `g` in the simulator: members in launch order, neighbours from the
 /// graph, `mesh=true`, the given initiators.
 pub fn mesh_setups(g: &Graph, initiators: &[NodeId]) -> Vec<Setup> {

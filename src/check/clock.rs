@@ -82,6 +82,8 @@ pub struct ClockFacts {
     pub start_t: u64,
     /// True time from which the spread stayed within [`WITHIN_US`] to the end (None: never).
     pub within_from: Option<u64>,
+    /// What the network was doing at the first broken claim or backwards reading (None: nothing).
+    pub network: Option<String>,
 }
 
 impl ClockFacts {
@@ -126,7 +128,16 @@ fn offsets_spread(offsets: &BTreeMap<i64, usize>) -> i64 {
 
 /// The facts of a loaded run.
 pub fn analyse(run: &RunDir) -> ClockFacts {
-    analyse_records(&run.node_events)
+    let mut f = analyse_records(&run.node_events);
+    let first_bad = f
+        .claims
+        .iter()
+        .filter(|c| !c.holds())
+        .map(|c| c.t)
+        .chain(f.backwards.iter().filter(|b| !b.stepped).map(|b| b.t))
+        .min();
+    f.network = first_bad.and_then(|t| super::network::Network::of(run).during(t, t));
+    f
 }
 
 /// The facts of node records in true-time order (a run's, or the simulator's trace).
@@ -343,6 +354,11 @@ pub fn section(run: &RunDir, _timeline: &Timeline) -> Option<Arc<dyn Section>> {
     f.relevant().then(|| Arc::new(f) as Arc<dyn Section>)
 }
 
+/// `; the network then: ...` at the first failure, or nothing when the network was clear.
+fn network_then(n: &Option<String>) -> String {
+    n.as_ref().map_or(String::new(), |n| format!("; the network then: {n}"))
+}
+
 impl Section for ClockFacts {
     fn family(&self) -> &'static str {
         "clock"
@@ -355,8 +371,9 @@ impl Section for ClockFacts {
             out.push(Finding::violation(
                 "claimed bounds",
                 format!(
-                    "clock: {broken} of {} corrections broke the error bound they claimed",
-                    self.claims.len()
+                    "clock: {broken} of {} corrections broke the error bound they claimed{}",
+                    self.claims.len(),
+                    network_then(&self.network)
                 ),
             ));
         }
@@ -364,7 +381,10 @@ impl Section for ClockFacts {
         if back > 0 {
             out.push(Finding::violation(
                 "monotonic clocks",
-                format!("clock: a clock ran backwards {back} times"),
+                format!(
+                    "clock: a clock ran backwards {back} times{}",
+                    network_then(&self.network)
+                ),
             ));
         }
         out

@@ -6,15 +6,18 @@
 //! - a **cut vertex**: on a mesh, the nodes down at the time split the graph and the two
 //!   leaders were on different sides (a one-way ring repairs around any dead node: never a
 //!   cut; a two-way ring without repair, Franklin's, is cut by two dead nodes);
-//! - a **partition**: the launcher cut the links between the two leaders' sides;
+//! - a **partition**: the network (a partition, or cut links: the graph minus the blocked
+//!   links, see [`Network`]) left the two leaders in groups that could not talk: split-brain
+//!   by partition;
 //! - a **resumed node**: a leader was paused during the term's election, having joined the
 //!   term before its pause, and claimed it after waking: it could not know. A node that joined
 //!   the term only after waking heard of it, so its claim is not inherent.
 //!
 //! In majority mode a leader needs a majority's votes, so no two leaders of one term are ever
-//! explained.
+//! explained, partition or not (the words still say what the network was doing).
 
 use super::election::{Claim, Violation};
+use super::network::{group_words, Network};
 use super::timeline::{Change, Proc, Timeline};
 use crate::algo::registry;
 use crate::trace::{Event, NodeId, RunDir};
@@ -49,6 +52,8 @@ pub struct Ground {
     pub anonymous: bool,
     /// The failure detector's timeout (`run.json`), microseconds.
     pub timeout_us: Option<u64>,
+    /// What the network was doing (None: not known, as in a test that builds a ground by hand).
+    pub network: Option<Network>,
 }
 
 impl Ground {
@@ -77,6 +82,7 @@ impl Ground {
             start_us: run.info.start_us,
             anonymous: run.info.algo == registry::ANON_RING.name,
             timeout_us: run.info.options["timeout_ms"].as_u64().map(|ms| ms * 1000),
+            network: Some(Network::of(run)),
         }
     }
 }
@@ -97,7 +103,18 @@ pub fn explain(v: &Violation, run: &RunDir, timeline: &Timeline, g: &Ground) -> 
         })
     };
     if g.majority {
-        return not("majority mode promises one leader per term: not inherent".into());
+        let then = claims
+            .iter()
+            .map(|c| c.t)
+            .min()
+            .zip(claims.iter().map(|c| c.t).max())
+            .and_then(|(a, b)| g.network.as_ref()?.during(a, b));
+        return not(match then {
+            Some(net) => format!(
+                "majority mode promises one leader per term, partition or not: not inherent (the network then: {net})"
+            ),
+            None => "majority mode promises one leader per term: not inherent".into(),
+        });
     }
     if g.anonymous {
         return Some(Explanation {
@@ -125,23 +142,12 @@ pub fn explain(v: &Violation, run: &RunDir, timeline: &Timeline, g: &Ground) -> 
             _ => {}
         }
     }
-    for &t in &moments {
-        if let Some(side) = partition_at(run, t) {
-            let (a, b): (Vec<NodeId>, Vec<NodeId>) = parties.iter().partition(|p| side.contains(p));
-            if !a.is_empty() && !b.is_empty() {
-                return Some(Explanation {
-                    term,
-                    inherent: true,
-                    by_design: false,
-                    words: format!(
-                        "a partition at {} cut {} off from {}: each side elected its own",
-                        at(t),
-                        list(&a),
-                        list(&b)
-                    ),
-                });
-            }
-        }
+    if let Some(e) = g
+        .network
+        .as_ref()
+        .and_then(|net| split_by_network(net, timeline, term, &parties, &moments, g))
+    {
+        return Some(e);
     }
     if let Some(graph) = &g.graph {
         for &t in &moments {
@@ -304,17 +310,86 @@ fn resumed(run: &RunDir, timeline: &Timeline, term: u64, c: &Claim, first: u64, 
     })
 }
 
-/// The side the launcher cut off at `t`, if a partition was in force then.
-fn partition_at(run: &RunDir, t: u64) -> Option<Vec<NodeId>> {
-    let mut side = None;
-    for r in run.faults.iter().filter(|r| r.t <= t) {
-        match &r.event {
-            Event::Partition { nodes } => side = Some(nodes.clone()),
-            Event::Heal { .. } => side = None,
-            _ => {}
+/// The network left the parties in groups that could not talk (running nodes only: a dead
+/// node splits nothing here) while the term was decided: split-brain by partition.
+fn split_by_network(
+    net: &Network,
+    timeline: &Timeline,
+    term: u64,
+    parties: &[NodeId],
+    moments: &BTreeSet<u64>,
+    g: &Ground,
+) -> Option<Explanation> {
+    let at = |t: u64| super::summary::at(g.start_us, t);
+    for &t in moments {
+        let down: Vec<NodeId> = timeline
+            .nodes()
+            .filter(|&n| !timeline.state_at(n, t).0.alive())
+            .collect();
+        let touched = |groups: &[Vec<NodeId>]| {
+            groups
+                .iter()
+                .filter(|gr| parties.iter().any(|p| gr.contains(p)))
+                .count()
+        };
+        let groups = net.groups_at(t, &down);
+        // Split by the network, not by the dead nodes alone (a cut vertex, explained below).
+        if touched(&groups) < 2 || touched(&net.groups_without_faults(&down)) > 1 {
+            continue;
+        }
+        let sides: Vec<&Vec<NodeId>> = groups
+            .iter()
+            .filter(|gr| parties.iter().any(|p| gr.contains(p)))
+            .collect();
+        let rules = net.rules_at(t);
+        let what = match (rules.sides().len() > 1, rules.cuts().next().is_some()) {
+            (true, false) => "a partition".to_string(),
+            (false, true) => {
+                let links = cut_words(rules);
+                format!("the cut of {links}")
+            }
+            (true, true) => format!("a partition and the cut of {}", cut_words(rules)),
+            (false, false) => "the network".to_string(),
+        };
+        let each: Vec<String> = sides
+            .iter()
+            .map(|side| {
+                let led: Vec<NodeId> = parties.iter().copied().filter(|p| side.contains(p)).collect();
+                format!("{} (with {})", group_words(side), group_words(&led))
+            })
+            .collect();
+        return Some(Explanation {
+            term,
+            inherent: true,
+            by_design: false,
+            words: format!(
+                "split-brain by partition: at {} {what} left {} unable to reach each other, and each side \
+                 elected its own (inherent without majority mode)",
+                at(t),
+                each.join(" and ")
+            ),
+        });
+    }
+    None
+}
+
+/// `the link 2-10`, `the links 2-10 and 3->4`.
+fn cut_words(rules: &crate::net::NetRules) -> String {
+    let cuts: BTreeSet<(NodeId, NodeId)> = rules.cuts().collect();
+    let mut words = Vec::new();
+    for &(a, b) in &cuts {
+        if cuts.contains(&(b, a)) {
+            if a < b {
+                words.push(format!("{a}-{b}"));
+            }
+        } else {
+            words.push(format!("{a}->{b}"));
         }
     }
-    side
+    match words.as_slice() {
+        [one] => format!("the link {one}"),
+        _ => format!("the links {}", words.join(", ")),
+    }
 }
 
 /// The connected component of every node not `down`.

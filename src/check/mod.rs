@@ -15,6 +15,7 @@ pub mod election;
 pub mod explain;
 pub mod mutex;
 pub mod mutex_progress;
+pub mod network;
 pub mod probe;
 pub mod section;
 pub mod snapshot;
@@ -26,6 +27,8 @@ pub mod traffic;
 
 #[cfg(test)]
 mod restart_tests;
+#[cfg(test)]
+mod network_tests;
 #[cfg(test)]
 mod tests;
 
@@ -74,6 +77,10 @@ pub struct Analysis {
     pub sections: Vec<Arc<dyn Section>>,
     /// Every suspicion, judged (empty, and not judged, when faults.jsonl is missing).
     pub suspicions: Vec<Suspicion>,
+    /// What the network was doing when (faults.jsonl folded through the rules model).
+    pub network: network::Network,
+    /// Per side of each network split, its longest stretch without a leader (elections).
+    pub side_gaps: Vec<network::SideGap>,
     /// The failure-detector timeout of the run (`run.json`), microseconds, if known.
     pub timeout_us: Option<u64>,
     /// Suspicions held for more than twice the timeout while their target ran: never healed.
@@ -153,6 +160,7 @@ impl Analysis {
 /// Works out every fact of `run`.
 pub fn analyse(run: &RunDir) -> Analysis {
     let timeline = Timeline::build(run);
+    let net = network::Network::of(run);
     let beliefs = beliefs::Beliefs::replay(run, &timeline);
     let faults_known = !run.missing.iter().any(|m| m == "faults.jsonl");
     let timeout_us = run.info.options["timeout_ms"].as_u64().map(|ms| ms * 1000);
@@ -190,14 +198,18 @@ pub fn analyse(run: &RunDir) -> Analysis {
         algo: run.info.algo.clone(),
         topology: run.info.topology.clone(),
         start_us: run.info.start_us,
+        side_gaps: election
+            .as_ref()
+            .map(|e| network::side_gaps(&net, &e.spans, &timeline))
+            .unwrap_or_default(),
         suspicions: if faults_known {
-            suspicion::judge(run, &timeline)
+            suspicion::judge_with(run, &timeline, &net)
         } else {
             Vec::new()
         },
         timeout_us,
         stale: match timeout_us {
-            Some(t) if faults_known => suspicion::stale(run, &timeline, t),
+            Some(t) if faults_known => suspicion::stale_with(run, &timeline, t, &net),
             _ => Vec::new(),
         },
         traffic: Traffic::count(run),
@@ -214,6 +226,7 @@ pub fn analyse(run: &RunDir) -> Analysis {
             .collect(),
         election,
         timeline,
+        network: net,
     }
 }
 

@@ -41,6 +41,8 @@ pub struct Overlap {
     pub at_resource: bool,
     /// The launcher's faults before it, latest last (at most five), in words.
     pub faults: Vec<String>,
+    /// What the network was doing then, in words (None: nothing).
+    pub network: Option<String>,
 }
 
 /// Everything the mutex section found.
@@ -112,9 +114,12 @@ fn fault_words(r: &Record) -> Option<String> {
         Event::Resume { .. } => format!("resumed {node}"),
         Event::Kill { signal, .. } => format!("killed {node} ({signal})"),
         Event::Restart { .. } => format!("restarted {node}"),
-        Event::Partition { nodes } => format!("partitioned {nodes:?}"),
-        Event::Heal { nodes } => format!("healed {nodes:?}"),
-        _ => return None,
+        // Every network action in the rules model's words (`cut the link 2-10 (both ways)`).
+        ev => match crate::net::NetAction::from_event(ev) {
+            Some(a) => a.describe(),
+            None if matches!(ev, Event::Partition { .. } | Event::Heal { .. } | Event::Cut { .. }) => ev.kind().into(),
+            None => return None,
+        },
     };
     Some(what)
 }
@@ -130,6 +135,7 @@ pub fn analyse_with(run: &RunDir, timeline: &Timeline) -> Option<MutexFacts> {
         return None;
     }
     let start = run.info.start_us;
+    let net = super::network::Network::of(run);
     let faults: Vec<(u64, String)> = run
         .faults
         .iter()
@@ -237,6 +243,7 @@ pub fn analyse_with(run: &RunDir, timeline: &Timeline) -> Option<MutexFacts> {
                 nodes: inside,
                 at_resource: false,
                 faults: before(e.enter),
+                network: net.during(e.enter, e.enter),
             });
         }
     }
@@ -256,6 +263,7 @@ pub fn analyse_with(run: &RunDir, timeline: &Timeline) -> Option<MutexFacts> {
             nodes,
             at_resource: true,
             faults: before(t),
+            network: net.during(t, t),
         })
         .collect();
     f.dead_holders = dead_holders;
@@ -442,6 +450,13 @@ fn more(out: &mut String, total: usize, shown: usize, what: &str) {
     }
 }
 
+/// `; the network then: ...`, or nothing when the network was clear.
+fn network_then(o: &Overlap) -> String {
+    o.network
+        .as_ref()
+        .map_or(String::new(), |n| format!("; the network then: {n}"))
+}
+
 fn faults(o: &Overlap) -> String {
     if o.faults.is_empty() {
         "none".into()
@@ -487,16 +502,22 @@ impl super::section::Section for Section {
             .map(|o| {
                 Finding::violation(
                     "mutual exclusion (resource)",
-                    format!("mutex: nodes {:?} held the resource at once at {}", o.nodes, ms(o.t)),
+                    format!(
+                        "mutex: nodes {:?} held the resource at once at {}{}",
+                        o.nodes,
+                        ms(o.t),
+                        network_then(o)
+                    ),
                 )
             })
             .collect();
         out.extend(f.node_overlaps.iter().map(|o| Finding {
             property: "mutual exclusion (nodes)".into(),
             what: format!(
-                "mutex: nodes {:?} were in the section at once at {} (their own traces)",
+                "mutex: nodes {:?} were in the section at once at {} (their own traces){}",
                 o.nodes,
-                ms(o.t)
+                ms(o.t),
+                network_then(o)
             ),
             violation: !f.fenced_off(),
             explanation: None,

@@ -68,6 +68,8 @@ pub struct SnapshotFacts {
     pub stopped: Option<(u64, u64)>,
     /// The zero of the times in the words: the run's start (or the first record's time).
     pub start_us: u64,
+    /// What the network was doing while the first broken snapshot was recorded (None: nothing).
+    pub network: Option<String>,
 }
 
 /// Snapshot periods after a restart with no Chandy-Lamport snapshot completed that count as
@@ -116,10 +118,23 @@ pub fn analyse(run: &RunDir) -> SnapshotFacts {
         .and_then(|v| v.parse().ok())
         .unwrap_or(DEFAULT_PERIOD_MS);
     let end = Timeline::build(run).end_us;
-    SnapshotFacts {
+    let mut f = SnapshotFacts {
         start_us: run.info.start_us,
         ..analyse_until(&run.node_events, end, period_ms)
+    };
+    let first = f.broken().first().map(|g| (g.method.clone(), g.snap));
+    if let Some((m, k)) = first {
+        let times: Vec<u64> = run
+            .node_events
+            .iter()
+            .filter(|r| matches!(&r.event, Event::Snapshot { snap, method, .. } if *snap == k && *method == m))
+            .map(|r| r.t)
+            .collect();
+        if let (Some(&a), Some(&b)) = (times.iter().min(), times.iter().max()) {
+            f.network = super::network::Network::of(run).during(a, b);
+        }
     }
+    f
 }
 
 /// One global state's parts as recorded: each node's (balance, in_flight), and the last part's time.
@@ -310,9 +325,12 @@ impl Section for SnapshotFacts {
             out.push(Finding::violation(
                 "conservation",
                 format!(
-                    "snapshot: {} Chandy-Lamport snapshots do not sum to the money of their epoch ({} at the start)",
+                    "snapshot: {} Chandy-Lamport snapshots do not sum to the money of their epoch ({} at the start){}",
                     broken.len(),
-                    self.initial
+                    self.initial,
+                    self.network
+                        .as_ref()
+                        .map_or(String::new(), |n| format!("; the network then (the first): {n}"))
                 ),
             ));
         }

@@ -50,6 +50,7 @@ pub fn render(a: &Analysis, verbose: bool) -> String {
         }
     }
     node_classes(&mut out, a);
+    network(&mut out, a, verbose);
     suspicions(&mut out, a, verbose);
     traffic(&mut out, a, verbose);
     input(&mut out, a, verbose);
@@ -128,13 +129,9 @@ fn node_classes(out: &mut String, a: &Analysis) {
 pub fn narrate(s: &Suspicion, start_us: u64) -> String {
     let target = s.target;
     let since = s.since.map(|t| at(start_us, t)).unwrap_or_default();
-    let truth = match s.target_state {
-        Proc::Running => format!("node {target} was running: false suspicion"),
-        Proc::Paused => format!("node {target} was paused, not dead: false suspicion"),
-        Proc::Killed => format!("node {target} was dead (killed at {since}): true suspicion"),
-        Proc::Exited => format!("node {target} was dead (its process exited at {since}): true suspicion"),
-        Proc::Stopped => format!("node {target} had stopped at {since}: true suspicion"),
-        Proc::NotStarted => format!("node {target} had not been started: true suspicion"),
+    let truth = match (s.target_state, &s.cut_off) {
+        (Proc::Running, Some(why)) => format!("node {target} was alive, but {why}: cut off, not dead"),
+        (state, _) => plain_truth(state, target, &since),
     };
     format!(
         "node {} suspected node {target} at {} after {} ms of silence; {truth}",
@@ -142,6 +139,18 @@ pub fn narrate(s: &Suspicion, start_us: u64) -> String {
         at(start_us, s.t),
         s.silence_ms
     )
+}
+
+/// What a suspicion of `target` in `state` was, the network aside.
+fn plain_truth(state: Proc, target: NodeId, since: &str) -> String {
+    match state {
+        Proc::Running => format!("node {target} was running: false suspicion"),
+        Proc::Paused => format!("node {target} was paused, not dead: false suspicion"),
+        Proc::Killed => format!("node {target} was dead (killed at {since}): true suspicion"),
+        Proc::Exited => format!("node {target} was dead (its process exited at {since}): true suspicion"),
+        Proc::Stopped => format!("node {target} had stopped at {since}: true suspicion"),
+        Proc::NotStarted => format!("node {target} had not been started: true suspicion"),
+    }
 }
 
 /// A true time as an offset from the start of the run: `+412 ms`.
@@ -525,6 +534,81 @@ fn overlap(out: &mut String, a: &Analysis, e: &ElectionFacts) {
     }
 }
 
+/// What the network did (nothing when no rule was ever set), and each side's longest stretch
+/// without a leader while the network split the nodes.
+fn network(out: &mut String, a: &Analysis, verbose: bool) {
+    let steps = a.network.steps();
+    if steps.is_empty() {
+        return;
+    }
+    let errors = steps.iter().filter(|s| s.error).count();
+    let _ = writeln!(
+        out,
+        "Network (from faults.jsonl): {}{}",
+        count(steps.len() - errors, "change"),
+        if errors > 0 {
+            format!(", {} that could not be applied", count(errors, "rule"))
+        } else {
+            String::new()
+        }
+    );
+    let shown = if verbose { steps.len() } else { 8 };
+    for s in steps.iter().take(shown) {
+        let _ = writeln!(
+            out,
+            "  {}: {}{}",
+            at(a.start_us, s.t),
+            if s.error { "FAILED: " } else { "" },
+            s.words
+        );
+    }
+    if steps.len() > shown {
+        let _ = writeln!(out, "  ... {} more (see --verbose)", steps.len() - shown);
+    }
+    let mut last: Option<(u64, u64)> = None;
+    for g in &a.side_gaps {
+        if last != Some((g.split_from, g.split_to)) {
+            last = Some((g.split_from, g.split_to));
+            let sides: Vec<String> = a
+                .side_gaps
+                .iter()
+                .filter(|x| (x.split_from, x.split_to) == (g.split_from, g.split_to))
+                .map(|x| x.side.iter().map(u64::to_string).collect::<Vec<_>>().join(","))
+                .collect();
+            let _ = writeln!(
+                out,
+                "  split from {} to {} ({}): {}",
+                at(a.start_us, g.split_from),
+                at(a.start_us, g.split_to),
+                dur(g.split_to - g.split_from),
+                sides.join(" | ")
+            );
+        }
+        let side = super::network::group_words(&g.side);
+        let leaders = if g.leaders.is_empty() {
+            "no leader on this side".to_string()
+        } else {
+            format!(
+                "leaders on this side: {}",
+                g.leaders.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
+            )
+        };
+        let _ = match g.longest {
+            None => writeln!(out, "    {side}: a leader throughout ({leaders})"),
+            Some((f, t)) if (f, t) == (g.split_from, g.split_to) => {
+                writeln!(out, "    {side}: no leader for the whole split ({})", dur(t - f))
+            }
+            Some((f, t)) => writeln!(
+                out,
+                "    {side}: longest stretch without a leader {} ({} to {}); {leaders}",
+                dur(t - f),
+                at(a.start_us, f),
+                at(a.start_us, t)
+            ),
+        };
+    }
+}
+
 fn suspicions(out: &mut String, a: &Analysis, verbose: bool) {
     if !a.faults_known() {
         out.push_str("Suspicions: not judged (faults.jsonl is missing)\n");
@@ -536,12 +620,25 @@ fn suspicions(out: &mut String, a: &Analysis, verbose: bool) {
     }
     let (right, wrong) = a.suspicion_counts();
     let paused = a.suspicions.iter().filter(|s| s.target_state == Proc::Paused).count();
+    let cut: Vec<&Suspicion> = a
+        .suspicions
+        .iter()
+        .filter(|s| s.target_state == Proc::Running && s.cut_off.is_some())
+        .collect();
+    let by_net = if cut.is_empty() {
+        String::new()
+    } else {
+        format!(", {} of a running node the network cut off", cut.len())
+    };
     let _ = writeln!(
         out,
-        "Suspicions (judged from faults.jsonl): {} in all, {right} true, {wrong} false ({paused} of a paused node, {} of a running one)",
+        "Suspicions (judged from faults.jsonl): {} in all, {right} true, {wrong} false ({paused} of a paused node, {} of a running one{by_net})",
         a.suspicions.len(),
-        wrong - paused
+        wrong - paused - cut.len()
     );
+    if let (Some(first), false) = (cut.first(), verbose) {
+        let _ = writeln!(out, "  for example: {}", narrate(first, a.start_us));
+    }
     if verbose {
         for s in &a.suspicions {
             let _ = writeln!(out, "  {}", narrate(s, a.start_us));

@@ -2,12 +2,16 @@
 //!
 //! The verdict comes from the launcher's record of what it did to processes (the [`Timeline`]),
 //! never from what the nodes thought: a paused node is slow, not dead, so suspecting it is false.
+//! A running node the network cut off from the suspecter (a cut, a partition, heavy loss: see
+//! [`Network`]) is named as such: alive, but unheard, and its suspicion heals only once the
+//! network lets it be heard again.
 
+use super::network::Network;
 use super::timeline::{Proc, Timeline};
 use crate::trace::{Event, NodeId, RunDir};
 
 /// One suspicion and the truth about its target.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Suspicion {
     /// When, microseconds.
     pub t: u64,
@@ -21,6 +25,9 @@ pub struct Suspicion {
     pub target_state: Proc,
     /// Since when the target had been in that state, microseconds.
     pub since: Option<u64>,
+    /// Why the target, alive, could not be heard: the network cut it off from the suspecter
+    /// during the silence (`the link 2-10 was cut`); None when the network was not why.
+    pub cut_off: Option<String>,
 }
 
 impl Suspicion {
@@ -32,11 +39,21 @@ impl Suspicion {
 
 /// Every suspicion in `run`, in time order, judged by `timeline`.
 pub fn judge(run: &RunDir, timeline: &Timeline) -> Vec<Suspicion> {
+    judge_with(run, timeline, &Network::of(run))
+}
+
+/// [`judge`], with the run's network already built.
+pub fn judge_with(run: &RunDir, timeline: &Timeline, net: &Network) -> Vec<Suspicion> {
     run.node_events
         .iter()
         .filter_map(|r| match (r.node, &r.event) {
             (Some(by), &Event::Suspect { target, silence_ms, .. }) => {
                 let (target_state, since) = timeline.state_at(target, r.t);
+                let cut_off = target_state
+                    .alive()
+                    .then(|| net.cut_off_during(target, by, r.t.saturating_sub(silence_ms * 1000), r.t))
+                    .flatten()
+                    .map(|c| c.words);
                 Some(Suspicion {
                     t: r.t,
                     by,
@@ -44,6 +61,7 @@ pub fn judge(run: &RunDir, timeline: &Timeline) -> Vec<Suspicion> {
                     silence_ms,
                     target_state,
                     since,
+                    cut_off,
                 })
             }
             _ => None,
@@ -75,8 +93,14 @@ impl Stale {
 }
 
 /// Every suspicion that was held for longer than `2 * timeout_us` while its target was
-/// running and its holder running too: suspicions that never heal.
+/// running and its holder running too, and the network let the holder hear it: suspicions that
+/// never heal.
 pub fn stale(run: &RunDir, timeline: &Timeline, timeout_us: u64) -> Vec<Stale> {
+    stale_with(run, timeline, timeout_us, &Network::of(run))
+}
+
+/// [`stale`], with the run's network already built.
+pub fn stale_with(run: &RunDir, timeline: &Timeline, timeout_us: u64, net: &Network) -> Vec<Stale> {
     use std::collections::BTreeMap;
     let end = timeline.end_us;
     // Each suspicion held: (by, target) -> since.
@@ -124,7 +148,14 @@ pub fn stale(run: &RunDir, timeline: &Timeline, timeout_us: u64) -> Vec<Stale> {
         };
         for (i, c) in changes.iter().enumerate().filter(|(_, c)| c.state == Proc::Running) {
             let next = changes.get(i + 1).map_or(end, |n| n.t);
-            let (from, to) = (s.max(c.t), e.min(next));
+            let (mut from, to) = (s.max(c.t), e.min(next));
+            // Cut off by the network, the holder had no way to hear it: the clock starts when
+            // the network lets it be heard again.
+            match net.heard_again(target, by, from, to) {
+                Some(u64::MAX) => continue,
+                Some(back) => from = from.max(back),
+                None => {}
+            }
             if to > from + 2 * timeout_us && timeline.state_at(by, from + 2 * timeout_us).0 == Proc::Running {
                 out.push(Stale {
                     by,

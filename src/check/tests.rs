@@ -476,6 +476,7 @@ fn drops_are_grouped_by_reason_and_bad_lines_counted() {
             received: 9,
             dropped: 3,
             ignored: 0,
+            net_dropped: 0,
             by_type: BTreeMap::from([("ELECTION".to_string(), 4)]),
         },
     );
@@ -611,6 +612,7 @@ fn without_a_shutdown_the_run_ends_before_the_first_clean_stop_or_at_the_last_ev
         received: 1,
         dropped: 0,
         ignored: 0,
+        net_dropped: 0,
         by_type: BTreeMap::new(),
     };
     let mut r = Run::new(&[1, 2, 3]);

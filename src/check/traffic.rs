@@ -61,6 +61,7 @@ impl Traffic {
                     dropped,
                     ignored,
                     by_type,
+                    ..
                 } => {
                     tr.stops += 1;
                     tr.sent += sent;

@@ -3,11 +3,17 @@
 //! 0.5-2 s; the leader about one time in three), stops injecting a settling time before
 //! `--duration` ends, then judges the run by the checker against the soak's criteria:
 //! suspicions of a running node heal within twice the timeout, no storm, no two leaders in a
-//! term that the faults do not explain, one agreed leader at the end.
+//! term that the faults do not explain, one agreed leader at the end. Network faults (cuts,
+//! partitions, loss, delay) are drawn beside them unless `--faults process` ([`chaos_net`]).
+//!
+//! [`chaos_net`]: super::chaos_net
 
+use super::chaos_net::{self, NetChaos};
 use super::goal::Ending;
 use super::model::State;
+use super::net::NetControl;
 use super::nodes::Fleet;
+use super::schedule::FaultKinds;
 use crate::check::Analysis;
 use crate::rng::Rng;
 use std::time::{Duration, Instant};
@@ -28,6 +34,8 @@ pub struct Chaos {
     next_fault: Instant,
     pending: Vec<(Instant, u64, Undo)>,
     injected: usize,
+    kinds: FaultKinds,
+    net: NetChaos,
 }
 
 impl Chaos {
@@ -43,11 +51,19 @@ impl Chaos {
             next_fault: t0 + Duration::from_millis(1000),
             pending: Vec::new(),
             injected: 0,
+            kinds: FaultKinds::All,
+            net: NetChaos::new(),
         }
     }
 
+    /// The same soak drawing only `kinds` of faults.
+    pub fn with_kinds(mut self, kinds: FaultKinds) -> Self {
+        self.kinds = kinds;
+        self
+    }
+
     /// Injects and undoes faults as they fall due; `Some` ends the run (to be judged).
-    pub fn step(&mut self, fleet: &mut Fleet, now: Instant) -> Option<Ending> {
+    pub fn step(&mut self, fleet: &mut Fleet, net: &mut NetControl, now: Instant) -> Option<Ending> {
         let mut due = Vec::new();
         self.pending.retain(|&(at, id, undo)| {
             if at <= now {
@@ -65,25 +81,35 @@ impl Chaos {
                 done.unwrap_or_else(|e| format!("could not undo a fault: {e}"))
             );
         }
+        self.net.due(net, fleet, now, now >= self.faults_until);
         if now >= self.deadline {
             return Some(Ending {
                 code: 0,
                 message: format!(
-                    "chaos: {} faults injected over {:.1} s; judging the run",
-                    self.injected,
+                    "chaos: {} faults injected ({} of the network) over {:.1} s; judging the run",
+                    self.injected + self.net.injected,
+                    self.net.injected,
                     (now - self.started).as_secs_f64()
                 ),
                 check: true,
             });
         }
         if now < self.faults_until && now >= self.next_fault {
-            self.inject(fleet, now);
+            self.inject(fleet, net, now);
             self.next_fault = now + Duration::from_millis(self.rng.range(300, 1501));
         }
         None
     }
 
-    fn inject(&mut self, fleet: &mut Fleet, now: Instant) {
+    fn inject(&mut self, fleet: &mut Fleet, net: &mut NetControl, now: Instant) {
+        let (process, network) = (chaos_net::process(self.kinds), chaos_net::network(self.kinds));
+        if network && !self.net.busy() && (!process || self.rng.chance(0.4)) {
+            let leader = fleet.agreement().map(|a| a.leader);
+            return self.net.inject(net, fleet, now, &mut self.rng, leader);
+        }
+        if !process {
+            return;
+        }
         let busy: Vec<u64> = self.pending.iter().map(|p| p.1).collect();
         let candidates: Vec<u64> = fleet
             .nodes

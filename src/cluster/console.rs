@@ -19,6 +19,8 @@ pub enum Command {
     Help,
     /// Stop every node cleanly and exit.
     Quit,
+    /// `net VERB ...`: the words after `net`, checked by the launcher against the members.
+    Net(Vec<String>),
 }
 
 /// The answer to `help`.
@@ -30,6 +32,12 @@ commands:
   restart N      start a dead node N again
   status         who runs, who is paused or dead, whom each node believes leads
   logs N [K]     the last K lines (default 10) of node N's log
+  net cut A B [--one-way]       cut the link A-B (both ways, or only A to B)
+  net partition 1,2,3 4,5 ...  split into sides (a node not named is alone)
+  net heal [A B]               lift every network rule, or make the link A-B perfect
+  net loss PCT [A B]           lose PCT% of datagrams on every link, or on A-B
+  net delay MS[:JITTER] [A B]  hold datagrams MS +- JITTER ms (reorders them)
+  net status                   the network rules in force
   help           this list
   quit           stop every node cleanly and exit";
 
@@ -51,6 +59,9 @@ pub fn parse(line: &str) -> Result<Option<Command>, String> {
                 .map_err(|_| format!("{what}: '{a}' is not a node id (a whole number)")),
         }
     };
+    if verb == "net" {
+        return Ok(Some(Command::Net(args.iter().map(|s| s.to_string()).collect())));
+    }
     let max_args = match verb {
         "logs" => 2,
         "pause" | "resume" | "kill" | "restart" => 1,
@@ -104,5 +115,22 @@ mod tests {
         assert!(parse("kill x").unwrap_err().contains("'x' is not a node id"));
         assert!(parse("kill 1 2").unwrap_err().contains("too many"));
         assert!(parse("logs 1 0").unwrap_err().contains("line count"));
+    }
+
+    #[test]
+    fn net_lines_go_to_the_launcher_whole_and_help_lists_every_verb() {
+        assert_eq!(
+            parse("net cut 2 10 --one-way").unwrap(),
+            Some(Command::Net(vec![
+                "cut".into(),
+                "2".into(),
+                "10".into(),
+                "--one-way".into()
+            ]))
+        );
+        assert_eq!(parse("net").unwrap(), Some(Command::Net(vec![])));
+        for verb in ["cut", "partition", "heal", "loss", "delay", "status"] {
+            assert!(HELP.contains(&format!("net {verb}")), "{verb}");
+        }
     }
 }

@@ -74,6 +74,8 @@ pub enum Goal {
     Chaos(Box<Chaos>),
     /// `--demo snapshot`.
     Snapshot(super::snapshot_demo::SnapshotDemo),
+    /// A network story: `--demo link-cut` or `--demo partition`.
+    Net(Box<super::net_demo::NetStory>),
 }
 
 /// How long to wait for an election before calling it failed: generous, since a wait that is
@@ -89,11 +91,16 @@ impl Goal {
         if plan.snapshot_demo {
             return Goal::Snapshot(super::snapshot_demo::SnapshotDemo::new(t0));
         }
+        if let Some(kind) = plan.net_demo {
+            return Goal::Net(Box::new(super::net_demo::NetStory::new(
+                kind, n, timeout, t0, &plan.set,
+            )));
+        }
         if let Some(g) = super::mutex_goal::MutexGoal::new(plan, timeout, t0) {
             return Goal::Mutex(Box::new(g));
         }
         if let (Some(seed), Some(d)) = (plan.chaos, plan.duration) {
-            return Goal::Chaos(Box::new(Chaos::new(seed, t0, d, timeout)));
+            return Goal::Chaos(Box::new(Chaos::new(seed, t0, d, timeout).with_kinds(plan.chaos_faults)));
         }
         match (plan.demo, plan.until_elected) {
             (Some(kind), _) => Goal::Demo(Box::new(Demo::new(kind, n, timeout, t0))),
@@ -118,7 +125,7 @@ impl Goal {
     }
 
     /// Looks at the fleet after a tick (a demo also acts on it); `Some` ends the run.
-    pub fn step(&mut self, fleet: &mut Fleet, now: Instant) -> Option<Ending> {
+    pub fn step(&mut self, fleet: &mut Fleet, net: &mut super::net::NetControl, now: Instant) -> Option<Ending> {
         match self {
             Goal::Console { until, shown } => {
                 if let Some(a) = fleet.agreement() {
@@ -155,8 +162,9 @@ impl Goal {
             }
             Goal::Demo(demo) => demo.step(fleet, now),
             Goal::Mutex(g) => g.step(fleet, now),
-            Goal::Chaos(chaos) => chaos.step(fleet, now),
+            Goal::Chaos(chaos) => chaos.step(fleet, net, now),
             Goal::Snapshot(demo) => demo.step(now),
+            Goal::Net(story) => story.step(fleet, net, now),
         }
     }
 
@@ -179,6 +187,7 @@ impl Goal {
                 (lines, failed)
             }
             Goal::Snapshot(demo) => (demo.conclude(&analysis.dir), analysis.violated()),
+            Goal::Net(story) => (story.conclude(analysis), analysis.violated()),
             _ => (Vec::new(), analysis.violated()),
         }
     }
@@ -192,6 +201,7 @@ impl Goal {
             Goal::Mutex(_) => Ending::failed(format!("stopped ({why}) before the run's goal")),
             Goal::Chaos(_) => Ending::failed(format!("chaos stopped ({why}) before its duration")),
             Goal::Snapshot(_) => Ending::failed(format!("demo snapshot stopped ({why}) before its end")),
+            Goal::Net(story) => Ending::failed(format!("demo stopped ({why}) {}", story.where_now())),
         }
     }
 }

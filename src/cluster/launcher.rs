@@ -6,10 +6,12 @@ use super::control::{Incoming, Server, ERROR_PREFIX, SOCKET_NAME};
 use super::fork;
 use super::goal::{Ending, Goal};
 use super::narrate::Narrator;
+use super::net::{Backend, NetControl};
 use super::nodes::Fleet;
 use super::plan::Plan;
 use super::prompt::Prompt;
 use super::rundir;
+use super::schedule::Schedule;
 use super::signals::LauncherSignals;
 use super::sockets;
 use super::spawn::NodeArgs;
@@ -42,7 +44,13 @@ fn tick_every(n: usize) -> Duration {
 }
 
 /// Launches `plan` and runs it to its end; returns the exit status.
-pub fn run(opts: LaunchOptions, plan: Plan) -> Result<i32, CliError> {
+pub fn run(opts: LaunchOptions, plan: Plan, backend: Backend, schedule: Schedule) -> Result<i32, CliError> {
+    // SIGUSR1 tells a node the network rules changed (see `node::netfilter`). Ignored here, and
+    // so in every child until it blocks the signal for its signalfd: one sent to a node still
+    // starting cannot kill it.
+    // SAFETY: sets a disposition, installs no handler.
+    let _ =
+        unsafe { nix::sys::signal::signal(nix::sys::signal::Signal::SIGUSR1, nix::sys::signal::SigHandler::SigIgn) };
     // Blocked before any child exists, so no SIGCHLD or Ctrl-C can slip past the signalfd.
     let signals = LauncherSignals::new()?;
     let n = plan.nodes.len();
@@ -64,6 +72,9 @@ pub fn run(opts: LaunchOptions, plan: Plan) -> Result<i32, CliError> {
             path
         }
     };
+    // Before any node, and before the start gate's pipes exist (the table's watchdog must not
+    // hold them open): a table must exist before a rule can go in it.
+    let net = NetControl::new(backend, &dir, &super::net_members(&opts, &plan)).map_err(failed)?;
     let args =
         NodeArgs::new(&opts, &plan, &dir, &key_path).map_err(|e| failed(format!("cannot find my own binary: {e}")))?;
     // Before the launcher grows (run.json, every node's view): see `fork`. Without one thread
@@ -107,11 +118,21 @@ pub fn run(opts: LaunchOptions, plan: Plan) -> Result<i32, CliError> {
     }
     // The goal's clock (its patience, `--duration`) starts with the nodes' clocks: once all are
     // spawned (see `Fleet::spawn_all`), which takes seconds for thousands of nodes.
-    let goal = Goal::new(&plan, Duration::from_millis(opts.timeout_ms), Instant::now());
+    let began = Instant::now();
+    let goal = Goal::new(&plan, Duration::from_millis(opts.timeout_ms), began);
     banner(&opts, &plan, &dir, &goal);
+    match net.table_name() {
+        Some(table) => say!("network faults: kernel backend (nftables table inet {table}; delay in the nodes)"),
+        None => say!("network faults: user backend (each node's receive filter)"),
+    }
+    if !schedule.is_empty() {
+        say!("fault schedule: {} actions", schedule.entries.len());
+    }
     // A demo tells its own story; --quiet keeps the terse view.
     let narrator = (!opts.quiet && !matches!(goal, Goal::Demo(_))).then(Narrator::default);
-    Launcher::new(fleet, signals, server, goal, narrator)?.run_loop()
+    let faults = Injector { net, schedule, began };
+    let mut launcher = Launcher::new(fleet, signals, server, goal, narrator, faults)?;
+    launcher.run_loop()
 }
 
 fn options_json(o: &LaunchOptions) -> serde_json::Value {
@@ -130,13 +151,22 @@ fn options_json(o: &LaunchOptions) -> serde_json::Value {
         "logs": o.logs,
         "demo": o.demo,
         "set": o.set,
+        "net": backend_name(o),
+        "faults": o.faults.as_ref().map(|f| format!("{f:?}")),
     })
+}
+
+/// The backend as run.json records it (chosen again: the same answer `launch` got).
+fn backend_name(o: &LaunchOptions) -> &'static str {
+    Backend::choose(o.net.as_deref()).map_or("user", |b| b.name())
 }
 
 fn banner(o: &LaunchOptions, plan: &Plan, dir: &Path, goal: &Goal) {
     let shape = match &o.topology {
         Layout::Ring => "ring".to_string(),
-        Layout::Mesh(spec) => {
+        Layout::Mesh(_) => {
+            // The plan's graph: a story may build its own (`--demo link-cut`).
+            let spec = plan.topology.strip_prefix("mesh:").unwrap_or(&plan.topology);
             let edges: usize = plan.nodes.iter().map(|p| p.neighbours.len()).sum();
             let arrows = if spec == "ring" { "one-way links" } else { "links" };
             let count = if spec == "ring" { edges } else { edges / 2 };
@@ -172,6 +202,17 @@ struct Launcher {
     next_conn: usize,
     narrator: Option<Narrator>,
     prompt: Option<Prompt>,
+    net: NetControl,
+    schedule: Schedule,
+    /// When the schedule's clock started (with the goal's).
+    began: Instant,
+}
+
+/// The network and the fault schedule, handed to the launcher's loop.
+struct Injector {
+    net: NetControl,
+    schedule: Schedule,
+    began: Instant,
 }
 
 impl Launcher {
@@ -181,7 +222,9 @@ impl Launcher {
         server: Server,
         goal: Goal,
         narrator: Option<Narrator>,
+        faults: Injector,
     ) -> Result<Self, CliError> {
+        let Injector { net, schedule, began } = faults;
         let setup = || -> io::Result<Poll> {
             let poll = Poll::new()?;
             poll.registry()
@@ -229,6 +272,9 @@ impl Launcher {
             next_conn: FIRST_CONN,
             narrator,
             prompt,
+            net,
+            schedule,
+            began,
         })
     }
 
@@ -270,6 +316,10 @@ impl Launcher {
 
     fn tick(&mut self) -> Option<Ending> {
         self.server.expire(Instant::now());
+        for e in self.schedule.due(self.began.elapsed()) {
+            let (reply, _) = self.execute(&e.line);
+            say!("[{} at {:.1} s] {}: {}", e.origin, e.at.as_secs_f64(), e.line, reply);
+        }
         self.fleet.refresh();
         let failed = self.report_exits();
         if let Some(n) = self.narrator.as_mut() {
@@ -277,7 +327,7 @@ impl Launcher {
                 say!("{line}");
             }
         }
-        failed.or_else(|| self.goal.step(&mut self.fleet, Instant::now()))
+        failed.or_else(|| self.goal.step(&mut self.fleet, &mut self.net, Instant::now()))
     }
 
     /// Reports the nodes that ended on their own; a node of the first launch that ended
@@ -316,6 +366,9 @@ impl Launcher {
         }
         say!("{}", ending.message);
         self.fleet.stop_all();
+        if let Err(e) = self.net.finish() {
+            say!("coordlab: {e}");
+        }
         let n = self.fleet.nodes.len();
         say!("stopped all {n} nodes; every process reaped");
         let mut code = ending.code;
@@ -487,6 +540,10 @@ impl Launcher {
             Command::Logs(id, lines) => fleet.log_tail(id, lines),
             Command::Help => Ok(HELP.to_string()),
             Command::Quit => return ("stopping every node".into(), Some(self.goal.interrupted("quit"))),
+            Command::Net(words) => {
+                let words: Vec<&str> = words.iter().map(String::as_str).collect();
+                self.net.execute(&words, fleet)
+            }
         };
         match result {
             Ok(s) => (s, None),

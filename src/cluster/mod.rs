@@ -23,6 +23,7 @@ macro_rules! say {
 }
 
 mod chaos;
+mod chaos_net;
 mod console;
 pub mod control;
 mod demo;
@@ -33,10 +34,13 @@ mod launcher;
 mod model;
 mod mutex_goal;
 mod narrate;
+pub mod net;
+mod net_demo;
 mod nodes;
 pub mod plan;
 mod prompt;
 mod rundir;
+pub mod schedule;
 mod signals;
 mod snapshot_demo;
 mod sockets;
@@ -50,6 +54,16 @@ use crate::error::CliError;
 const RESOURCE_NODE: u64 = crate::algo::mutex::RESOURCE_ID;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+
+/// The nodes network rules may name, with their UDP ports: every node but the shared resource.
+fn net_members(opts: &LaunchOptions, plan: &plan::Plan) -> Vec<(u64, u16)> {
+    let mutex = crate::algo::mutex::is_mutex(&opts.algo);
+    plan.nodes
+        .iter()
+        .filter(|p| !(mutex && p.id == RESOURCE_NODE))
+        .map(|p| (p.id, p.addr.port()))
+        .collect()
+}
 
 /// What the nodes are laid out on.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -125,13 +139,34 @@ pub struct LaunchOptions {
     pub clock_drift_ppm: Option<String>,
     /// `--clock-skew random:MAXMS,MAXPPM`: every clock off and drifting at random (from the seed).
     pub clock_skew: Option<String>,
+    /// `--net kernel|user`: who enforces network faults (None: kernel when root and nftables
+    /// works, else user).
+    pub net: Option<String>,
+    /// `--faults`: a schedule file, or (chaos) the kinds of fault to draw.
+    pub faults: Option<schedule::FaultsArg>,
 }
 
 /// Runs a launch; returns the process exit status.
 pub fn launch(opts: LaunchOptions) -> Result<i32, CliError> {
     let plan = plan::plan(&opts)?;
+    // Checked before anything starts: a bad backend or schedule line leaves nothing behind.
+    let backend = net::Backend::choose(opts.net.as_deref()).map_err(crate::error::usage)?;
+    let nodes: Vec<u64> = plan.nodes.iter().map(|p| p.id).collect();
+    let members = net_members(&opts, &plan);
+    let sched = match &opts.faults {
+        Some(schedule::FaultsArg::File(path)) => {
+            let ids: Vec<u64> = members.iter().map(|m| m.0).collect();
+            schedule::Schedule::load(path, &nodes, &ids).map_err(crate::error::usage)?
+        }
+        Some(schedule::FaultsArg::Kinds(_)) if !opts.chaos => {
+            return Err(crate::error::usage(
+                "--faults process|network|all chooses chaos's faults; ring and mesh take a schedule FILE",
+            ))
+        }
+        _ => schedule::Schedule::default(),
+    };
     rundir::check_writable(&opts.logs)?;
-    launcher::run(opts, plan)
+    launcher::run(opts, plan, backend, sched)
 }
 
 /// Sends a console command (`pause 8`, `status`, ...) to the launcher of the run in `run_dir`

@@ -99,8 +99,13 @@ impl Fleet {
 
     /// Writes one line of `faults.jsonl` now (flushed: other processes poll it).
     pub fn fault(&mut self, node: Option<u64>, event: Event) {
+        self.fault_at(wall_us(), node, event);
+    }
+
+    /// Writes one line of `faults.jsonl` stamped `t` (a fault that took effect at `t`).
+    pub fn fault_at(&mut self, t: u64, node: Option<u64>, event: Event) {
         let rec = Record {
-            t: wall_us(),
+            t,
             node,
             lamport: None,
             pt: None,

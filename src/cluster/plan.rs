@@ -108,6 +108,10 @@ pub struct Plan {
     pub mutex_demo: Option<MutexDemo>,
     /// `coordlab chaos`: the seed of its faults.
     pub chaos: Option<u64>,
+    /// A network `--demo` (`link-cut`, `partition`).
+    pub net_demo: Option<super::net_demo::NetDemo>,
+    /// `coordlab chaos --faults process|network|all`: what the soak draws (default all).
+    pub chaos_faults: super::schedule::FaultKinds,
 }
 
 impl Plan {
@@ -148,9 +152,20 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
             k.name
         )));
     }
-    let graph = match &opts.topology {
+    let mut set = opts.set.clone();
+    let net_demo = super::net_demo::NetDemo::named(opts.demo.as_deref());
+    let mesh_spec = match &opts.topology {
         Layout::Ring => None,
-        Layout::Mesh(spec) => Some((spec.as_str(), topology::build(spec, &ids, opts.seed).map_err(usage)?)),
+        Layout::Mesh(spec) => Some(spec.as_str()),
+    };
+    let demo_graph = match net_demo {
+        Some(d) => d.prepare(&opts.algo, mesh_spec, &ids, &mut set).map_err(usage)?,
+        None => None,
+    };
+    let graph = match (&opts.topology, &demo_graph) {
+        (Layout::Ring, _) => None,
+        (Layout::Mesh(_), Some((label, g))) => Some((label.as_str(), g.clone())),
+        (Layout::Mesh(spec), None) => Some((spec.as_str(), topology::build(spec, &ids, opts.seed).map_err(usage)?)),
     };
     entry
         .runs_on
@@ -158,7 +173,6 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
         .map_err(usage)?;
     let initiators = initiators(&opts.initiators, &ids, noun)?;
     let mutex = crate::algo::mutex::is_mutex(&opts.algo);
-    let mut set = opts.set.clone();
     let (until_elected, until_done) = match opts.until.as_deref() {
         None => (false, false),
         Some("elected") if mutex => {
@@ -209,7 +223,7 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
         None => None,
     };
     let demo = match opts.demo.as_deref() {
-        _ if mutex_demo.is_some() => None,
+        _ if mutex_demo.is_some() || net_demo.is_some() => None,
         None => None,
         Some(SNAPSHOT_DEMO) => None,
         Some(name) => match DEMOS.iter().find(|(d, _)| *d == name) {
@@ -218,6 +232,7 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
                 let mut known: Vec<&str> = DEMOS.iter().map(|(d, _)| *d).collect();
                 known.push(SNAPSHOT_DEMO);
                 known.extend(MUTEX_DEMOS.iter().map(|m| m.0));
+                known.extend([super::net_demo::LINK_CUT, super::net_demo::PARTITION]);
                 return Err(usage(format!(
                     "--demo: unknown story '{name}' (known: {})",
                     known.join(", ")
@@ -236,7 +251,14 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
             entry.name, entry.family.name
         )));
     }
-    if opts.chaos && (demo.is_some() || mutex_demo.is_some() || until_elected || until_done || duration.is_none()) {
+    if opts.chaos
+        && (demo.is_some()
+            || mutex_demo.is_some()
+            || net_demo.is_some()
+            || until_elected
+            || until_done
+            || duration.is_none())
+    {
         return Err(usage(
             "chaos runs for --duration SECS; it cannot be combined with --demo or --until",
         ));
@@ -247,7 +269,8 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
             opts.algo
         )));
     }
-    if (demo.is_some() || mutex_demo.is_some() || snapshot_demo) && (until_elected || until_done || duration.is_some())
+    if (demo.is_some() || mutex_demo.is_some() || net_demo.is_some() || snapshot_demo)
+        && (until_elected || until_done || duration.is_some())
     {
         return Err(usage(
             "--demo runs its own story; it cannot be combined with --until or --duration",
@@ -294,7 +317,10 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
                 initiator: initiators.contains(&ids[k]),
             })
             .collect(),
-        topology: opts.topology.label(),
+        topology: match (&demo_graph, &opts.topology) {
+            (Some((label, _)), Layout::Mesh(_)) => format!("mesh:{label}"),
+            _ => opts.topology.label(),
+        },
         set,
         until_elected,
         duration,
@@ -304,6 +330,11 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
         until_done,
         mutex_demo,
         chaos: opts.chaos.then_some(opts.seed),
+        net_demo,
+        chaos_faults: match &opts.faults {
+            Some(super::schedule::FaultsArg::Kinds(k)) => *k,
+            _ => super::schedule::FaultKinds::All,
+        },
     };
     if mutex {
         // The shared resource is a member like any node, spawned first.
@@ -385,6 +416,8 @@ pub(crate) fn test_options(n: usize) -> LaunchOptions {
         clock_offset_ms: None,
         clock_drift_ppm: None,
         clock_skew: None,
+        net: None,
+        faults: None,
     }
 }
 

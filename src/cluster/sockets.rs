@@ -105,6 +105,8 @@ mod tests {
             chaos: None,
             snapshot_demo: false,
             clocks: BTreeMap::new(),
+            net_demo: None,
+            chaos_faults: crate::cluster::schedule::FaultKinds::All,
         }
     }
 

@@ -29,6 +29,8 @@ pub struct Counters {
     pub ignored: u64,
     /// Sent messages by type name.
     pub by_type: BTreeMap<&'static str, u64>,
+    /// Datagrams the network filter dropped before they reached the engine (`coordlab net`).
+    pub net_dropped: u64,
 }
 
 /// A datagram ready to leave.
@@ -228,6 +230,12 @@ impl<A: Algorithm> Host<A> {
         }
     }
 
+    /// Counts a datagram the network filter dropped before it reached the engine: no trace
+    /// record, only the `stop` event's `net_dropped`.
+    pub fn count_net_drop(&mut self) {
+        self.counters.net_dropped += 1;
+    }
+
     /// Records the open drop tallies and the `stop` event with the counters.
     pub fn stop(&mut self, now: Now) {
         self.flush_drops(now, true);
@@ -239,6 +247,7 @@ impl<A: Algorithm> Host<A> {
                 received: c.received,
                 dropped: c.dropped,
                 ignored: c.ignored,
+                net_dropped: c.net_dropped,
                 by_type: c.by_type.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
             },
         );

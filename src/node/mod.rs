@@ -4,6 +4,7 @@
 pub mod config;
 pub mod keyfile;
 pub mod logging;
+pub mod netfilter;
 pub mod runtime;
 pub mod signals;
 pub mod socket;

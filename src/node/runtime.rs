@@ -11,6 +11,7 @@
 use super::config::NodeOptions;
 use super::keyfile;
 use super::logging::HumanLog;
+use super::netfilter::{NetFilter, Verdict};
 use super::signals::{SignalSource, STOP};
 use super::socket::{adopt_udp, bind_udp};
 use crate::algo::registry::{self, Runner};
@@ -25,6 +26,8 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd};
 use std::time::{Duration, Instant};
 
+/// The launcher's "the network rules changed" (see `netfilter`).
+const NET_RELOAD: nix::sys::signal::Signal = nix::sys::signal::Signal::SIGUSR1;
 const SOCKET: Token = Token(0);
 const SIGNALS: Token = Token(1);
 const GO: Token = Token(2);
@@ -184,11 +187,21 @@ struct Process<A: Algorithm> {
     go: Option<std::fs::File>,
     /// The write end of the launcher's ready pipe, until this node has warmed up.
     ready: Option<std::fs::File>,
+    /// What `coordlab net` does to incoming datagrams (user backend, and delay in both).
+    net: NetFilter,
 }
 
 impl<A: Algorithm> Process<A> {
     fn new(opts: NodeOptions, host: Host<A>) -> Result<Self, CliError> {
-        let signals = SignalSource::new(&STOP)?;
+        let mut wanted = STOP.to_vec();
+        wanted.push(NET_RELOAD);
+        let signals = SignalSource::new(&wanted)?;
+        // The launcher ignores SIGUSR1 and its children inherit that, so that one sent before
+        // this point cannot kill a node; now blocked, it may take its default again and queue
+        // on the signalfd. One lost before this point is harmless: the rules are read below.
+        // SAFETY: restores a default disposition; no handler runs.
+        unsafe { nix::sys::signal::signal(NET_RELOAD, nix::sys::signal::SigHandler::SigDfl) }
+            .map_err(|e| failed(format!("cannot reset SIGUSR1: {e}")))?;
         let mut socket = match opts.fd {
             Some(fd) => adopt_udp(fd, opts.listen)?,
             None => bind_udp(opts.listen)?,
@@ -221,6 +234,10 @@ impl<A: Algorithm> Process<A> {
             None => None,
         };
         let human = HumanLog::new(opts.setup.me);
+        let mut net = NetFilter::new(opts.setup.me, opts.log_dir.clone(), opts.setup.seed ^ wall_us());
+        if let Some(line) = net.reload() {
+            log::info!("{line}");
+        }
         Ok(Process {
             opts,
             host,
@@ -233,6 +250,7 @@ impl<A: Algorithm> Process<A> {
             t0: go.is_none().then(Instant::now),
             go,
             ready,
+            net,
         })
     }
 
@@ -272,7 +290,14 @@ impl<A: Algorithm> Process<A> {
             }
             let timeout = match self.t0 {
                 _ if more => Some(Duration::ZERO),
-                Some(t0) => self.host.next_deadline().map(|d| d.saturating_sub(t0.elapsed())),
+                Some(t0) => {
+                    let timers = self.host.next_deadline().map(|d| d.saturating_sub(t0.elapsed()));
+                    let held = self.net.next_due().map(|d| d.saturating_duration_since(Instant::now()));
+                    match (timers, held) {
+                        (Some(a), Some(b)) => Some(a.min(b)),
+                        (a, b) => a.or(b),
+                    }
+                }
                 // Before the go the algorithm has not started: it has set no timer.
                 None => None,
             };
@@ -287,7 +312,18 @@ impl<A: Algorithm> Process<A> {
             for ev in events.iter() {
                 match ev.token() {
                     SOCKET => readable = true,
-                    SIGNALS => stopping |= !self.signals.drain().is_empty(),
+                    SIGNALS => {
+                        for s in self.signals.drain() {
+                            if s == NET_RELOAD {
+                                // Before the socket is read: datagrams from now on meet the new rules.
+                                if let Some(line) = self.net.reload() {
+                                    log::info!("{line}");
+                                }
+                            } else {
+                                stopping = true;
+                            }
+                        }
+                    }
                     GO => self.check_go(),
                     _ => {}
                 }
@@ -304,6 +340,9 @@ impl<A: Algorithm> Process<A> {
             // Before its start, the node leaves datagrams in the socket (read once it starts).
             if readable && start.is_none() {
                 more = self.read_socket(&mut buf);
+            }
+            if self.net.next_due().is_some() {
+                self.deliver_held();
             }
             // Timers are checked against the clock after every wakeup, never inferred from
             // an empty poll: a wakeup can be early, late or spurious.
@@ -356,6 +395,17 @@ impl<A: Algorithm> Process<A> {
                     // which the clock checker and Cristian's bound cannot tolerate.
                     let now = self.now();
                     let from = self.opts.addrs.id_at(&src);
+                    // The one branch the network filter costs when no rule is in force.
+                    if self.net.active {
+                        match self.net.judge(from, &buf[..len], src, Instant::now()) {
+                            Verdict::Pass => {}
+                            Verdict::Drop => {
+                                self.host.count_net_drop();
+                                continue;
+                            }
+                            Verdict::Held => continue,
+                        }
+                    }
                     // A longer datagram than the buffer arrives truncated and is still refused
                     // as too large (or as short), never misread.
                     self.host.deliver(now, from, &buf[..len], src);
@@ -370,6 +420,15 @@ impl<A: Algorithm> Process<A> {
             }
         }
         true
+    }
+
+    /// Hands the engine every held datagram now due.
+    fn deliver_held(&mut self) {
+        while let Some((from, src, bytes)) = self.net.due(Instant::now()) {
+            let now = self.now();
+            self.host.deliver(now, from, &bytes, src);
+            self.pump();
+        }
     }
 
     /// Sends what the host wants sent and logs what it recorded.

@@ -157,6 +157,9 @@ pub enum Event {
         /// Messages the protocol accepted but chose to ignore (`ignore` events).
         #[serde(default)]
         ignored: u64,
+        /// Datagrams the network filter (`coordlab net`, user backend) dropped before the engine.
+        #[serde(default, skip_serializing_if = "is_zero_u64")]
+        net_dropped: u64,
         by_type: BTreeMap<String, u64>,
     },
     // ---- launcher events (faults.jsonl) ----
@@ -174,15 +177,63 @@ pub enum Event {
     Exit { pid: u32, status: String },
     /// The launcher began its clean shutdown of every node (the end of the observed run).
     Shutdown {},
-    /// Links cut.
+    /// Directed links cut (`[from, to]`; a two-way cut lists both directions).
+    Cut {
+        #[serde(default)]
+        links: Vec<(NodeId, NodeId)>,
+        /// Which backend enforces it: `kernel` (nftables) or `user` (the nodes' receive filter).
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        backend: String,
+    },
+    /// The nodes split into `sides` that cannot reach one another; `nodes` is the first side.
     Partition {
         #[serde(default)]
         nodes: Vec<NodeId>,
+        /// Every side (a node the command did not name is on a side of its own); empty in
+        /// older traces: then `nodes` is cut off from the rest.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        sides: Vec<Vec<NodeId>>,
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        backend: String,
     },
-    /// Links restored.
+    /// Links restored: the directed `links` (made perfect: no cut, partition, loss or delay),
+    /// or every rule lifted when `links` is empty.
     Heal {
         #[serde(default)]
         nodes: Vec<NodeId>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        links: Vec<(NodeId, NodeId)>,
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        backend: String,
+    },
+    /// From now on `pct` percent of the datagrams on the directed `links` (every link when
+    /// empty) are lost.
+    Loss {
+        #[serde(default)]
+        pct: u32,
+        #[serde(default)]
+        links: Vec<(NodeId, NodeId)>,
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        backend: String,
+    },
+    /// From now on datagrams on the directed `links` (every link when empty) are held `ms`
+    /// plus or minus up to `jitter_ms` (uniform, never below zero) before delivery.
+    Delay {
+        #[serde(default)]
+        ms: u64,
+        #[serde(default)]
+        jitter_ms: u64,
+        #[serde(default)]
+        links: Vec<(NodeId, NodeId)>,
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        backend: String,
+    },
+    /// A network rule that could not be applied mid-run, in words.
+    NetError {
+        #[serde(default)]
+        what: String,
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        backend: String,
     },
     // ---- resource events (resource.jsonl) ----
     /// The shared resource was accessed.
@@ -210,6 +261,10 @@ pub enum Event {
 }
 
 fn is_zero(v: &i64) -> bool {
+    *v == 0
+}
+
+fn is_zero_u64(v: &u64) -> bool {
     *v == 0
 }
 
@@ -241,8 +296,12 @@ impl Event {
             Event::Restart { .. } => "restart",
             Event::Exit { .. } => "exit",
             Event::Shutdown {} => "shutdown",
+            Event::Cut { .. } => "cut",
             Event::Partition { .. } => "partition",
             Event::Heal { .. } => "heal",
+            Event::Loss { .. } => "loss",
+            Event::Delay { .. } => "delay",
+            Event::NetError { .. } => "net_error",
             Event::Access { .. } => "access",
             Event::Violation { .. } => "violation",
             Event::RejectStale { .. } => "reject_stale",

@@ -20,12 +20,16 @@
 //! - coordinator, on RELEASE(req) from the current holder: grant the next; a RELEASE of any
 //!   other request (never granted, or already taken back) is ignored and counted.
 //! - `--set regrant_ms=T` (the course's "fix" of a slow holder, and its flaw): a holder that
-//!   has not released within T is suspected dead and the next is granted. A holder that was
-//!   only paused is then still inside: two holders, which the resource catches; with
-//!   `--fencing` the stale holder's begin carries the lower token and is rejected.
+//!   the coordinator has not heard from within T is suspected dead and the next is granted.
+//!   While inside, a holder sends HOLDING(req) every T/3 (a lease it renews, so a long hold
+//!   alone is no reason to regrant); on HOLDING from the current holder the coordinator starts
+//!   T again. A holder that was only paused, or that the network cut off from the coordinator,
+//!   is then still inside: two holders, which the resource catches; with `--fencing` the stale
+//!   holder's writes carry the lower token and are rejected.
 //!
 //! Messages: 3 per entry of a participant other than the coordinator (REQUEST, GRANT,
-//! RELEASE), plus a repeated REQUEST per timeout waited; the coordinator's own entries cost
+//! RELEASE), plus a repeated REQUEST per timeout waited and, with `regrant_ms`, a HOLDING per
+//! T/3 held; the coordinator's own entries cost
 //! none. A coordinator that restarts forgets its holder: it may grant the next while the old
 //! holder is still inside (the amnesia of the quorum's coordinators), which the resource
 //! catches, and under `--fencing` the old holder's late writes carry a lower token.
@@ -57,6 +61,11 @@ pub enum CentralMsg {
         /// The request released.
         req: u64,
     },
+    /// The participant is still inside (with `regrant_ms`: it renews its grant).
+    Holding {
+        /// The request it holds.
+        req: u64,
+    },
 }
 
 impl Message for CentralMsg {
@@ -65,6 +74,7 @@ impl Message for CentralMsg {
             CentralMsg::Request { .. } => "REQUEST",
             CentralMsg::Grant { .. } => "GRANT",
             CentralMsg::Release { .. } => "RELEASE",
+            CentralMsg::Holding { .. } => "HOLDING",
         }
     }
 }
@@ -76,8 +86,10 @@ pub enum CentralTimer {
     Regrant(u64),
     /// A participant's: its request still waits; send it again.
     Retry,
+    /// A holder's (with `regrant_ms`): tell the coordinator it is still inside.
+    Renew,
 }
-use CentralTimer::{Regrant, Retry};
+use CentralTimer::{Regrant, Renew, Retry};
 
 /// What a node keeps on stable storage: its boot count, the epoch of its tokens (at the
 /// coordinator) and of its request ids (everywhere).
@@ -100,6 +112,8 @@ pub struct Central {
     epoch: u64,
     seen: BTreeMap<NodeId, u64>,
     retry: Duration,
+    /// The request this participant holds the section for (renewed while `regrant` is set).
+    holding: Option<u64>,
 }
 
 impl Central {
@@ -130,7 +144,8 @@ impl Central {
         self.counter += 1;
         let token = (self.epoch << 32) | (self.counter & 0xffff_ffff);
         self.holder = Some((node, req, token));
-        if let Some(t) = self.regrant {
+        // The coordinator knows it is alive: it never takes its own hold for dead.
+        if let (Some(t), false) = (self.regrant, node == mcx.me()) {
             mcx.set_timer(Regrant(token), t);
         }
         if node == mcx.me() {
@@ -151,6 +166,10 @@ impl Central {
         if self.waiting == Some(req) {
             self.waiting = None;
             mcx.cancel_timer(Retry);
+            if let (Some(t), false) = (self.regrant, mcx.me() == self.coordinator) {
+                self.holding = Some(req);
+                mcx.set_timer(Renew, t / 3);
+            }
             mcx.enter(Some(token));
         } else {
             mcx.discard(
@@ -168,6 +187,14 @@ impl Central {
                 self.grant_next(mcx);
             }
             _ => mcx.discard(from, format!("RELEASE of request {req}, which does not hold a grant")),
+        }
+    }
+
+    /// The holder renews its grant: the coordinator hears from it, so it is not dead.
+    fn renewed(&mut self, mcx: &mut MCx<'_, '_, Self>, from: NodeId, req: u64) {
+        match (self.holder, self.regrant) {
+            (Some((h, r, token)), Some(t)) if h == from && r == req => mcx.set_timer(Regrant(token), t),
+            _ => mcx.discard(from, format!("HOLDING of request {req}, which does not hold a grant")),
         }
     }
 }
@@ -193,6 +220,7 @@ impl Protocol for Central {
             epoch: before.boots + 1,
             seen: BTreeMap::new(),
             retry: setup.timeout,
+            holding: None,
         }
     }
 
@@ -220,6 +248,9 @@ impl Protocol for Central {
 
     fn release(&mut self, mcx: &mut MCx<'_, '_, Self>, req: u64) {
         let req = self.wire(req);
+        if self.holding.take().is_some() {
+            mcx.cancel_timer(Renew);
+        }
         if mcx.me() == self.coordinator {
             let me = mcx.me();
             self.released(mcx, me, req);
@@ -231,11 +262,14 @@ impl Protocol for Central {
     fn on_msg(&mut self, mcx: &mut MCx<'_, '_, Self>, from: NodeId, msg: CentralMsg) {
         let at_coordinator = mcx.me() == self.coordinator;
         match msg {
-            CentralMsg::Request { .. } | CentralMsg::Release { .. } if !at_coordinator => mcx.discard(
-                from,
-                format!("{} sent to node {}, which is not the coordinator", msg.name(), mcx.me()),
-            ),
+            CentralMsg::Request { .. } | CentralMsg::Release { .. } | CentralMsg::Holding { .. } if !at_coordinator => {
+                mcx.discard(
+                    from,
+                    format!("{} sent to node {}, which is not the coordinator", msg.name(), mcx.me()),
+                )
+            }
             CentralMsg::Request { req } => self.enqueue(mcx, from, req),
+            CentralMsg::Holding { req } => self.renewed(mcx, from, req),
             CentralMsg::Release { req } => self.released(mcx, from, req),
             CentralMsg::Grant { .. } if from != self.coordinator => {
                 mcx.discard(from, format!("GRANT from node {from}, which is not the coordinator"))
@@ -247,6 +281,13 @@ impl Protocol for Central {
     fn on_timer(&mut self, mcx: &mut MCx<'_, '_, Self>, timer: CentralTimer) {
         let token = match timer {
             Regrant(token) => token,
+            Renew => {
+                if let (Some(req), Some(t)) = (self.holding, self.regrant) {
+                    mcx.send(self.coordinator, CentralMsg::Holding { req });
+                    mcx.set_timer(Renew, t / 3);
+                }
+                return;
+            }
             Retry => {
                 if let Some(req) = self.waiting {
                     mcx.send(self.coordinator, CentralMsg::Request { req });
@@ -269,5 +310,61 @@ impl Protocol for Central {
         });
         self.holder = None;
         self.grant_next(mcx);
+    }
+}
+
+#[cfg(test)]
+mod lease_tests {
+    use super::*;
+    use crate::algo::mutex::testkit::sim;
+    use crate::sim::NetConfig;
+
+    fn opts(fencing: &str) -> [(&'static str, &str); 4] {
+        [
+            ("think_ms", "20"),
+            ("hold_ms", "300"),
+            ("regrant_ms", "100"),
+            ("fencing", fencing),
+        ]
+    }
+
+    #[test]
+    fn a_holder_renews_its_grant_so_a_long_hold_alone_never_regrants() {
+        let mut s = sim::<Central>(3, NetConfig::default(), &opts("false"));
+        s.run_for(Duration::from_secs(3));
+        assert!(s.events("cs_exit").len() >= 6, "entries were served");
+        assert!(
+            s.events("violation").is_empty(),
+            "holds of 300 ms under a 100 ms regrant"
+        );
+        assert!(s.sent("HOLDING") > 0);
+    }
+
+    #[test]
+    fn a_holder_cut_off_from_the_coordinator_is_regranted_and_fencing_rejects_it() {
+        for fencing in ["false", "true"] {
+            let mut s = sim::<Central>(3, NetConfig::default(), &opts(fencing));
+            s.run_until(Duration::from_secs(2), |s| {
+                s.events("cs_enter").iter().any(|r| r.node != Some(3))
+            });
+            let holder = s
+                .events("cs_enter")
+                .iter()
+                .find(|r| r.node != Some(3))
+                .unwrap()
+                .node
+                .unwrap();
+            // The coordinator (3) stops hearing the holder; the resource (0) still does.
+            s.partition(&[holder], &[3]);
+            s.run_for(Duration::from_millis(600));
+            let v = s.events("violation").len();
+            let stale = s.events("reject_stale").len();
+            if fencing == "true" {
+                assert_eq!(v, 0, "fenced");
+                assert!(stale >= 1, "the cut-off holder's END carries the older token");
+            } else {
+                assert!(v >= 1, "two holders at once");
+            }
+        }
     }
 }

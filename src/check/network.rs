@@ -1,0 +1,444 @@
+//! What the network was doing when: `faults.jsonl` folded through the rules model
+//! ([`NetRules::apply_event`]), the one place the checker reads network faults from.
+//!
+//! It answers "was the link a->b blocked, lossy or delayed at t", "could b hear a at t" (over
+//! the run's graph minus the blocked links, so a cut of the only bridge separates nodes that
+//! are not its ends), "which groups could talk at t", and "what was the network doing in
+//! [t1, t2]" in words. A one-way cut breaks a conversation, so two nodes are in one group only
+//! when each can reach the other.
+
+use crate::net::NetRules;
+use crate::trace::{Event, NodeId, RunDir};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Loss at or above this percentage counts as cutting a node off (a detector that misses most
+/// heartbeats suspects a node that runs).
+pub const HEAVY_LOSS_PCT: u32 = 50;
+
+/// One change of the network: from `t` on, `rules` are in force.
+#[derive(Debug, Clone)]
+pub struct NetStep {
+    /// When, microseconds.
+    pub t: u64,
+    /// The rules in force from then on.
+    pub rules: NetRules,
+    /// The change in words (`cut the link 2-10 (both ways)`), or a rule that failed.
+    pub words: String,
+    /// A `net_error`: the rule named could not be applied (the rules did not change).
+    pub error: bool,
+}
+
+/// The network's timeline over one run.
+#[derive(Debug, Clone)]
+pub struct Network {
+    /// The run's members (the shared resource aside).
+    members: Vec<NodeId>,
+    /// The links messages follow, when they follow a graph (both directions listed).
+    graph: BTreeMap<NodeId, Vec<NodeId>>,
+    /// No rule at first.
+    clear: NetRules,
+    /// Every change, in time order.
+    steps: Vec<NetStep>,
+    /// The run's start, for `+ms` in the words.
+    start_us: u64,
+}
+
+/// Why `to` could not hear `from` at some moment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CutOff {
+    /// When the network began to separate them (the first change of the stretch), microseconds.
+    pub since: u64,
+    /// In words: `the link 2-10 was cut`, `a partition separated them (1,2 | 3,4)`, `loss 80%
+    /// on the link 10->3`.
+    pub words: String,
+}
+
+impl Network {
+    /// The network of `run`, with its graph (`run.json`'s peers; a member with no peers listed
+    /// is taken to reach every member).
+    pub fn of(run: &RunDir) -> Self {
+        let members: Vec<NodeId> = run
+            .info
+            .nodes
+            .iter()
+            .map(|n| n.id)
+            .filter(|&id| !(crate::algo::mutex::is_mutex(&run.info.algo) && id == crate::algo::mutex::RESOURCE_ID))
+            .collect();
+        let mut graph: BTreeMap<NodeId, BTreeSet<NodeId>> = members.iter().map(|&m| (m, BTreeSet::new())).collect();
+        let ring_repairs = !run.info.topology.starts_with("mesh");
+        for n in run.info.nodes.iter().filter(|n| members.contains(&n.id)) {
+            // On a ring every member is addressed directly (repair, votes): any two may talk.
+            let peers: Vec<NodeId> = if ring_repairs || n.peers.is_empty() {
+                members.clone()
+            } else {
+                n.peers.clone()
+            };
+            for p in peers.into_iter().filter(|&p| p != n.id && members.contains(&p)) {
+                graph.entry(n.id).or_default().insert(p);
+                graph.entry(p).or_default().insert(n.id);
+            }
+        }
+        Self::build(
+            &members,
+            graph.into_iter().map(|(k, v)| (k, v.into_iter().collect())).collect(),
+            run.faults.iter().map(|r| (r.t, &r.event)),
+            run.info.start_us,
+        )
+    }
+
+    /// The network of `members` talking over `graph`, from the launcher's `events`.
+    pub fn build<'a>(
+        members: &[NodeId],
+        graph: BTreeMap<NodeId, Vec<NodeId>>,
+        events: impl Iterator<Item = (u64, &'a Event)>,
+        start_us: u64,
+    ) -> Self {
+        let clear = NetRules::new(members);
+        let mut rules = clear.clone();
+        let mut steps = Vec::new();
+        let mut events: Vec<(u64, &Event)> = events.collect();
+        events.sort_by_key(|e| e.0);
+        for (t, ev) in events {
+            if let Event::NetError { what, .. } = ev {
+                steps.push(NetStep {
+                    t,
+                    rules: rules.clone(),
+                    words: format!("a rule could not be applied: {what}"),
+                    error: true,
+                });
+                continue;
+            }
+            if rules.apply_event(ev) {
+                let words = crate::net::NetAction::from_event(ev)
+                    .map(|a| a.describe())
+                    .unwrap_or_else(|| ev.kind().to_string());
+                steps.push(NetStep {
+                    t,
+                    rules: rules.clone(),
+                    words,
+                    error: false,
+                });
+            }
+        }
+        Network {
+            members: members.to_vec(),
+            graph,
+            clear,
+            steps,
+            start_us,
+        }
+    }
+
+    /// Whether the run had no network event at all.
+    pub fn is_quiet(&self) -> bool {
+        self.steps.is_empty()
+    }
+
+    /// Every change, in time order.
+    pub fn steps(&self) -> &[NetStep] {
+        &self.steps
+    }
+
+    /// The rules in force at `t` (a change at `t` is in force at `t`).
+    pub fn rules_at(&self, t: u64) -> &NetRules {
+        let i = self.steps.partition_point(|s| s.t <= t);
+        if i == 0 {
+            &self.clear
+        } else {
+            &self.steps[i - 1].rules
+        }
+    }
+
+    /// When the rules in force at `t` came into force (None: none ever changed by then).
+    fn since(&self, t: u64) -> Option<u64> {
+        let i = self.steps.partition_point(|s| s.t <= t);
+        (i > 0).then(|| self.steps[i - 1].t)
+    }
+
+    /// Whether every datagram from `from` to `to` was dropped at `t`.
+    pub fn blocked(&self, from: NodeId, to: NodeId, t: u64) -> bool {
+        self.rules_at(t).blocked(from, to)
+    }
+
+    /// The percentage of datagrams from `from` to `to` lost at `t`.
+    pub fn loss(&self, from: NodeId, to: NodeId, t: u64) -> u32 {
+        self.rules_at(t).loss(from, to)
+    }
+
+    /// The hold time from `from` to `to` at `t`: (ms, jitter ms).
+    pub fn delay(&self, from: NodeId, to: NodeId, t: u64) -> (u64, u64) {
+        self.rules_at(t).delay(from, to)
+    }
+
+    /// The nodes `from`'s datagrams reach at `t` along the graph, over links neither blocked
+    /// nor (when `heavy`) losing at least [`HEAVY_LOSS_PCT`] percent, avoiding `down`.
+    fn reach(&self, rules: &NetRules, from: NodeId, down: &[NodeId], heavy: bool) -> BTreeSet<NodeId> {
+        let open = |a: NodeId, b: NodeId| !(rules.blocked(a, b) || heavy && rules.loss(a, b) >= HEAVY_LOSS_PCT);
+        let mut seen = BTreeSet::from([from]);
+        let mut todo = vec![from];
+        while let Some(a) = todo.pop() {
+            for &b in self.graph.get(&a).into_iter().flatten() {
+                if !down.contains(&b) && open(a, b) && seen.insert(b) {
+                    todo.push(b);
+                }
+            }
+        }
+        seen
+    }
+
+    /// The groups of running nodes (not `down`) that could talk both ways at `t`: nodes in one
+    /// group reach each other over the graph minus the blocked links. Each node is in exactly
+    /// one group; sorted.
+    pub fn groups_at(&self, t: u64, down: &[NodeId]) -> Vec<Vec<NodeId>> {
+        self.groups_under(self.rules_at(t), down)
+    }
+
+    /// [`Network::groups_at`] with no network rule in force: how the dead nodes alone split
+    /// the graph.
+    pub fn groups_without_faults(&self, down: &[NodeId]) -> Vec<Vec<NodeId>> {
+        self.groups_under(&self.clear, down)
+    }
+
+    fn groups_under(&self, rules: &NetRules, down: &[NodeId]) -> Vec<Vec<NodeId>> {
+        let up: Vec<NodeId> = self.members.iter().copied().filter(|m| !down.contains(m)).collect();
+        let reach: BTreeMap<NodeId, BTreeSet<NodeId>> =
+            up.iter().map(|&m| (m, self.reach(rules, m, down, false))).collect();
+        let mut placed: BTreeSet<NodeId> = BTreeSet::new();
+        let mut out = Vec::new();
+        for &a in &up {
+            if placed.contains(&a) {
+                continue;
+            }
+            let group: Vec<NodeId> = up
+                .iter()
+                .copied()
+                .filter(|&b| !placed.contains(&b) && reach[&a].contains(&b) && reach[&b].contains(&a))
+                .collect();
+            placed.extend(group.iter().copied());
+            out.push(group);
+        }
+        out
+    }
+
+    /// Whether the network split the running nodes (not `down`) at `t`.
+    pub fn split_at(&self, t: u64, down: &[NodeId]) -> bool {
+        self.groups_at(t, down).len() > 1
+    }
+
+    /// Why `to` could not hear `from` at `t`, if the network is why: the direct link blocked
+    /// or heavily lossy, or every path over the graph crossing such a link.
+    pub fn cut_off(&self, from: NodeId, to: NodeId, t: u64) -> Option<CutOff> {
+        let rules = self.rules_at(t);
+        let since = self.since(t)?;
+        if rules.is_clear() {
+            return None;
+        }
+        let words = if rules.blocked(from, to) {
+            Some(link_blocked_words(rules, from, to))
+        } else if rules.loss(from, to) >= HEAVY_LOSS_PCT {
+            Some(format!(
+                "{}% of the datagrams on the link {from}->{to} were lost",
+                rules.loss(from, to)
+            ))
+        } else if !self.reach(rules, from, &[], true).contains(&to) {
+            // Name the links on the border of what `from` still reaches.
+            let near = self.reach(rules, from, &[], true);
+            let mut border: Vec<String> = Vec::new();
+            for &a in &near {
+                for &b in self.graph.get(&a).into_iter().flatten().filter(|b| !near.contains(b)) {
+                    border.push(link_blocked_words(rules, a, b));
+                }
+            }
+            border.sort();
+            border.dedup();
+            Some(format!(
+                "{} (every path from node {from} to node {to} crossed {})",
+                border.join("; "),
+                if border.len() == 1 { "it" } else { "one of them" }
+            ))
+        } else {
+            None
+        };
+        words.map(|words| CutOff { since, words })
+    }
+
+    /// Why `to` could not hear `from` at some moment of [`t1`, `t2`], if the network is why:
+    /// the latest such stretch.
+    pub fn cut_off_during(&self, from: NodeId, to: NodeId, t1: u64, t2: u64) -> Option<CutOff> {
+        if let Some(c) = self.cut_off(from, to, t2) {
+            return Some(c);
+        }
+        self.steps
+            .iter()
+            .rev()
+            .filter(|s| s.t > t1 && s.t <= t2)
+            .find_map(|s| self.cut_off(from, to, s.t - 1))
+            .or_else(|| self.cut_off(from, to, t1))
+    }
+
+    /// When `to` last began to hear `from` again within [`t1`, `t2`] after the network had cut
+    /// it off (Some(t1) when it could throughout is not returned: None then); `Some(u64::MAX)`
+    /// when it still could not at `t2`.
+    pub fn heard_again(&self, from: NodeId, to: NodeId, t1: u64, t2: u64) -> Option<u64> {
+        if self.cut_off(from, to, t2).is_some() {
+            return Some(u64::MAX);
+        }
+        let mut last = None;
+        let mut was = self.cut_off(from, to, t1).is_some();
+        for s in self.steps.iter().filter(|s| s.t > t1 && s.t <= t2) {
+            let now = self.cut_off(from, to, s.t).is_some();
+            if was && !now {
+                last = Some(s.t);
+            }
+            was = now;
+        }
+        last
+    }
+
+    /// What the network was doing in [`t1`, `t2`], in one line; None when it was clear all
+    /// along (no rule in force, no change).
+    pub fn during(&self, t1: u64, t2: u64) -> Option<String> {
+        let at = |t: u64| super::summary::at(self.start_us, t);
+        let first = self.rules_at(t1);
+        let changes: Vec<&NetStep> = self.steps.iter().filter(|s| s.t > t1 && s.t <= t2).collect();
+        if first.is_clear() && changes.is_empty() {
+            return None;
+        }
+        let mut parts = Vec::new();
+        if !first.is_clear() {
+            let from = self.since(t1).map(at).unwrap_or_default();
+            parts.push(format!("in force since {from}: {}", first.describe().join("; ")));
+        }
+        for s in changes.iter().take(4) {
+            parts.push(format!("{} at {}", s.words, at(s.t)));
+        }
+        if changes.len() > 4 {
+            parts.push(format!("and {} more changes", changes.len() - 4));
+        }
+        Some(parts.join("; "))
+    }
+
+    /// The stretches during which the network split the nodes into groups that could not talk
+    /// (every node taken as running): (from, to, groups), to `end` at the latest.
+    pub fn splits(&self, end: u64) -> Vec<(u64, u64, Vec<Vec<NodeId>>)> {
+        let mut out: Vec<(u64, u64, Vec<Vec<NodeId>>)> = Vec::new();
+        for (i, s) in self.steps.iter().enumerate() {
+            if s.t >= end {
+                break;
+            }
+            let to = self.steps.get(i + 1).map_or(end, |n| n.t.min(end));
+            let groups = self.groups_at(s.t, &[]);
+            if groups.len() < 2 {
+                continue;
+            }
+            match out.last_mut() {
+                Some(last) if last.1 == s.t && last.2 == groups => last.1 = to,
+                _ => out.push((s.t, to, groups)),
+            }
+        }
+        out
+    }
+}
+
+/// `the link 2-10 was cut`, `the link 3->4 was cut (one way)`, `a partition separated them
+/// (1,2 | 3,4)`.
+fn link_blocked_words(rules: &NetRules, a: NodeId, b: NodeId) -> String {
+    let cut: BTreeSet<(NodeId, NodeId)> = rules.cuts().collect();
+    if cut.contains(&(a, b)) {
+        if cut.contains(&(b, a)) {
+            format!("the link {}-{} was cut", a.min(b), a.max(b))
+        } else {
+            format!("the link {a}->{b} was cut (one way)")
+        }
+    } else if rules.blocked(a, b) {
+        let sides: Vec<String> = rules
+            .sides()
+            .iter()
+            .map(|s| s.iter().map(u64::to_string).collect::<Vec<_>>().join(","))
+            .collect();
+        format!("a partition separated {a} and {b} ({})", sides.join(" | "))
+    } else {
+        format!("{}% loss on the link {a}->{b}", rules.loss(a, b))
+    }
+}
+
+/// `nodes 1, 2 and 3` / `node 4`.
+pub fn group_words(ns: &[NodeId]) -> String {
+    let ids: Vec<String> = ns.iter().map(u64::to_string).collect();
+    match ids.as_slice() {
+        [one] => format!("node {one}"),
+        [init @ .., last] => format!("nodes {} and {last}", init.join(", ")),
+        [] => "no node".into(),
+    }
+}
+
+/// One side of a network split and its longest stretch without a leader of its own.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SideGap {
+    /// The split's stretch: from, microseconds.
+    pub split_from: u64,
+    /// To, microseconds.
+    pub split_to: u64,
+    /// The nodes of the side.
+    pub side: Vec<NodeId>,
+    /// The longest stretch within the split during which no running node of the side believed
+    /// it led: (from, to), microseconds; None when one always did.
+    pub longest: Option<(u64, u64)>,
+    /// The nodes of the side that believed they led at some moment of the split.
+    pub leaders: Vec<NodeId>,
+}
+
+/// For every stretch the network split the nodes, every side's longest stretch without a
+/// leader on its side (a node of the side, running, believing it led).
+pub fn side_gaps(
+    net: &Network,
+    spans: &[super::beliefs::LeadSpan],
+    timeline: &super::timeline::Timeline,
+) -> Vec<SideGap> {
+    use super::timeline::Proc;
+    let mut out = Vec::new();
+    for (from, to, groups) in net.splits(timeline.end_us) {
+        for side in groups {
+            let mine: Vec<&super::beliefs::LeadSpan> = spans
+                .iter()
+                .filter(|s| side.contains(&s.node) && s.from < to && s.to > from)
+                .collect();
+            let mut points: BTreeSet<u64> = BTreeSet::from([from, to]);
+            for s in &mine {
+                points.insert(s.from.clamp(from, to));
+                points.insert(s.to.clamp(from, to));
+            }
+            for n in &side {
+                for c in timeline.changes.get(n).into_iter().flatten() {
+                    points.insert(c.t.clamp(from, to));
+                }
+            }
+            let points: Vec<u64> = points.into_iter().collect();
+            let mut gaps: Vec<(u64, u64)> = Vec::new();
+            for w in points.windows(2) {
+                let (a, b) = (w[0], w[1]);
+                let led = mine
+                    .iter()
+                    .any(|s| s.from <= a && s.to >= b && timeline.state_at(s.node, a).0 == Proc::Running);
+                if led {
+                    continue;
+                }
+                match gaps.last_mut() {
+                    Some(g) if g.1 == a => g.1 = b,
+                    _ => gaps.push((a, b)),
+                }
+            }
+            let mut leaders: Vec<NodeId> = mine.iter().map(|s| s.node).collect();
+            leaders.sort_unstable();
+            leaders.dedup();
+            out.push(SideGap {
+                split_from: from,
+                split_to: to,
+                side,
+                longest: gaps.into_iter().max_by_key(|g| g.1 - g.0),
+                leaders,
+            });
+        }
+    }
+    out
+}

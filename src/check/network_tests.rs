@@ -1,0 +1,352 @@
+//! Checker tests for network faults: runs written as the launcher and nodes write them (JSON
+//! lines, `t` given here in ms after the start), one per rule: the network's timeline, cut-off
+//! suspicions, split-brain by partition (and not in majority mode), each side's stretch
+//! without a leader, and the network line under a mutex violation.
+
+use super::network::Network;
+use super::*;
+use crate::trace::{Record, RunInfo, RunNode};
+use serde_json::{json, Value};
+
+const START: u64 = 1_700_000_000_000_000;
+
+fn ms(x: u64) -> u64 {
+    START + x * 1000
+}
+
+/// One JSON line, its `t` in ms after the start.
+fn line(v: Value) -> Record {
+    let mut v = v;
+    let t = v["t"].as_u64().expect("t in ms");
+    v["t"] = json!(ms(t));
+    serde_json::from_value(v).expect("a valid trace line")
+}
+
+/// The two cliques of the link-cut demo: 1..6 and 7..10, joined only by the link 2-10.
+fn bridge() -> Vec<(NodeId, Vec<NodeId>)> {
+    let a: Vec<NodeId> = (1..=6).collect();
+    let b: Vec<NodeId> = (7..=10).collect();
+    let mut out = Vec::new();
+    for &x in a.iter().chain(&b) {
+        let side = if a.contains(&x) { &a } else { &b };
+        let mut peers: Vec<NodeId> = side.iter().copied().filter(|&y| y != x).collect();
+        match x {
+            2 => peers.push(10),
+            10 => peers.push(2),
+            _ => {}
+        }
+        peers.sort_unstable();
+        out.push((x, peers));
+    }
+    out
+}
+
+struct Run {
+    algo: &'static str,
+    topology: &'static str,
+    nodes: Vec<(NodeId, Vec<NodeId>)>,
+    set: Value,
+    node_events: Vec<Record>,
+    faults: Vec<Record>,
+    resource: Vec<Record>,
+}
+
+impl Run {
+    fn new(algo: &'static str, topology: &'static str, nodes: Vec<(NodeId, Vec<NodeId>)>) -> Self {
+        let mut r = Run {
+            algo,
+            topology,
+            nodes,
+            set: json!({}),
+            node_events: Vec::new(),
+            faults: Vec::new(),
+            resource: Vec::new(),
+        };
+        for (id, _) in r.nodes.clone() {
+            r.fault(json!({"t": 0, "node": id, "ev": "spawn", "pid": 100 + id, "addr": ""}));
+            r.ev(json!({"t": 0, "node": id, "ev": "start", "addr": "", "algo": algo, "pid": 100 + id, "peers": []}));
+        }
+        r
+    }
+
+    fn ev(&mut self, v: Value) -> &mut Self {
+        self.node_events.push(line(v));
+        self
+    }
+
+    fn fault(&mut self, v: Value) -> &mut Self {
+        self.faults.push(line(v));
+        self
+    }
+
+    /// Node `l` declares itself leader of `term` at `t`; `followers` learn it at `t + 1`.
+    fn leads(&mut self, t: u64, l: NodeId, term: u64, followers: &[NodeId]) -> &mut Self {
+        self.ev(json!({"t": t, "node": l, "ev": "election_start", "term": term}));
+        self.ev(json!({"t": t, "node": l, "ev": "leader", "leader": l, "term": term}));
+        for &f in followers {
+            self.ev(json!({"t": t + 1, "node": f, "ev": "leader", "leader": l, "term": term}));
+        }
+        self
+    }
+
+    fn load(&self) -> RunDir {
+        let mut node_events = self.node_events.clone();
+        node_events.sort_by_key(|r| r.t);
+        let mut faults = self.faults.clone();
+        faults.sort_by_key(|r| r.t);
+        RunDir {
+            path: PathBuf::from("synthetic"),
+            info: RunInfo {
+                algo: self.algo.into(),
+                topology: self.topology.into(),
+                nodes: self
+                    .nodes
+                    .iter()
+                    .map(|(id, peers)| RunNode {
+                        id: *id,
+                        addr: String::new(),
+                        peers: peers.clone(),
+                    })
+                    .collect(),
+                start_us: START,
+                options: json!({"set": self.set, "timeout_ms": 300}),
+                control: None,
+            },
+            node_events,
+            faults,
+            resource: self.resource.clone(),
+            bad_lines: 0,
+            bad: Vec::new(),
+            unknown: BTreeMap::new(),
+            missing: Vec::new(),
+        }
+    }
+}
+
+fn cut(t: u64, a: NodeId, b: NodeId) -> Value {
+    json!({"t": t, "ev": "cut", "links": [[a, b], [b, a]], "backend": "user"})
+}
+
+fn heal(t: u64) -> Value {
+    json!({"t": t, "ev": "heal", "backend": "user"})
+}
+
+fn bridge_run() -> Run {
+    Run::new("echo", "mesh:bridge", bridge())
+}
+
+#[test]
+fn the_timeline_answers_what_each_link_did_when() {
+    let mut r = bridge_run();
+    r.fault(cut(1000, 2, 10))
+        .fault(json!({"t": 1500, "ev": "loss", "pct": 20, "links": [], "backend": "kernel"}))
+        .fault(
+            json!({"t": 1600, "ev": "delay", "ms": 50, "jitter_ms": 10, "links": [[3, 4], [4, 3]], "backend": "user"}),
+        )
+        .fault(json!({"t": 1700, "ev": "net_error", "what": "nft: table vanished", "backend": "kernel"}))
+        .fault(heal(3000));
+    let net = Network::of(&r.load());
+    assert!(!net.blocked(2, 10, ms(999)));
+    assert!(net.blocked(2, 10, ms(1000)) && net.blocked(10, 2, ms(2000)));
+    assert!(!net.blocked(2, 3, ms(2000)));
+    assert_eq!(net.loss(5, 6, ms(1400)), 0);
+    assert_eq!(net.loss(5, 6, ms(1500)), 20);
+    assert_eq!(net.delay(4, 3, ms(1650)), (50, 10));
+    assert_eq!(net.delay(4, 5, ms(1650)), (0, 0));
+    assert!(!net.blocked(2, 10, ms(3000)));
+    assert_eq!(net.loss(5, 6, ms(3000)), 0);
+    assert_eq!(net.steps().iter().filter(|s| s.error).count(), 1);
+    // Cutting the only bridge splits the graph; 3 and 7 are not its ends, yet cannot talk.
+    assert_eq!(
+        net.groups_at(ms(2000), &[]),
+        vec![vec![1, 2, 3, 4, 5, 6], vec![7, 8, 9, 10]]
+    );
+    assert!(!net.split_at(ms(3500), &[]));
+    let why = net.cut_off(7, 3, ms(2000)).expect("cut off");
+    assert!(why.words.contains("the link 2-10 was cut"), "{}", why.words);
+    assert_eq!(why.since, ms(1700), "the rules last changed then");
+    let words = net.during(ms(1200), ms(1800)).unwrap();
+    assert!(words.contains("cut: 2-10"), "{words}");
+    assert!(words.contains("loss 20% on every link at +1500 ms"), "{words}");
+    assert!(words.contains("could not be applied: nft: table vanished"), "{words}");
+    assert_eq!(net.during(ms(3100), ms(3200)), None, "clear and unchanged");
+    assert_eq!(net.splits(ms(5000)).len(), 1);
+    assert_eq!(net.splits(ms(5000))[0].0, ms(1000));
+    assert_eq!(net.splits(ms(5000))[0].1, ms(3000));
+}
+
+#[test]
+fn a_node_cut_off_is_suspected_alive_not_dead_and_its_suspicion_may_last_until_the_heal() {
+    let mut r = bridge_run();
+    r.leads(100, 10, 1, &[1, 2, 3, 4, 5, 6, 7, 8, 9])
+        .fault(cut(1000, 2, 10))
+        // Node 3 suspects node 10 across the cut bridge and holds it until 200 ms after the heal.
+        .ev(json!({"t": 1400, "node": 3, "ev": "suspect", "target": 10, "silence_ms": 400, "timeout_ms": 300}))
+        .fault(heal(4000))
+        .ev(json!({"t": 4200, "node": 3, "ev": "unsuspect", "target": 10}))
+        // Node 8 suspects node 9 with no network excuse, held for 2 s: false, and not healed.
+        .ev(json!({"t": 1500, "node": 8, "ev": "suspect", "target": 9, "silence_ms": 300, "timeout_ms": 300}))
+        .ev(json!({"t": 3500, "node": 8, "ev": "unsuspect", "target": 9}))
+        .fault(json!({"t": 5000, "ev": "shutdown"}));
+    let a = analyse(&r.load());
+    let s = a.suspicions.iter().find(|s| s.by == 3).unwrap();
+    assert!(!s.is_true(), "node 10 ran");
+    assert_eq!(
+        s.cut_off.as_deref(),
+        Some("the link 2-10 was cut (every path from node 10 to node 3 crossed it)")
+    );
+    let words = summary::narrate(s, START);
+    assert!(words.contains("node 3 suspected node 10"), "{words}");
+    assert!(
+        words.contains("node 10 was alive, but the link 2-10 was cut (every path from node 10 to node 3 crossed it): cut off, not dead"),
+        "{words}"
+    );
+    let plain = a.suspicions.iter().find(|s| s.by == 8).unwrap();
+    assert_eq!(plain.cut_off, None);
+    // The cut-off suspicion healed 200 ms after the heal: not stale; the other one is.
+    assert_eq!(a.stale.len(), 1, "{:?}", a.stale);
+    assert_eq!((a.stale[0].by, a.stale[0].target), (8, 9));
+    let text = summary::render(&a, false);
+    assert!(text.contains("1 of a running node the network cut off"), "{text}");
+    assert!(text.contains("Network (from faults.jsonl): 2 changes"), "{text}");
+}
+
+#[test]
+fn a_direct_cut_and_heavy_loss_are_named_on_the_link() {
+    let mut r = Run::new(
+        "bully",
+        "mesh:complete",
+        (1..=3).map(|i| (i, (1..=3).filter(|&j| j != i).collect())).collect(),
+    );
+    r.fault(json!({"t": 100, "ev": "cut", "links": [[3, 1]], "backend": "user"}))
+        .fault(json!({"t": 200, "ev": "loss", "pct": 90, "links": [[2, 1], [1, 2]], "backend": "user"}));
+    let net = Network::of(&r.load());
+    assert_eq!(
+        net.cut_off(3, 1, ms(300)).unwrap().words,
+        "the link 3->1 was cut (one way)"
+    );
+    assert!(net.cut_off(1, 3, ms(300)).is_none(), "one way only");
+    assert_eq!(
+        net.cut_off(2, 1, ms(300)).unwrap().words,
+        "90% of the datagrams on the link 2->1 were lost"
+    );
+    // Node 2 still relays between 3 and 1: one group; without 2, the one-way cut splits them.
+    assert_eq!(net.groups_at(ms(150), &[]), vec![vec![1, 2, 3]]);
+    assert_eq!(net.groups_at(ms(150), &[2]), vec![vec![1], vec![3]]);
+}
+
+/// Two leaders of term 2, one on each side of the cut bridge.
+fn split_brain(majority: bool) -> Analysis {
+    let mut r = bridge_run();
+    if majority {
+        r.set = json!({"majority": "true"});
+    }
+    r.leads(100, 10, 1, &[1, 2, 3, 4, 5, 6, 7, 8, 9])
+        .fault(cut(1000, 2, 10))
+        .ev(json!({"t": 1300, "node": 9, "ev": "suspect", "target": 10, "silence_ms": 300, "timeout_ms": 300}))
+        .leads(1500, 6, 2, &[1, 2, 3, 4, 5])
+        .leads(1600, 9, 2, &[7, 8, 10])
+        .fault(heal(3000))
+        .leads(3300, 9, 3, &[1, 2, 3, 4, 5, 6, 7, 8, 10])
+        .fault(json!({"t": 4000, "ev": "shutdown"}));
+    analyse(&r.load())
+}
+
+#[test]
+fn two_leaders_on_two_sides_of_a_cut_are_split_brain_by_partition() {
+    let a = split_brain(false);
+    let e = a.election.as_ref().unwrap();
+    let x = e.explanation(2).expect("term 2 explained");
+    assert!(x.inherent, "{x:?}");
+    assert!(
+        x.words
+            .starts_with("split-brain by partition: at +1500 ms the cut of the link 2-10 left"),
+        "{}",
+        x.words
+    );
+    assert!(
+        x.words.contains("nodes 1, 2, 3, 4, 5 and 6 (with node 6)"),
+        "{}",
+        x.words
+    );
+    assert!(x.words.contains("nodes 7, 8, 9 and 10 (with node 9)"), "{}", x.words);
+    assert!(!a.violated(), "{}", summary::render(&a, false));
+    // Each side's longest stretch without a leader of its own while split.
+    assert_eq!(a.side_gaps.len(), 2, "{:?}", a.side_gaps);
+    let left = &a.side_gaps[0];
+    assert_eq!(left.side, vec![1, 2, 3, 4, 5, 6]);
+    assert_eq!(left.longest, Some((ms(1000), ms(1500))));
+    assert_eq!(left.leaders, vec![6]);
+    let right = &a.side_gaps[1];
+    assert_eq!(right.leaders, vec![9, 10]);
+    let text = summary::render(&a, false);
+    assert!(
+        text.contains("split from +1000 ms to +3000 ms (2000 ms): 1,2,3,4,5,6 | 7,8,9,10"),
+        "{text}"
+    );
+    assert!(
+        text.contains("nodes 1, 2, 3, 4, 5 and 6: longest stretch without a leader 500 ms (+1000 ms to +1500 ms)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn in_majority_mode_two_leaders_in_a_term_stay_a_violation_partition_or_not() {
+    let a = split_brain(true);
+    let x = a.election.as_ref().unwrap().explanation(2).expect("term 2 judged");
+    assert!(!x.inherent);
+    assert!(x.words.contains("partition or not: not inherent"), "{}", x.words);
+    assert!(
+        x.words.contains("the network then: in force since +1000 ms: cut: 2-10"),
+        "{}",
+        x.words
+    );
+    assert!(a.violated());
+}
+
+#[test]
+fn a_partition_with_sides_explains_and_reports_a_side_without_a_leader() {
+    let ids: Vec<NodeId> = (1..=5).collect();
+    let mut r = Run::new("chang-roberts", "ring", ids.iter().map(|&i| (i, vec![])).collect());
+    r.leads(100, 5, 1, &[1, 2, 3, 4])
+        .fault(json!({"t": 1000, "ev": "partition", "nodes": [1, 2, 3], "sides": [[1, 2, 3], [4, 5]], "backend": "kernel"}))
+        .leads(1400, 3, 1, &[1, 2])
+        .fault(heal(2000))
+        .fault(json!({"t": 2500, "ev": "shutdown"}));
+    let a = analyse(&r.load());
+    let x = a.election.as_ref().unwrap().explanation(1).expect("term 1 explained");
+    assert!(x.inherent && x.words.contains("a partition left"), "{}", x.words);
+    let gaps: Vec<_> = a.side_gaps.iter().map(|g| (g.side.clone(), g.longest)).collect();
+    assert_eq!(
+        gaps,
+        vec![(vec![1, 2, 3], Some((ms(1000), ms(1400)))), (vec![4, 5], None)]
+    );
+}
+
+#[test]
+fn a_mutex_violation_stays_one_and_says_what_the_network_did() {
+    let ids: Vec<NodeId> = vec![0, 1, 2, 3];
+    let mut r = Run::new("central", "mesh:complete", ids.iter().map(|&i| (i, vec![])).collect());
+    r.fault(cut(1000, 3, 1))
+        .ev(json!({"t": 500, "node": 1, "ev": "cs_request", "req": 1}))
+        .ev(json!({"t": 510, "node": 1, "ev": "cs_enter", "req": 1, "token": 1}))
+        .ev(json!({"t": 1500, "node": 2, "ev": "cs_request", "req": 1}))
+        .ev(json!({"t": 1600, "node": 2, "ev": "cs_enter", "req": 1, "token": 2}))
+        .ev(json!({"t": 1700, "node": 2, "ev": "cs_exit", "req": 1}))
+        .ev(json!({"t": 1800, "node": 1, "ev": "cs_exit", "req": 1}))
+        .fault(json!({"t": 2500, "ev": "shutdown"}));
+    r.resource
+        .push(line(json!({"t": 1600, "node": 0, "ev": "violation", "nodes": [1, 2]})));
+    let a = analyse(&r.load());
+    assert!(a.violated());
+    let f = a.findings();
+    let v = f
+        .iter()
+        .find(|f| f.property == "mutual exclusion (resource)")
+        .expect("the resource's violation");
+    assert!(
+        v.what.contains("the network then: in force since +1000 ms: cut: 1-3"),
+        "{}",
+        v.what
+    );
+}

@@ -1,0 +1,188 @@
+//! The launcher's side of `coordlab net`: it owns the rules in force, enforces them through a
+//! backend (nftables, or the nodes' receive filter), and writes each change to `faults.jsonl`
+//! once it has taken effect.
+
+use super::model::State;
+use super::nodes::Fleet;
+use crate::net::nft::{self, NftTable};
+use crate::net::{NetAction, NetCommand, NetRules};
+use crate::node::netfilter::NodeNetFile;
+use crate::trace::{Event, NodeId};
+use nix::sys::signal::{kill, Signal};
+use std::path::{Path, PathBuf};
+
+/// Who enforces the drops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    /// nftables rules in the run's own table (root only).
+    Kernel,
+    /// The nodes' own receive filter.
+    User,
+}
+
+impl Backend {
+    /// `kernel` or `user`, as in the banner, run.json and faults.jsonl.
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::Kernel => "kernel",
+            Backend::User => "user",
+        }
+    }
+
+    /// Chooses from `--net` (None: kernel when it works here, else user). A `--net kernel`
+    /// that cannot work is a usage error, one line; `--net` of another name too.
+    pub fn choose(flag: Option<&str>) -> Result<Backend, String> {
+        match flag {
+            Some("kernel") => nft::usable().map(|_| Backend::Kernel),
+            Some("user") => Ok(Backend::User),
+            Some(other) => Err(format!("--net {other}: expected kernel or user")),
+            None if nft::usable().is_ok() => Ok(Backend::Kernel),
+            None => Ok(Backend::User),
+        }
+    }
+}
+
+/// The rules in force and what enforces them.
+pub struct NetControl {
+    backend: Backend,
+    rules: NetRules,
+    table: Option<NftTable>,
+    dir: PathBuf,
+    version: u64,
+}
+
+impl NetControl {
+    /// Sets up `backend` for `members` (id, UDP port) of the run in `dir`: with the kernel
+    /// backend, the run's own empty table and its watchdog. Err: one line.
+    pub fn new(backend: Backend, dir: &Path, members: &[(NodeId, u16)]) -> Result<NetControl, String> {
+        let ids: Vec<NodeId> = members.iter().map(|m| m.0).collect();
+        let table = match backend {
+            Backend::Kernel => {
+                let name = format!(
+                    "coordlab-{}-{}",
+                    std::process::id(),
+                    crate::trace::wall_us() / 1_000_000
+                );
+                Some(NftTable::create(&name, members)?)
+            }
+            Backend::User => None,
+        };
+        Ok(NetControl {
+            backend,
+            rules: NetRules::new(&ids),
+            table,
+            dir: dir.to_path_buf(),
+            version: 0,
+        })
+    }
+
+    /// The backend.
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// The nftables table, with the kernel backend.
+    pub fn table_name(&self) -> Option<&str> {
+        self.table.as_ref().map(|t| t.name())
+    }
+
+    /// The members the rules may name.
+    pub fn members(&self) -> &[NodeId] {
+        self.rules.members()
+    }
+
+    /// The rules in force.
+    pub fn rules(&self) -> &NetRules {
+        &self.rules
+    }
+
+    /// Runs `net WORDS...`: the answer for the console, or one line saying what is wrong. A rule
+    /// that fails in the kernel is recorded as `net_error` and changes nothing.
+    pub fn execute(&mut self, words: &[&str], fleet: &mut Fleet) -> Result<String, String> {
+        match NetCommand::parse(words, self.members())? {
+            NetCommand::Status => Ok(format!(
+                "network ({} backend): {}",
+                self.backend.name(),
+                self.rules.describe().join("; ")
+            )),
+            NetCommand::Act(a) => self.act(&a, fleet),
+        }
+    }
+
+    fn act(&mut self, action: &NetAction, fleet: &mut Fleet) -> Result<String, String> {
+        // The event's time brackets the change conservatively: a heal is stamped before it is
+        // applied, anything else once applied, so that between a rule's event and the heal's
+        // the rule surely held (a message sent in the few hundred microseconds of an `nft`
+        // batch is on one side or the other).
+        let before = crate::trace::wall_us();
+        let mut next = self.rules.clone();
+        next.apply(action);
+        if let Some(t) = &mut self.table {
+            if let Err(e) = t.apply(&next) {
+                let what = format!("{}: not applied: {e}", action.describe());
+                fleet.fault(
+                    None,
+                    Event::NetError {
+                        what: what.clone(),
+                        backend: self.backend.name().into(),
+                    },
+                );
+                return Err(what);
+            }
+        }
+        // The nodes hear of every change with the user backend; with the kernel one only of
+        // delays, the part nftables cannot do here.
+        let nodes_care = self.backend == Backend::User || next.has_delay() || self.rules.has_delay();
+        if nodes_care {
+            self.version += 1;
+            let file = NodeNetFile {
+                version: self.version,
+                drops: self.backend == Backend::User,
+                rules: next.clone(),
+            };
+            if let Err(e) = file.write(&self.dir) {
+                let what = format!(
+                    "{}: not applied: cannot write the nodes' rules file: {e}",
+                    action.describe()
+                );
+                if let Some(t) = &mut self.table {
+                    // Back to the rules the nodes still have.
+                    let _ = t.apply(&self.rules);
+                }
+                fleet.fault(
+                    None,
+                    Event::NetError {
+                        what: what.clone(),
+                        backend: self.backend.name().into(),
+                    },
+                );
+                return Err(what);
+            }
+            // A paused node gets the signal when it is resumed; one being restarted reads the
+            // file when it starts.
+            for n in &fleet.nodes {
+                if !matches!(n.state, State::Running | State::Paused) || !self.rules.members().contains(&n.plan.id) {
+                    continue;
+                }
+                if let Some(pid) = n.pid {
+                    let _ = kill(pid, Signal::SIGUSR1);
+                }
+            }
+        }
+        self.rules = next;
+        let t = match action {
+            NetAction::Heal { .. } => before,
+            _ => crate::trace::wall_us(),
+        };
+        fleet.fault_at(t, None, action.event(self.backend.name()));
+        Ok(action.describe())
+    }
+
+    /// Lifts everything: the table deleted (its watchdog ended). Err: one line.
+    pub fn finish(&mut self) -> Result<(), String> {
+        match self.table.take() {
+            Some(mut t) => t.remove(),
+            None => Ok(()),
+        }
+    }
+}

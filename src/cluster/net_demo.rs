@@ -1,0 +1,619 @@
+//! The network stories `--demo link-cut` and `--demo partition`: real processes, a real broken
+//! channel (the run's network backend, through the launcher's own `net` code path, as the
+//! console's `net cut 2 10` does), and the checker's reading of it at the end.
+//!
+//! **link-cut** (`coordlab mesh 10 --demo link-cut`, an election that runs on any two-way graph:
+//! echo by default, or yoyo). The course's picture: two groups of processes, 1-4 and 5-10, each
+//! fully linked inside, and one channel between them, 2-10:
+//!
+//! ```text
+//!   { 1 2 3 4 }  every pair linked            { 5 6 7 8 9 10 }  every pair linked
+//!       2 ------------------------------------------- 10      the only link between them
+//! ```
+//! 1. wait until all 10 agree on a leader;
+//! 2. cut the channel 2-10 (`net cut 2 10`): the graph falls in two;
+//! 3. wait until each side has settled: without majority mode, each side agrees on a leader of
+//!    its own (two leaders: split-brain by partition, which no election can avoid when it
+//!    cannot tell a cut channel from dead nodes); with `--set majority=true` only 5-10 (6 of 10
+//!    votes) has a leader, and no node of 1-4 leads: they cannot reach a majority (a leader
+//!    there steps down: it lost its quorum);
+//! 4. heal (`net heal`) and wait until all 10 agree on one leader again, for a while;
+//! 5. stop; the checker's explanation, the sides' leaderless stretches and the cut-off
+//!    suspicions close the story.
+//!
+//! Majority mode sends votes and acknowledgements directly between members, so it needs a
+//! complete mesh: there the groups talk only through the channel 2-10 (the course's picture
+//! routes every message between the groups over it), and cutting it is, for the processes,
+//! the partition 1-4 | 5-10 (`net partition 1,2,3,4 5,6,7,8,9,10`): the story says so.
+//!
+//! **partition** (`coordlab mesh 4 --algo central --demo partition [--fencing]`, with
+//! `regrant_ms=300`, `hold_ms=1000`, `think_ms=100` unless set): the coordinator (the highest
+//! id) regrants a holder it has not heard from within `regrant_ms`.
+//! 1. wait until a participant other than the coordinator holds the section; cut the link
+//!    between it and the coordinator (the shared resource still hears both);
+//! 2. wait until the coordinator, hearing nothing, grants another: two holders by their own
+//!    traces; the resource sees both (or, with `--fencing`, fences the older token off);
+//! 3. wait until the cut-off holder has left, heal, and stop after a while; the checker says
+//!    what the resource saw.
+//!
+//! Every wait has a deadline; a step that does not happen ends the run with status 1, naming it.
+
+use super::chaos_net::apply;
+use super::goal::{patience, Ending};
+use super::model::State;
+use super::net::NetControl;
+use super::nodes::Fleet;
+use super::RESOURCE_NODE;
+use crate::check::network::group_words;
+use crate::check::Analysis;
+use crate::net::NetAction;
+use crate::topology::Graph;
+use crate::trace::{wall_us, NodeId};
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+/// `--demo link-cut`.
+pub const LINK_CUT: &str = "link-cut";
+/// `--demo partition`.
+pub const PARTITION: &str = "partition";
+
+/// The network stories.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NetDemo {
+    /// Cut the only channel between two groups; watch each side elect.
+    LinkCut,
+    /// Cut the central coordinator off from the holder; watch it regrant.
+    Partition,
+}
+
+/// The link-cut graph's groups and its bridge.
+pub const LEFT: [NodeId; 4] = [1, 2, 3, 4];
+/// The other group.
+pub const RIGHT: [NodeId; 6] = [5, 6, 7, 8, 9, 10];
+/// The one channel between them.
+pub const BRIDGE: (NodeId, NodeId) = (2, 10);
+
+/// The elections link-cut runs (two-way graphs that are not complete).
+const LINK_CUT_ALGOS: &[&str] = &["echo", "yoyo"];
+
+/// `--set` options the partition story sets unless the user did.
+const PARTITION_DEFAULTS: &[(&str, &str)] = &[("regrant_ms", "300"), ("hold_ms", "1000"), ("think_ms", "100")];
+
+impl NetDemo {
+    /// The story `name` names, if it is a network story.
+    pub fn named(name: Option<&str>) -> Option<NetDemo> {
+        match name? {
+            LINK_CUT => Some(NetDemo::LinkCut),
+            PARTITION => Some(NetDemo::Partition),
+            _ => None,
+        }
+    }
+
+    /// Checks the launch for the story (one line naming the problem) and sets its defaults in
+    /// `set`; returns the graph and its label for link-cut (None: the mesh's own).
+    pub fn prepare(
+        self,
+        algo: &str,
+        mesh_spec: Option<&str>,
+        ids: &[NodeId],
+        set: &mut BTreeMap<String, String>,
+    ) -> Result<Option<(String, Graph)>, String> {
+        match self {
+            NetDemo::LinkCut => {
+                let Some(spec) = mesh_spec else {
+                    return Err(format!(
+                        "--demo {LINK_CUT} runs on a mesh: coordlab mesh 10 --demo {LINK_CUT}"
+                    ));
+                };
+                if !LINK_CUT_ALGOS.contains(&algo) {
+                    return Err(format!(
+                        "--demo {LINK_CUT} needs an election that runs on any two-way graph ({}); {algo} cannot run \
+                         two groups joined by one link",
+                        LINK_CUT_ALGOS.join(", ")
+                    ));
+                }
+                let want: Vec<NodeId> = (1..=10).collect();
+                if ids != want.as_slice() {
+                    return Err(format!(
+                        "--demo {LINK_CUT} runs on 10 nodes with ids 1-10 (groups 1-4 and 5-10 joined by the link 2-10)"
+                    ));
+                }
+                if !matches!(spec, "complete" | LINK_CUT) {
+                    return Err(format!(
+                        "--demo {LINK_CUT} builds its own graph (groups 1-4 and 5-10 joined by the link 2-10): leave \
+                         --topology out"
+                    ));
+                }
+                if majority(set) {
+                    let g = crate::topology::build("complete", ids, 0)?;
+                    return Ok(Some(("complete".into(), g)));
+                }
+                Ok(Some((LINK_CUT.into(), link_cut_graph()?)))
+            }
+            NetDemo::Partition => {
+                if algo != crate::algo::registry::CENTRAL.name {
+                    return Err(format!(
+                        "--demo {PARTITION} is a story of --algo {}, not {algo}",
+                        crate::algo::registry::CENTRAL.name
+                    ));
+                }
+                if ids.len() < 3 {
+                    return Err(format!(
+                        "--demo {PARTITION} needs at least 3 nodes: a coordinator, a holder and another to be granted"
+                    ));
+                }
+                for (k, v) in PARTITION_DEFAULTS {
+                    set.entry(k.to_string()).or_insert_with(|| v.to_string());
+                }
+                Ok(None)
+            }
+        }
+    }
+}
+
+fn majority(set: &BTreeMap<String, String>) -> bool {
+    set.get("majority")
+        .is_some_and(|v| matches!(v.as_str(), "true" | "1" | "yes"))
+}
+
+/// Two cliques, 1-4 and 5-10, joined only by the link 2-10.
+pub fn link_cut_graph() -> Result<Graph, String> {
+    let mut edges = Vec::new();
+    for group in [&LEFT[..], &RIGHT[..]] {
+        for (i, &a) in group.iter().enumerate() {
+            for &b in &group[i + 1..] {
+                edges.push((a, b));
+            }
+        }
+    }
+    edges.push(BRIDGE);
+    let ids: Vec<NodeId> = (1..=10).collect();
+    crate::topology::undirected(&ids, &edges)
+}
+
+fn list(ns: &[NodeId]) -> String {
+    ns.iter().map(u64::to_string).collect::<Vec<_>>().join(",")
+}
+
+/// What one side agrees on: (leader, term), or nothing.
+type SideView = Option<(NodeId, u64)>;
+
+/// Where the link-cut story is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Step {
+    /// Waiting for the first leader.
+    Elect,
+    /// Cut at `wall`; waiting for each side to settle (`held`: the settled view and since when).
+    Split {
+        wall: u64,
+        first: (NodeId, u64),
+        held: Option<(Vec<SideView>, Instant)>,
+    },
+    /// Healed at `wall`; waiting for one leader (`held`: leader, term, since when).
+    Rejoin {
+        wall: u64,
+        held: Option<(NodeId, u64, Instant)>,
+    },
+}
+
+/// Where the partition story is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum MStep {
+    /// Waiting for a holder other than the coordinator.
+    Hold,
+    /// Cut `holder` off from the coordinator; waiting for a second holder.
+    Cut { holder: NodeId },
+    /// Two holders; waiting for the cut-off one to leave.
+    Two { holder: NodeId },
+    /// Healed; stop then.
+    Healed { until: Instant },
+}
+
+/// A network story, stepped by the launcher's goal.
+pub struct NetStory {
+    kind: NetDemo,
+    majority: bool,
+    step: Step,
+    mstep: MStep,
+    deadline: Instant,
+    settle: Duration,
+    patience: Duration,
+}
+
+impl NetStory {
+    /// Story `kind` on `n` nodes with failure-detector `timeout`, starting at `t0`; `set` is
+    /// the run's options.
+    pub fn new(kind: NetDemo, n: usize, timeout: Duration, t0: Instant, set: &BTreeMap<String, String>) -> Self {
+        let patience = patience(n, timeout);
+        NetStory {
+            kind,
+            majority: majority(set),
+            step: Step::Elect,
+            mstep: MStep::Hold,
+            deadline: t0 + patience,
+            // Several timeouts: a side's view must hold past any election a late suspicion starts.
+            settle: (6 * timeout).max(Duration::from_millis(1500)),
+            patience,
+        }
+    }
+
+    /// The step the story is at, in words (for a failure).
+    pub fn where_now(&self) -> &'static str {
+        match (self.kind, &self.step, &self.mstep) {
+            (NetDemo::LinkCut, Step::Elect, _) => "at step 1 (the first election)",
+            (NetDemo::LinkCut, Step::Split { .. }, _) => "at step 3 (each side settling after the cut)",
+            (NetDemo::LinkCut, Step::Rejoin { .. }, _) => "at step 4 (one leader after the heal)",
+            (NetDemo::Partition, _, MStep::Hold) => "at step 1 (waiting for a holder)",
+            (NetDemo::Partition, _, MStep::Cut { .. }) => "at step 2 (waiting for the coordinator to regrant)",
+            (NetDemo::Partition, _, MStep::Two { .. }) => "at step 3 (waiting for the cut-off holder to leave)",
+            (NetDemo::Partition, _, MStep::Healed { .. }) => "at step 3 (healed)",
+        }
+    }
+
+    /// Advances the story after a tick; `Some` ends the run.
+    pub fn step(&mut self, fleet: &mut Fleet, net: &mut NetControl, now: Instant) -> Option<Ending> {
+        if let Some(n) = fleet.nodes.iter().find(|n| matches!(n.state, State::Exited(_))) {
+            return Some(Ending::failed(format!(
+                "demo failed {}: node {} ended on its own; see {}",
+                self.where_now(),
+                n.plan.id,
+                fleet.log_path(n.plan.id).display()
+            )));
+        }
+        let r = match self.kind {
+            NetDemo::LinkCut => self.link_cut(fleet, net, now),
+            NetDemo::Partition => self.partition(fleet, net, now),
+        };
+        match r {
+            Ok(Some(end)) => Some(end),
+            Ok(None) if now >= self.deadline => Some(Ending::failed(format!(
+                "demo failed {}: it did not happen within {:.1} s",
+                self.where_now(),
+                self.patience.as_secs_f64()
+            ))),
+            Ok(None) => None,
+            Err(e) => Some(Ending::failed(format!("demo failed {}: {e}", self.where_now()))),
+        }
+    }
+
+    /// What one side believes now: its agreed leader on its own side, if any, as (leader, term).
+    fn side_view(fleet: &Fleet, side: &[NodeId]) -> Option<(NodeId, u64)> {
+        fleet
+            .beliefs
+            .agreement(side)
+            .map(|a| (a.belief.leader, a.belief.term))
+            .filter(|(l, _)| side.contains(l))
+    }
+
+    /// Whether any node of `side` believes it leads.
+    fn someone_leads(fleet: &Fleet, side: &[NodeId]) -> Option<NodeId> {
+        side.iter()
+            .copied()
+            .find(|&id| fleet.beliefs.current(id).is_some_and(|b| b.leader == id))
+    }
+
+    fn link_cut(&mut self, fleet: &mut Fleet, net: &mut NetControl, now: Instant) -> Result<Option<Ending>, String> {
+        match self.step.clone() {
+            Step::Elect => {
+                let Some(a) = fleet.agreement().filter(|a| a.nodes.len() == 10) else {
+                    return Ok(None);
+                };
+                say!("1. {}", super::goal::agreement_line(fleet, &a));
+                let wall = wall_us();
+                let (x, y) = BRIDGE;
+                let action = if self.majority {
+                    NetAction::Partition {
+                        sides: vec![LEFT.to_vec(), RIGHT.to_vec()],
+                    }
+                } else {
+                    NetAction::Cut {
+                        a: x,
+                        b: y,
+                        one_way: false,
+                    }
+                };
+                let done = apply(net, fleet, &action)?;
+                if self.majority {
+                    say!(
+                        "2. cut the channel {x}-{y} at {}: majority mode needs every member reachable directly, so the \
+                         processes run on a complete mesh whose groups talk only through {x}-{y}; cutting it is, for \
+                         them, the partition {} | {} ({done})",
+                        fleet.rel(wall),
+                        list(&LEFT),
+                        list(&RIGHT)
+                    );
+                } else {
+                    say!(
+                        "2. cut the link {x}-{y} at {} ({done}): the only channel between nodes {} and nodes {}",
+                        fleet.rel(wall),
+                        list(&LEFT),
+                        list(&RIGHT)
+                    );
+                }
+                self.deadline = now + self.patience;
+                self.step = Step::Split {
+                    wall,
+                    first: (a.leader, a.term),
+                    held: None,
+                };
+                Ok(None)
+            }
+            Step::Split { wall, first, held } => {
+                let sides = [&LEFT[..], &RIGHT[..]];
+                let views: Vec<Option<(NodeId, u64)>> = sides.iter().map(|s| Self::side_view(fleet, s)).collect();
+                let settled = if self.majority {
+                    // The majority side agrees on a leader of its own; no node of the other leads.
+                    views[1].is_some() && Self::someone_leads(fleet, &LEFT).is_none()
+                } else {
+                    views.iter().all(Option::is_some)
+                };
+                let held = match (settled, held) {
+                    (false, _) => None,
+                    (true, Some((v, since))) if v == views => Some((v, since)),
+                    (true, _) => Some((views.clone(), now)),
+                };
+                let Some((_, since)) = held.clone().filter(|(_, since)| now >= *since + self.settle) else {
+                    self.step = Step::Split { wall, first, held };
+                    return Ok(None);
+                };
+                let _ = since;
+                if self.majority {
+                    let (l, t) = views[1].expect("settled");
+                    say!(
+                        "3. only the side holding a majority has a leader: node {l} leads term {t} for {} (6 of 10 votes)",
+                        group_words(&RIGHT)
+                    );
+                    let minority: Vec<String> = LEFT
+                        .iter()
+                        .map(|&id| match fleet.beliefs.current(id) {
+                            Some(b)
+                                if LEFT.contains(&b.leader) && Self::someone_leads(fleet, &[b.leader]).is_none() =>
+                            {
+                                format!(
+                                    "{id}: still names node {} of term {}, which no longer leads",
+                                    b.leader, b.term
+                                )
+                            }
+                            Some(b) => format!("{id}: names node {} of term {}, out of its reach", b.leader, b.term),
+                            None => format!("{id}: no leader"),
+                        })
+                        .collect();
+                    say!(
+                        "   {} (4 of 10 votes) cannot reach a majority: no node there leads ({})",
+                        group_words(&LEFT),
+                        minority.join("; ")
+                    );
+                    let downs: Vec<String> = fleet
+                        .nodes
+                        .iter()
+                        .filter(|n| LEFT.contains(&n.plan.id))
+                        .flat_map(|n| n.step_downs.iter().filter(|s| s.t >= wall).map(move |s| (n.plan.id, s)))
+                        .map(|(id, s)| format!("node {id} stepped down at {}: {}", fleet.rel(s.t), s.reason))
+                        .collect();
+                    if let Some(d) = downs.first() {
+                        say!("   {d}");
+                    }
+                } else {
+                    let (l0, t0) = views[0].expect("settled");
+                    let (l1, t1) = views[1].expect("settled");
+                    say!(
+                        "3. two leaders, one per side: node {l0} leads term {t0} for {}; node {l1} leads term {t1} for {}",
+                        group_words(&LEFT),
+                        group_words(&RIGHT)
+                    );
+                    say!(
+                        "   split-brain by partition: each side took the silence across the cut link for dead nodes \
+                         (node {} led term {} before the cut); without majority mode no election can tell the difference",
+                        first.0,
+                        first.1
+                    );
+                }
+                let wall = wall_us();
+                let done = apply(net, fleet, &NetAction::Heal { link: None })?;
+                say!("4. healed the network at {} ({done})", fleet.rel(wall));
+                self.deadline = now + self.patience;
+                self.step = Step::Rejoin { wall, held: None };
+                Ok(None)
+            }
+            Step::Rejoin { wall, held } => {
+                let all = fleet.agreement().filter(|a| a.nodes.len() == 10);
+                let held = all.as_ref().map(|a| match held {
+                    Some((l, t, since)) if (l, t) == (a.leader, a.term) => (l, t, since),
+                    _ => (a.leader, a.term, now),
+                });
+                match (all, held) {
+                    (Some(a), Some((_, _, since))) if now >= since + self.settle => {
+                        say!("   {}", super::goal::agreement_line(fleet, &a));
+                        Ok(Some(Ending {
+                            code: 0,
+                            message: format!(
+                                "demo complete: the cut split the graph{}, and after the heal one leader remains",
+                                if self.majority {
+                                    "; only the majority side had a leader"
+                                } else {
+                                    " and each side elected its own"
+                                }
+                            ),
+                            check: true,
+                        }))
+                    }
+                    (_, held) => {
+                        self.step = Step::Rejoin { wall, held };
+                        Ok(None)
+                    }
+                }
+            }
+        }
+    }
+
+    fn coordinator(fleet: &Fleet) -> NodeId {
+        fleet
+            .nodes
+            .iter()
+            .map(|n| n.plan.id)
+            .filter(|&id| id != RESOURCE_NODE)
+            .max()
+            .unwrap_or(0)
+    }
+
+    fn holders(fleet: &Fleet) -> Vec<(NodeId, u64)> {
+        fleet
+            .nodes
+            .iter()
+            .filter(|n| n.plan.id != RESOURCE_NODE && n.live())
+            .filter_map(|n| n.cs.holding.map(|(req, _)| (n.plan.id, req)))
+            .collect()
+    }
+
+    fn partition(&mut self, fleet: &mut Fleet, net: &mut NetControl, now: Instant) -> Result<Option<Ending>, String> {
+        let c = Self::coordinator(fleet);
+        match self.mstep.clone() {
+            MStep::Hold => {
+                let Some((h, req)) = Self::holders(fleet).into_iter().find(|&(id, _)| id != c) else {
+                    return Ok(None);
+                };
+                let wall = wall_us();
+                let done = apply(
+                    net,
+                    fleet,
+                    &NetAction::Cut {
+                        a: h,
+                        b: c,
+                        one_way: false,
+                    },
+                )?;
+                say!(
+                    "1. node {h} holds the section (request {req}); cut the link {h}-{c} at {} ({done}): the \
+                     coordinator, node {c}, can no longer hear it; the shared resource still hears both",
+                    fleet.rel(wall)
+                );
+                self.mstep = MStep::Cut { holder: h };
+                self.deadline = now + self.patience;
+                Ok(None)
+            }
+            MStep::Cut { holder } => {
+                let hs = Self::holders(fleet);
+                if !hs.iter().any(|h| h.0 == holder) {
+                    return Err(format!(
+                        "node {holder} left the section before the coordinator regranted it: set hold_ms above \
+                         regrant_ms"
+                    ));
+                }
+                let Some(&(w, _)) = hs.iter().find(|h| h.0 != holder) else {
+                    return Ok(None);
+                };
+                say!(
+                    "2. the coordinator heard nothing from node {holder} for regrant_ms and took it for dead: it \
+                     granted node {w}, and nodes {holder} and {w} now both hold the section by their own traces"
+                );
+                self.mstep = MStep::Two { holder };
+                Ok(None)
+            }
+            MStep::Two { holder } => {
+                if Self::holders(fleet).iter().any(|h| h.0 == holder) {
+                    return Ok(None);
+                }
+                let wall = wall_us();
+                let done = apply(net, fleet, &NetAction::Heal { link: None })?;
+                say!(
+                    "3. node {holder} left the section; healed the network at {} ({done})",
+                    fleet.rel(wall)
+                );
+                self.mstep = MStep::Healed {
+                    until: now + Duration::from_millis(1000),
+                };
+                Ok(None)
+            }
+            MStep::Healed { until } if now >= until => Ok(Some(Ending {
+                code: 0,
+                message: "demo complete: the coordinator took a holder it could not hear for dead".into(),
+                check: true,
+            })),
+            MStep::Healed { .. } => Ok(None),
+        }
+    }
+
+    /// The story's closing lines, from the checker's facts of the whole run.
+    pub fn conclude(&self, a: &Analysis) -> Vec<String> {
+        let mut out = Vec::new();
+        let cut: Vec<_> = a
+            .suspicions
+            .iter()
+            .filter(|s| s.cut_off.is_some() && s.target_state.alive())
+            .collect();
+        match self.kind {
+            NetDemo::LinkCut => {
+                let Some(e) = &a.election else {
+                    return vec!["5. from the traces: no election was recorded".into()];
+                };
+                out.push(format!(
+                    "5. from the traces: two nodes each believed they led for {} in all; {} of a running node the \
+                     network cut off",
+                    crate::check::summary::dur(e.overlap_us),
+                    match cut.len() {
+                        1 => "1 suspicion".to_string(),
+                        k => format!("{k} suspicions"),
+                    }
+                ));
+                if let Some(s) = cut.first() {
+                    out.push(format!("   e.g. {}", crate::check::summary::narrate(s, a.start_us)));
+                }
+                for x in &e.explanations {
+                    out.push(format!(
+                        "   term {}: {}{}",
+                        x.term,
+                        if x.inherent { "explained: " } else { "NOT explained: " },
+                        x.words
+                    ));
+                }
+                for g in &a.side_gaps {
+                    let words = match g.longest {
+                        None => "a leader throughout".to_string(),
+                        Some((f, t)) if (f, t) == (g.split_from, g.split_to) => {
+                            format!("no leader for the whole split ({})", crate::check::summary::dur(t - f))
+                        }
+                        Some((f, t)) => {
+                            format!("longest stretch without a leader {}", crate::check::summary::dur(t - f))
+                        }
+                    };
+                    out.push(format!("   while split, {}: {words}", group_words(&g.side)));
+                }
+            }
+            NetDemo::Partition => {
+                let facts = a
+                    .sections
+                    .iter()
+                    .find_map(|s| s.as_any().downcast_ref::<crate::check::mutex::Section>())
+                    .map(|s| &s.facts);
+                let Some(f) = facts else {
+                    return vec!["4. from the traces: no mutual-exclusion section".into()];
+                };
+                if let Some(o) = f.resource_violations.first() {
+                    out.push(format!(
+                        "4. from the traces: the resource caught two holders at once, nodes {:?} at {} ({} in all): \
+                         mutual exclusion VIOLATED",
+                        o.nodes,
+                        crate::check::summary::at(a.start_us, o.t),
+                        f.resource_violations.len()
+                    ));
+                } else if f.fencing && f.rejected > 0 {
+                    out.push(format!(
+                        "4. from the traces: with --fencing the resource rejected {} stale write(s) of the cut-off \
+                         holder (an older token than one it had seen): the data stayed safe",
+                        f.rejected
+                    ));
+                } else {
+                    out.push("4. from the traces: the resource saw no two holders and rejected nothing".into());
+                }
+                if let Some(o) = f.node_overlaps.first() {
+                    out.push(format!(
+                        "   by their own traces nodes {:?} were in the section at once at {}",
+                        o.nodes,
+                        crate::check::summary::at(a.start_us, o.t)
+                    ));
+                }
+            }
+        }
+        out
+    }
+}

@@ -1,0 +1,353 @@
+//! Network faults on real processes: `net cut`, `net loss`, `net delay` enforced by the user
+//! backend (the nodes' receive filter) and the kernel backend (nftables), fault schedules, and
+//! no nftables table outliving its launcher.
+
+mod common;
+
+use common::*;
+use coordlab::trace::{Event, Record, RunDir};
+use std::process::Command;
+use std::time::Instant;
+
+/// The time of the first network event of kind `kind` in faults.jsonl (after `after`).
+fn net_event(rd: &RunDir, kind: &str, after: u64) -> Option<u64> {
+    rd.faults
+        .iter()
+        .find(|r| r.event.kind() == kind && r.t > after)
+        .map(|r| r.t)
+}
+
+/// The send time of every message node `from` sent to `to`, by seq.
+fn sends(rd: &RunDir, from: u64, to: u64) -> std::collections::HashMap<u64, u64> {
+    rd.node_events
+        .iter()
+        .filter(|r| r.node == Some(from))
+        .filter_map(|r| match r.event {
+            Event::Send { to: t, seq, .. } if t == to => Some((seq, r.t)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Every `recv` at `to` from `from`: (recv time, seq).
+fn recvs(rd: &RunDir, from: u64, to: u64) -> Vec<(u64, u64)> {
+    rd.node_events
+        .iter()
+        .filter(|r| r.node == Some(to))
+        .filter_map(|r| match r.event {
+            Event::Recv { from: f, seq, .. } if f == from => Some((r.t, seq)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The messages `from` sent to `to` within (`lo`, `hi`) that `to` received anyway.
+fn leaked(rd: &RunDir, from: u64, to: u64, lo: u64, hi: u64) -> Vec<u64> {
+    let sent = sends(rd, from, to);
+    recvs(rd, from, to)
+        .into_iter()
+        .filter(|&(_, seq)| sent.get(&seq).is_some_and(|&t| t > lo && t < hi))
+        .map(|(_, seq)| seq)
+        .collect()
+}
+
+/// How many messages `from` sent to `to` within (`lo`, `hi`).
+fn sent_between(rd: &RunDir, from: u64, to: u64, lo: u64, hi: u64) -> usize {
+    sends(rd, from, to).values().filter(|&&t| t > lo && t < hi).count()
+}
+
+fn stop_net_dropped(rd: &RunDir, id: u64) -> u64 {
+    rd.node_events
+        .iter()
+        .filter(|r| r.node == Some(id))
+        .filter_map(|r: &Record| match r.event {
+            Event::Stop { net_dropped, .. } => Some(net_dropped),
+            _ => None,
+        })
+        .sum()
+}
+
+/// Whether the kernel backend can run here (root, nftables installed or installable).
+fn nft_usable() -> bool {
+    let out = Command::new(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/setup-nftables.sh"))
+        .output()
+        .expect("scripts/setup-nftables.sh runs");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let ok = text.lines().any(|l| l.starts_with("nft=") && l.len() > 4);
+    if !ok {
+        eprintln!(
+            "SKIPPED: the kernel backend needs root and nftables ({}): {}",
+            text.trim(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+    }
+    ok
+}
+
+fn tables() -> String {
+    let out = Command::new("nft").args(["list", "tables"]).output().expect("nft runs");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A mesh of 4 under bully (the leader, 4, heartbeats every node): cut the link 3-4, see 4's
+/// messages to 3 stop while the cut holds and come again after the heal; then the same with
+/// a loss of 100% on that link, typed from another terminal (`coordlab net`).
+fn cut_then_loss(backend: &str, name: &str) {
+    let logs = temp_logs(name);
+    let mut l = Launch::command(
+        "mesh",
+        4,
+        &logs,
+        &[
+            "--algo",
+            "bully",
+            "--net",
+            backend,
+            "--heartbeat-ms",
+            "50",
+            "--timeout-ms",
+            "400",
+        ],
+    );
+    l.wait_for("agreement on node 4", |rd| {
+        agreed(rd, &[1, 2, 3, 4]).filter(|a| a.0 == 4)
+    });
+    l.console("net cut 3 4");
+    let cut = l.wait_for("the cut event", |rd| net_event(rd, "cut", 0));
+    // Several heartbeat periods of 4's messages to 3 sent under the cut.
+    l.wait_for("4 sending to 3 under the cut", |rd| {
+        (sent_between(rd, 4, 3, cut, u64::MAX) >= 5).then_some(())
+    });
+    l.console("net heal");
+    let heal = l.wait_for("the heal event", |rd| net_event(rd, "heal", cut));
+    l.wait_for("3 hearing 4 again", |rd| {
+        recvs(rd, 4, 3).iter().any(|&(t, _)| t > heal).then_some(())
+    });
+    let run = l.run_dir();
+    let out = coordlab(&["net", "loss", "100", "4", "3"], &run);
+    assert!(out.status.success(), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("loss 100% on the link 4-3 (both ways)"));
+    let bad = coordlab(&["net", "loss", "100", "4", "99"], &run);
+    assert_eq!(bad.status.code(), Some(2), "{bad:?}");
+    assert!(
+        String::from_utf8_lossy(&bad.stderr).contains("node 99 is not a member"),
+        "{bad:?}"
+    );
+    let loss = l.wait_for("the loss event", |rd| net_event(rd, "loss", heal));
+    l.wait_for("4 sending to 3 under the loss", |rd| {
+        (sent_between(rd, 4, 3, loss, u64::MAX) >= 5).then_some(())
+    });
+    let status = coordlab(&["net", "status"], &run);
+    assert!(
+        String::from_utf8_lossy(&status.stdout).contains(&format!("network ({backend} backend): loss: 100% on 3-4")),
+        "{status:?}"
+    );
+    l.console("net heal");
+    let heal2 = l.wait_for("the second heal", |rd| net_event(rd, "heal", loss));
+    l.wait_for("3 hearing 4 again", |rd| {
+        recvs(rd, 4, 3).iter().any(|&(t, _)| t > heal2).then_some(())
+    });
+    assert!(l.quit().success(), "{}", l.output());
+    let rd = RunDir::load(&run).unwrap();
+    assert!(sent_between(&rd, 4, 3, cut, heal) >= 5);
+    assert_eq!(
+        leaked(&rd, 4, 3, cut, heal),
+        Vec::<u64>::new(),
+        "received through the cut"
+    );
+    assert_eq!(
+        leaked(&rd, 3, 4, cut, heal),
+        Vec::<u64>::new(),
+        "received through the cut"
+    );
+    assert_eq!(
+        leaked(&rd, 4, 3, loss, heal2),
+        Vec::<u64>::new(),
+        "received through 100% loss"
+    );
+    // Untouched links kept working under the cut.
+    assert!(!leaked(&rd, 4, 2, cut, heal).is_empty());
+    for r in rd
+        .faults
+        .iter()
+        .filter(|r| ["cut", "loss", "heal"].contains(&r.event.kind()))
+    {
+        let backend_of = match &r.event {
+            Event::Cut { backend, .. } | Event::Loss { backend, .. } | Event::Heal { backend, .. } => backend.clone(),
+            _ => unreachable!(),
+        };
+        assert_eq!(backend_of, backend);
+    }
+    // The user backend counts what its filter dropped; nothing of it is a recv or a drop.
+    if backend == "user" {
+        assert!(stop_net_dropped(&rd, 3) > 0);
+    } else {
+        assert_eq!(stop_net_dropped(&rd, 3), 0, "the kernel dropped, not the node");
+    }
+    let out = l.output();
+    assert!(out.contains("cut the link 3-4 (both ways)"), "{out}");
+    assert!(out.contains(&format!("network faults: {backend} backend")), "{out}");
+    assert_all_reaped(&rd);
+}
+
+#[test]
+fn user_backend_cut_and_loss_stop_a_links_datagrams_until_healed() {
+    cut_then_loss("user", "net-user-cut");
+}
+
+#[test]
+fn kernel_backend_cut_and_loss_stop_a_links_datagrams_until_healed() {
+    if !nft_usable() {
+        return;
+    }
+    cut_then_loss("kernel", "net-kernel-cut");
+    assert!(
+        !tables().contains("coordlab-"),
+        "a table outlived its run: {}",
+        tables()
+    );
+}
+
+#[test]
+fn delay_holds_every_datagram_and_jitter_reorders_them() {
+    let logs = temp_logs("net-delay");
+    let mut l = Launch::command(
+        "mesh",
+        3,
+        &logs,
+        &[
+            "--algo",
+            "bully",
+            "--net",
+            "user",
+            "--heartbeat-ms",
+            "20",
+            "--timeout-ms",
+            "3000",
+        ],
+    );
+    l.wait_for("agreement on node 3", |rd| agreed(rd, &[1, 2, 3]).filter(|a| a.0 == 3));
+    l.console("net delay 300:200 3 1");
+    let delay = l.wait_for("the delay event", |rd| net_event(rd, "delay", 0));
+    l.wait_for("30 held datagrams delivered", |rd| {
+        let sent = sends(rd, 3, 1);
+        let late = recvs(rd, 3, 1)
+            .into_iter()
+            .filter(|(_, seq)| sent.get(seq).is_some_and(|&t| t > delay))
+            .count();
+        (late >= 30).then_some(())
+    });
+    assert!(l.quit().success(), "{}", l.output());
+    let rd = RunDir::load(&l.run_dir()).unwrap();
+    let sent = sends(&rd, 3, 1);
+    let mut seqs = Vec::new();
+    for (t, seq) in recvs(&rd, 3, 1) {
+        let Some(&s) = sent.get(&seq) else { continue };
+        if s > delay {
+            // Held at least 300 - 200 ms: the filter's lower bound, not a performance figure.
+            assert!(t - s >= 100_000, "message {seq} held only {} us", t - s);
+            seqs.push(seq);
+        }
+    }
+    let mut sorted = seqs.clone();
+    sorted.sort_unstable();
+    assert_ne!(seqs, sorted, "jitter of 200 ms on 20 ms heartbeats reorders them");
+}
+
+#[test]
+fn a_fault_schedule_runs_and_writes_its_events() {
+    let logs = temp_logs("net-schedule");
+    std::fs::create_dir_all(&logs).unwrap();
+    let file = logs.join("story.txt");
+    std::fs::write(
+        &file,
+        "# the bridge breaks, then heals\n0.4 net cut 2 3\n\n0.9 pause 1\n1.2 resume 1\n1.5 net heal\n",
+    )
+    .unwrap();
+    let mut l = Launch::start(
+        4,
+        &logs,
+        &["--net", "user", "--duration", "2.5", "--faults", file.to_str().unwrap()],
+    );
+    assert!(l.wait().success(), "{}", l.output());
+    let rd = RunDir::load(&l.run_dir()).unwrap();
+    let kinds: Vec<&str> = rd
+        .faults
+        .iter()
+        .map(|r| r.event.kind())
+        .filter(|k| ["cut", "pause", "resume", "heal"].contains(k))
+        .collect();
+    assert_eq!(kinds, ["cut", "pause", "resume", "heal"]);
+    let t = |k| net_event(&rd, k, 0).unwrap();
+    assert!(t("heal") - t("cut") >= 1_000_000, "the schedule keeps its spacing");
+    let out = l.output();
+    assert!(
+        out.contains("story.txt:2 at 0.4 s] net cut 2 3: cut the link 2-3 (both ways)"),
+        "{out}"
+    );
+    assert_all_reaped(&rd);
+}
+
+#[test]
+fn a_bad_schedule_line_or_backend_is_refused_before_anything_starts() {
+    let logs = temp_logs("net-bad-schedule");
+    std::fs::create_dir_all(&logs).unwrap();
+    let file = logs.join("bad.txt");
+    std::fs::write(&file, "0.5 net cut 2 3\n1.0 net partition 1,2 2,3\n").unwrap();
+    let runs = logs.join("runs");
+    let (code, err) = refused(&["4", "--faults", file.to_str().unwrap()], &runs);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("bad.txt:2: net partition: node 2 is on two sides"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(!runs.exists(), "nothing is left behind");
+    let (code, err) = refused(&["4", "--faults", logs.join("missing.txt").to_str().unwrap()], &runs);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("missing.txt: cannot read"), "{err}");
+    let (code, err) = refused(&["4", "--net", "carrier-pigeon"], &runs);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--net carrier-pigeon: expected kernel or user"), "{err}");
+    let (code, err) = refused(&["4", "--faults", "network"], &runs);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("ring and mesh take a schedule FILE"), "{err}");
+    assert!(!runs.exists(), "nothing is left behind");
+}
+
+#[test]
+fn a_sigkilled_launcher_leaves_no_nftables_table() {
+    if !nft_usable() {
+        return;
+    }
+    let logs = temp_logs("net-sigkill");
+    let mut l = Launch::start(3, &logs, &["--net", "kernel"]);
+    let table = {
+        let deadline = Instant::now() + DEADLINE;
+        loop {
+            let out = l.output();
+            if let Some(name) = out
+                .split("nftables table inet ")
+                .nth(1)
+                .and_then(|s| s.split(';').next())
+            {
+                break name.to_string();
+            }
+            assert!(Instant::now() < deadline, "no banner: {out}");
+            std::thread::sleep(POLL);
+        }
+    };
+    l.console("net partition 1 2,3");
+    l.wait_for("the partition", |rd| net_event(rd, "partition", 0));
+    assert!(tables().contains(&table), "{table} not in {}", tables());
+    l.child.kill().unwrap();
+    l.done = l.child.wait().ok();
+    let deadline = Instant::now() + DEADLINE;
+    while tables().contains(&table) {
+        assert!(
+            Instant::now() < deadline,
+            "table {table} outlived its SIGKILLed launcher"
+        );
+        std::thread::sleep(POLL);
+    }
+}
