@@ -58,11 +58,30 @@ pub fn timeline(dir: &Path, w: &Window, mermaid: bool) -> Result<Vec<PathBuf>, C
         return Ok(vec![write(dir.join("timeline.mmd"), &mermaid::sequence(&story))?]);
     }
     let svg = svg::timeline(&story);
-    let title = format!("coordlab timeline: {}", dir.display());
+    let all = Story::build(
+        &run,
+        &Window {
+            heartbeats: true,
+            ..w.clone()
+        },
+    );
+    let title = run_title(&run, &story);
     Ok(vec![
         write(dir.join("timeline.svg"), &svg)?,
-        write(dir.join("timeline.html"), &html::page(&title, &svg))?,
+        write(dir.join("timeline.html"), &html::page(&title, &all, w.heartbeats, ""))?,
     ])
+}
+
+/// The title of `run`'s pictures: what ran, and the run's own name (its directory's), never
+/// the path it was read from.
+pub fn run_title(run: &RunDir, story: &Story) -> String {
+    let name = story.run_name.as_deref().unwrap_or("a run");
+    format!(
+        "{} on {} of {} nodes: run {name}",
+        run.info.algo,
+        run.info.topology,
+        run.info.nodes.len()
+    )
 }
 
 /// `coordlab shiviz`: writes `shiviz.log` into `dir`.
