@@ -133,7 +133,10 @@ fn mutex(run: &RunDir, f: &Frame<'_>) -> Result<String, CliError> {
             Event::Access { by, token, phase, .. } => {
                 nodes.insert(*by);
                 if phase == "begin" {
-                    open.insert(*by, (r.t, *token));
+                    // A begin with no end before the next one: held until that next begin.
+                    if let Some((t, tok)) = open.insert(*by, (r.t, *token)) {
+                        held.push((*by, t, r.t, tok));
+                    }
                 } else if let Some((t, tok)) = open.remove(by) {
                     held.push((*by, t, r.t, tok));
                 }
