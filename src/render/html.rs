@@ -8,7 +8,7 @@
 //! When its script has run, the page marks `<body>` with `data-ok`, `data-lines` (lanes),
 //! `data-arrows` (messages of the types shown), `data-drawn` (messages in the first view),
 //! `data-view` (the first view, ms), `data-open-ms` (time from navigation to the first
-//! frame), and any script error with `data-errors`: what the browser tests read back.
+//! frame), `data-frame-ms` (the first frame's drawing alone), and any script error with `data-errors`: what the browser tests read back.
 
 use super::story::{MarkKind, Story, HEARTBEATS};
 use super::svg::{mark_label, mark_meaning};

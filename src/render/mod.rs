@@ -88,12 +88,11 @@ pub fn timeline(dir: &Path, w: &Window, mermaid: bool, view: &str) -> Result<Vec
 /// the path it was read from.
 pub fn run_title(run: &RunDir, story: &Story) -> String {
     let name = story.run_name.as_deref().unwrap_or("a run");
-    format!(
-        "{} on {} of {} nodes: run {name}",
-        run.info.algo,
-        run.info.topology,
-        run.info.nodes.len()
-    )
+    let nodes = match story.resource {
+        Some(_) => format!("{} nodes and the resource", run.info.nodes.len().saturating_sub(1)),
+        None => format!("{} nodes", run.info.nodes.len()),
+    };
+    format!("{} on {} of {nodes}: run {name}", run.info.algo, run.info.topology)
 }
 
 /// `coordlab shiviz`: writes `shiviz.log` into `dir`.

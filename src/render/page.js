@@ -374,7 +374,11 @@
 
   setLanes('');
   resize();
+  // #all opens on the whole run rather than on the activity.
+  if (window.location.hash === '#all') { view.a = D.t0; view.b = D.t1; }
+  var started = performance.now();
   var drawn = draw();
+  document.body.setAttribute('data-frame-ms', (performance.now() - started).toFixed(1));
   var b = document.body;
   b.setAttribute('data-lines', String(lanes.length));
   b.setAttribute('data-arrows', String(A.type.filter(function (t) { return typeOn[t]; }).length));

@@ -641,3 +641,12 @@ fn the_snapshot_view_draws_each_cut_with_its_money() {
     assert_eq!(count(&doc, "g", "cut"), snaps.len());
     assert!(svg.contains("(the bank holds 4000)"), "{svg}");
 }
+
+#[test]
+fn shiviz_logs_the_resources_receives_with_clean_labels() {
+    let run = mutex_run(true);
+    let log = shiviz::log(&run, &Window::default());
+    assert!(log.contains("\nnode0 {"), "the resource's events are logged");
+    assert!(log.contains("got BEGIN(req="), "{log}");
+    assert!(!log.contains("Some(") && !log.contains("Grant {"), "clean labels");
+}
