@@ -77,7 +77,11 @@ fn launch(sub: &str, n: usize, logs: &Path, extra: &[&str]) -> PathBuf {
 fn titled_by_run(dir: &Path) {
     let name = dir.file_name().unwrap().to_string_lossy().to_string();
     let html = fs::read_to_string(dir.join("timeline.html")).unwrap();
-    let title = html.split("<title>").nth(1).and_then(|t| t.split("</title>").next()).unwrap();
+    let title = html
+        .split("<title>")
+        .nth(1)
+        .and_then(|t| t.split("</title>").next())
+        .unwrap();
     assert!(title.contains(&format!("run {name}")), "{title}");
     let tmp = std::env::temp_dir().display().to_string();
     assert!(!title.contains(&tmp), "{title}");
@@ -96,7 +100,10 @@ fn the_readme_pictures_come_from_fresh_runs() {
     titled_by_run(&story);
     let svg = fs::read_to_string(story.join("timeline.svg")).unwrap();
     let doc = roxmltree::Document::parse(&svg).unwrap();
-    assert!(class_count(&doc, "g", "suspect-false") >= 1, "a false suspicion is drawn");
+    assert!(
+        class_count(&doc, "g", "suspect-false") >= 1,
+        "a false suspicion is drawn"
+    );
     assert_eq!(class_count(&doc, "rect", "paused"), 1);
 
     // Mutual exclusion, fenced: the stale holder's begin is refused by the resource.
@@ -104,10 +111,21 @@ fn the_readme_pictures_come_from_fresh_runs() {
         "mesh",
         4,
         &logs.join("mutex"),
-        &["--topology", "complete", "--algo", "central", "--demo", "regrant", "--fencing"],
+        &[
+            "--topology",
+            "complete",
+            "--algo",
+            "central",
+            "--demo",
+            "regrant",
+            "--fencing",
+        ],
     );
     let said = draw(&["timeline"], &mutex);
-    assert!(said.contains("mutex.svg"), "the mutex view is chosen by the run's family: {said}");
+    assert!(
+        said.contains("mutex.svg"),
+        "the mutex view is chosen by the run's family: {said}"
+    );
     titled_by_run(&mutex);
     let svg = fs::read_to_string(mutex.join("timeline.svg")).unwrap();
     // Every BEGIN and END the resource recorded is drawn received, none "never received".
@@ -122,7 +140,10 @@ fn the_readme_pictures_come_from_fresh_runs() {
     assert!(!svg.contains("Some(") && !svg.contains("Grant {"), "clean labels");
     let view = fs::read_to_string(mutex.join("mutex.svg")).unwrap();
     let vdoc = roxmltree::Document::parse(&view).unwrap();
-    assert!(class_count(&vdoc, "g", "stale") >= 1, "the refused stale begin is marked");
+    assert!(
+        class_count(&vdoc, "g", "stale") >= 1,
+        "the refused stale begin is marked"
+    );
     assert!(class_count(&vdoc, "rect", "hold") >= 2);
 
     // Clocks: Cristian on skewed clocks.
@@ -130,7 +151,14 @@ fn the_readme_pictures_come_from_fresh_runs() {
         "mesh",
         4,
         &logs.join("clock"),
-        &["--algo", "cristian", "--duration", "3", "--clock-skew", "random:200,100"],
+        &[
+            "--algo",
+            "cristian",
+            "--duration",
+            "3",
+            "--clock-skew",
+            "random:200,100",
+        ],
     );
     draw(&["timeline"], &clock);
     let view = fs::read_to_string(clock.join("clock.svg")).unwrap();
@@ -171,7 +199,11 @@ fn the_readme_pictures_come_from_fresh_runs() {
             .arg(url(&dir.join("timeline.html")));
         assert!(run_to(c, &dom), "chromium renders {}", dir.display());
         let dom = fs::read_to_string(dom).unwrap();
-        assert!(dom.contains(r#"data-ok="yes""#), "{}: the page's script ran", dir.display());
+        assert!(
+            dom.contains(r#"data-ok="yes""#),
+            "{}: the page's script ran",
+            dir.display()
+        );
         assert!(!dom.contains("data-errors=\""), "script errors: {dom}");
     }
     let shots: [(PathBuf, &str, &str); 6] = [
@@ -189,7 +221,11 @@ fn the_readme_pictures_come_from_fresh_runs() {
             .arg(format!("--window-size={size}"))
             .arg("--virtual-time-budget=3000")
             .arg(url(&page));
-        assert!(run_to(c, &logs.join("shot.out")), "chromium screenshots {}", page.display());
+        assert!(
+            run_to(c, &logs.join("shot.out")),
+            "chromium screenshots {}",
+            page.display()
+        );
         let len = fs::metadata(&shot).map(|m| m.len()).unwrap_or(0);
         assert!(len > 5_000, "{png} is a picture ({len} bytes)");
         fs::copy(&shot, docs.join(png)).unwrap();

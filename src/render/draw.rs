@@ -162,7 +162,16 @@ mod tests {
         assert_ne!(type_colour("ELECTION"), type_colour("COORDINATOR"));
         assert_eq!(hsl_hex(0.0, 1.0, 0.5), "#ff0000");
         assert_eq!(hsl_hex(240.0, 1.0, 0.5), "#0000ff");
-        for name in ["ELECTION", "COORDINATOR", "GRANT", "BEGIN", "END", "HEARTBEAT", "YO", "X"] {
+        for name in [
+            "ELECTION",
+            "COORDINATOR",
+            "GRANT",
+            "BEGIN",
+            "END",
+            "HEARTBEAT",
+            "YO",
+            "X",
+        ] {
             let c = type_colour(name);
             let r = u8::from_str_radix(&c[1..3], 16).unwrap();
             let g = u8::from_str_radix(&c[3..5], 16).unwrap();

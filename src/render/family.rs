@@ -40,9 +40,11 @@ impl View {
         match flag {
             "auto" => Ok(crate::algo::registry::family(algo).and_then(|f| View::of_family(f.name))),
             "none" | "timeline" => Ok(None),
-            other => View::of_family(other)
-                .map(Some)
-                .ok_or_else(|| usage(format!("--view: unknown '{other}' (known: auto, none, mutex, clock, snapshot)"))),
+            other => View::of_family(other).map(Some).ok_or_else(|| {
+                usage(format!(
+                    "--view: unknown '{other}' (known: auto, none, mutex, clock, snapshot)"
+                ))
+            }),
         }
     }
 
@@ -82,7 +84,11 @@ impl Frame<'_> {
         let span = s.ms(s.t1) - s.ms(s.t0);
         let raw = (span / 10.0).max(0.001);
         let p = 10f64.powf(raw.log10().floor());
-        let step = [1.0, 2.0, 5.0, 10.0].iter().map(|m| m * p).find(|&v| v >= raw).unwrap_or(10.0 * p);
+        let step = [1.0, 2.0, 5.0, 10.0]
+            .iter()
+            .map(|m| m * p)
+            .find(|&v| v >= raw)
+            .unwrap_or(10.0 * p);
         let mut ms = (s.ms(s.t0) / step).ceil() * step;
         while ms <= s.ms(s.t1) + 1e-9 {
             let x = self.x((s.start_us as f64 + ms * 1000.0).max(0.0) as u64);
@@ -110,7 +116,14 @@ fn records(run: &RunDir) -> Vec<&Record> {
 }
 
 fn header(out: &mut String, title: &str, lines: &[String]) {
-    draw::text(out, 10.0, 20.0, Anchor::Start, r#"font-size="15" font-weight="bold""#, title);
+    draw::text(
+        out,
+        10.0,
+        20.0,
+        Anchor::Start,
+        r#"font-size="15" font-weight="bold""#,
+        title,
+    );
     for (i, l) in lines.iter().enumerate() {
         draw::text(out, 10.0, 38.0 + 15.0 * i as f64, Anchor::Start, r#"font-size="11""#, l);
     }
@@ -163,7 +176,9 @@ fn mutex(run: &RunDir, f: &Frame<'_>) -> Result<String, CliError> {
     held.extend(open.into_iter().map(|(n, (t, tok))| (n, t, end, tok)));
     believed.extend(entered.into_iter().map(|(n, (t, tok))| (n, t, end, tok)));
     if held.is_empty() && believed.is_empty() {
-        return Err(usage("--view mutex: this run has no critical section (no access, no cs_enter)"));
+        return Err(usage(
+            "--view mutex: this run has no critical section (no access, no cs_enter)",
+        ));
     }
     let row = 34.0;
     let top = 92.0;
@@ -190,7 +205,14 @@ fn mutex(run: &RunDir, f: &Frame<'_>) -> Result<String, CliError> {
         ],
     );
     let ry = top + row / 2.0;
-    draw::text(&mut s, 10.0, ry + 4.0, Anchor::Start, r#"font-weight="bold""#, "resource");
+    draw::text(
+        &mut s,
+        10.0,
+        ry + 4.0,
+        Anchor::Start,
+        r#"font-weight="bold""#,
+        "resource",
+    );
     let _ = writeln!(
         s,
         r##"<line x1="{LEFT}" y1="{ry}" x2="{}" y2="{ry}" stroke="#333"/>"##,
@@ -198,7 +220,14 @@ fn mutex(run: &RunDir, f: &Frame<'_>) -> Result<String, CliError> {
     );
     for &n in &lanes {
         let yy = y(n);
-        draw::text(&mut s, 10.0, yy + 4.0, Anchor::Start, r#"font-weight="bold""#, &format!("node {n}"));
+        draw::text(
+            &mut s,
+            10.0,
+            yy + 4.0,
+            Anchor::Start,
+            r#"font-weight="bold""#,
+            &format!("node {n}"),
+        );
         let _ = writeln!(
             s,
             r##"<line x1="{LEFT}" y1="{yy}" x2="{}" y2="{yy}" stroke="#bbb"/>"##,
@@ -292,11 +321,20 @@ fn clock(run: &RunDir, f: &Frame<'_>) -> Result<String, CliError> {
             ..
         } = &r.event
         {
-            fixes.push((n, r.t, off, off + *offset_us as f64 / 1000.0, *bound_us as f64 / 1000.0, *step));
+            fixes.push((
+                n,
+                r.t,
+                off,
+                off + *offset_us as f64 / 1000.0,
+                *bound_us as f64 / 1000.0,
+                *step,
+            ));
         }
     }
     if series.is_empty() {
-        return Err(usage("--view clock: this run's events carry no physical clock reading (pt)"));
+        return Err(usage(
+            "--view clock: this run's events carry no physical clock reading (pt)",
+        ));
     }
     let (t0, t1) = (f.story.t0, f.story.t1);
     let inside = |t: u64| t >= t0 && t <= t1;
@@ -340,17 +378,29 @@ fn clock(run: &RunDir, f: &Frame<'_>) -> Result<String, CliError> {
     // The value axis, with true time at 0.
     let raw = ((hi - lo) / 8.0).max(0.001);
     let p = 10f64.powf(raw.log10().floor());
-    let step = [1.0, 2.0, 5.0, 10.0].iter().map(|m| m * p).find(|&v| v >= raw).unwrap_or(10.0 * p);
+    let step = [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * p)
+        .find(|&v| v >= raw)
+        .unwrap_or(10.0 * p);
     let mut v = (lo / step).ceil() * step;
     while v <= hi {
         let yy = yv(v);
-        let (stroke, width) = if v.abs() < step / 2.0 { ("#000", 1.2) } else { ("#e3e3e3", 0.6) };
+        let (stroke, width) = if v.abs() < step / 2.0 {
+            ("#000", 1.2)
+        } else {
+            ("#e3e3e3", 0.6)
+        };
         let _ = writeln!(
             s,
             r#"<line x1="{LEFT}" y1="{yy:.1}" x2="{}" y2="{yy:.1}" stroke="{stroke}" stroke-width="{width}"/>"#,
             WIDTH - RIGHT
         );
-        let label = if v.abs() < step / 2.0 { "0 (true time)".to_string() } else { format!("{v:+} ms") };
+        let label = if v.abs() < step / 2.0 {
+            "0 (true time)".to_string()
+        } else {
+            format!("{v:+} ms")
+        };
         draw::text(&mut s, LEFT - 6.0, yy + 4.0, Anchor::End, "", &label);
         v += step;
     }
@@ -417,20 +467,37 @@ fn snapshot(run: &RunDir, f: &Frame<'_>) -> Result<String, CliError> {
     let mut cuts: BTreeMap<(String, u64), Cut> = BTreeMap::new();
     let mut initial = 0u64;
     for r in &run.node_events {
-        let (Some(n), Event::Snapshot { snap, method, balance, in_flight }) = (r.node, &r.event) else {
+        let (
+            Some(n),
+            Event::Snapshot {
+                snap,
+                method,
+                balance,
+                in_flight,
+            },
+        ) = (r.node, &r.event)
+        else {
             continue;
         };
         if method == "initial" {
             initial += balance;
             continue;
         }
-        cuts.entry((method.clone(), *snap)).or_default().push((n, r.t, *balance, *in_flight));
+        cuts.entry((method.clone(), *snap))
+            .or_default()
+            .push((n, r.t, *balance, *in_flight));
     }
     if cuts.is_empty() {
-        return Err(usage("--view snapshot: this run recorded no snapshot (bank --set snapshot=...)"));
+        return Err(usage(
+            "--view snapshot: this run recorded no snapshot (bank --set snapshot=...)",
+        ));
     }
     let nodes = &f.story.nodes;
-    let row = if nodes.len() <= 16 { 46.0 } else { (900.0 / nodes.len() as f64).max(4.0) };
+    let row = if nodes.len() <= 16 {
+        46.0
+    } else {
+        (900.0 / nodes.len() as f64).max(4.0)
+    };
     let top = 80.0;
     let y = |n: NodeId| top + row * nodes.iter().position(|&m| m == n).unwrap_or(0) as f64 + row / 2.0;
     let list_top = top + row * nodes.len() as f64 + 40.0;
@@ -450,7 +517,14 @@ fn snapshot(run: &RunDir, f: &Frame<'_>) -> Result<String, CliError> {
     );
     for &n in nodes {
         let yy = y(n);
-        draw::text(&mut s, 10.0, yy + 4.0, Anchor::Start, r#"font-weight="bold""#, &f.story.lane_name(n));
+        draw::text(
+            &mut s,
+            10.0,
+            yy + 4.0,
+            Anchor::Start,
+            r#"font-weight="bold""#,
+            &f.story.lane_name(n),
+        );
         let _ = writeln!(
             s,
             r##"<line x1="{LEFT}" y1="{yy:.1}" x2="{}" y2="{yy:.1}" stroke="#999"/>"##,
@@ -504,7 +578,11 @@ fn snapshot(run: &RunDir, f: &Frame<'_>) -> Result<String, CliError> {
             .collect();
         let info = format!(
             "{name}: balances {balances} + in channels {channels} = {total} (the bank holds {initial}){}",
-            if pts.len() < nodes.len() { "; not every node recorded it" } else { "" }
+            if pts.len() < nodes.len() {
+                "; not every node recorded it"
+            } else {
+                ""
+            }
         );
         let _ = writeln!(
             s,
@@ -523,8 +601,19 @@ fn snapshot(run: &RunDir, f: &Frame<'_>) -> Result<String, CliError> {
                 p.3
             );
             if labelled {
-                let label = if p.3 > 0 { format!("{}+{}", p.2, p.3) } else { format!("{}", p.2) };
-                draw::text(&mut s, f.x(p.1) + 5.0, y(p.0) - 6.0, Anchor::Start, r#"font-size="9""#, &label);
+                let label = if p.3 > 0 {
+                    format!("{}+{}", p.2, p.3)
+                } else {
+                    format!("{}", p.2)
+                };
+                draw::text(
+                    &mut s,
+                    f.x(p.1) + 5.0,
+                    y(p.0) - 6.0,
+                    Anchor::Start,
+                    r#"font-size="9""#,
+                    &label,
+                );
             }
         }
         s.push_str("</g>\n");

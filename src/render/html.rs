@@ -42,13 +42,7 @@ pub fn fit(story: &Story) -> (f64, f64) {
         times.push(a.sent);
         times.extend(a.recv);
     }
-    times.extend(
-        story
-            .marks
-            .iter()
-            .filter(|m| m.kind != MarkKind::Note)
-            .map(|m| m.t),
-    );
+    times.extend(story.marks.iter().filter(|m| m.kind != MarkKind::Note).map(|m| m.t));
     let (Some(&lo), Some(&hi)) = (times.iter().min(), times.iter().max()) else {
         return (story.ms(story.t0), story.ms(story.t1));
     };

@@ -236,17 +236,19 @@ impl Story {
                         recv,
                         seq: *seq,
                         name: msg.clone(),
-                        brief: if brief.is_empty() { msg.clone() } else { clean_brief(brief) },
+                        brief: if brief.is_empty() {
+                            msg.clone()
+                        } else {
+                            clean_brief(brief)
+                        },
                     });
                 }
-                Event::Recv { from, seq, .. } => {
-                    match open.remove(&(*from, node, *seq)) {
-                        Some(i) => arrows[i].recv = Some(r.t),
-                        None => {
-                            early.insert((*from, node, *seq), r.t);
-                        }
+                Event::Recv { from, seq, .. } => match open.remove(&(*from, node, *seq)) {
+                    Some(i) => arrows[i].recv = Some(r.t),
+                    None => {
+                        early.insert((*from, node, *seq), r.t);
                     }
-                }
+                },
                 Event::Violation { nodes } => {
                     if inside(r.t) {
                         let text = format!("the resource saw nodes {nodes:?} hold it at once: VIOLATION");

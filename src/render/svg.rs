@@ -79,7 +79,9 @@ impl Geo<'_> {
         LEFT + (t - self.story.t0) as f64 / span * (WIDTH - LEFT - RIGHT)
     }
     fn y(&self, node: u64) -> Option<f64> {
-        self.rows.get(&node).map(|&i| TOP + self.row * i as f64 + self.row / 2.0)
+        self.rows
+            .get(&node)
+            .map(|&i| TOP + self.row * i as f64 + self.row / 2.0)
     }
 }
 
@@ -137,7 +139,9 @@ pub fn mark_shape(class: &str) -> &'static str {
         "suspect-false" => r##"<circle r="5" fill="#fff" stroke="#ff7f0e" stroke-width="2.5"/>"##,
         "leader" => r##"<path d="M0,-7L7,0L0,7L-7,0z" fill="#ffbf00" stroke="#000" stroke-width="0.5"/>"##,
         "election" => r##"<rect x="-1.5" y="-7" width="3" height="14" fill="#4a90d9"/>"##,
-        "stepdown" => r##"<rect x="-5" y="-5" width="10" height="10" fill="#fff" stroke="#8e44ad" stroke-width="2.5"/>"##,
+        "stepdown" => {
+            r##"<rect x="-5" y="-5" width="10" height="10" fill="#fff" stroke="#8e44ad" stroke-width="2.5"/>"##
+        }
         "clock" => r##"<rect x="-4" y="-4" width="8" height="8" fill="#17becf"/>"##,
         "unsuspect" => r##"<circle r="3.5" fill="#2ca02c"/>"##,
         "violation" => r##"<path d="M-6,-6L6,6M-6,6L6,-6" stroke="#d62728" stroke-width="3.5"/>"##,
@@ -211,7 +215,11 @@ fn header(s: &mut String, geo: &Geo<'_>, names: &[&str]) {
             *x = 10.0;
             *y += 16.0;
         }
-        let _ = write!(s, r#"<g class="legend" transform="translate({},{})">{item}</g>"#, *x, *y);
+        let _ = write!(
+            s,
+            r#"<g class="legend" transform="translate({},{})">{item}</g>"#,
+            *x, *y
+        );
         *x += width;
     };
     for class in present_marks(story) {

@@ -92,7 +92,10 @@ fn the_false_suspicion_story_is_drawn_with_its_truth() {
     assert_eq!(count(&doc, "g", "suspect-false"), of_8.len());
     assert_eq!(count(&doc, "rect", "paused"), 1);
     let page = super::html::page("t", &story, false, "");
-    assert!(page.contains("\"ELECTION(7, term=2)\""), "the messages are in the page's data");
+    assert!(
+        page.contains("\"ELECTION(7, term=2)\""),
+        "the messages are in the page's data"
+    );
     assert!(
         !page.contains(" src=") && !page.contains("<link"),
         "the page fetches nothing"
@@ -408,16 +411,19 @@ fn mutex_run(fencing: bool) -> RunDir {
     s.run_until(Duration::from_secs(1), |s| {
         s.events("cs_enter").iter().any(|r| r.node != Some(3))
     });
-    let first = s.events("cs_enter").iter().find(|r| r.node != Some(3)).unwrap().node.unwrap();
+    let first = s
+        .events("cs_enter")
+        .iter()
+        .find(|r| r.node != Some(3))
+        .unwrap()
+        .node
+        .unwrap();
     s.pause(first);
     s.run_for(Duration::from_millis(300));
     s.resume(first);
     s.run_for(Duration::from_millis(300));
     let mut run = run_dir(&s, "central", "mesh:complete");
-    let (resource, nodes): (Vec<_>, Vec<_>) = run
-        .node_events
-        .drain(..)
-        .partition(|r| r.node == Some(RESOURCE_ID));
+    let (resource, nodes): (Vec<_>, Vec<_>) = run.node_events.drain(..).partition(|r| r.node == Some(RESOURCE_ID));
     run.node_events = nodes;
     run.resource = resource;
     run
@@ -447,12 +453,19 @@ fn the_mutex_timeline_draws_what_the_resource_received() {
         assert!(story.marks.iter().any(|m| m.node == 0 && m.kind == want), "{want:?}");
         // Labels as a person writes them, no Rust debug text.
         for a in &story.arrows {
-            assert!(!a.brief.contains("Some(") && !a.brief.contains(" {") && !a.brief.contains(": "), "{}", a.brief);
+            assert!(
+                !a.brief.contains("Some(") && !a.brief.contains(" {") && !a.brief.contains(": "),
+                "{}",
+                a.brief
+            );
         }
-        assert!(story.arrows.iter().any(|a| a.brief.starts_with("GRANT(req=")), "GRANT(req=...)");
+        assert!(
+            story.arrows.iter().any(|a| a.brief.starts_with("GRANT(req=")),
+            "GRANT(req=...)"
+        );
         let svg = svg::timeline(&story);
         let doc = roxmltree::Document::parse(&svg).unwrap();
-        assert_eq!(count(&doc, "g", if fencing { "stale" } else { "violation" }) > 0, true);
+        assert!(count(&doc, "g", if fencing { "stale" } else { "violation" }) > 0);
         assert!(svg.contains(">resource</text>"), "the resource's lane is named");
         let lost_to_resource = story.arrows.iter().filter(|a| a.to == 0 && a.recv.is_none()).count();
         assert_eq!(lost_to_resource, 0);
@@ -462,14 +475,20 @@ fn the_mutex_timeline_draws_what_the_resource_received() {
 #[test]
 fn debug_text_is_cleaned_out_of_labels() {
     use super::story::clean_brief;
-    assert_eq!(clean_brief("BEGIN(req=1, token=Some(4294967297))"), "BEGIN(req=1, token=4294967297)");
+    assert_eq!(
+        clean_brief("BEGIN(req=1, token=Some(4294967297))"),
+        "BEGIN(req=1, token=4294967297)"
+    );
     assert_eq!(
         clean_brief("GRANT(Grant { req: 4294967297, token: 4294967303 })"),
         "GRANT(req=4294967297, token=4294967303)"
     );
     assert_eq!(clean_brief("RELEASE(Release { req: 7 })"), "RELEASE(req=7)");
     assert_eq!(clean_brief("BEGIN(req=1, token=None)"), "BEGIN(req=1, token=none)");
-    assert_eq!(clean_brief("ECHO(wave=1, best=Some((5, 3)))"), "ECHO(wave=1, best=(5, 3))");
+    assert_eq!(
+        clean_brief("ECHO(wave=1, best=Some((5, 3)))"),
+        "ECHO(wave=1, best=(5, 3))"
+    );
     assert_eq!(clean_brief("ELECTION(3, term=2)"), "ELECTION(3, term=2)");
     assert_eq!(clean_brief("X(a=1, inner=Inner { b: 2 })"), "X(a=1, inner=(b=2))");
     assert_eq!(clean_brief("PROBE"), "PROBE");
@@ -492,7 +511,10 @@ fn the_page_opens_on_the_activity_with_one_colour_per_type() {
         assert_eq!(t["colour"].as_str().unwrap(), super::draw::type_colour(name));
         assert_eq!(t["hidden"].as_bool().unwrap(), HEARTBEATS.contains(&name), "{name}");
     }
-    assert!(types.iter().any(|t| t["name"] == "HEARTBEAT"), "heartbeats are in the data, hidden");
+    assert!(
+        types.iter().any(|t| t["name"] == "HEARTBEAT"),
+        "heartbeats are in the data, hidden"
+    );
     // The fit starts at the first message that is not a heartbeat and ends at the last event.
     let (a, b) = super::html::fit(&all);
     let first = all
@@ -504,9 +526,20 @@ fn the_page_opens_on_the_activity_with_one_colour_per_type() {
     assert!(a <= first && a >= first - 0.05 * (b - a) - 0.5, "{a} {first}");
     assert!(b <= all.ms(all.t1));
     // Kinds: only those the run has.
-    let kinds: Vec<&str> = data["kinds"].as_array().unwrap().iter().map(|k| k["cls"].as_str().unwrap()).collect();
-    assert!(kinds.contains(&"suspect-false") && kinds.contains(&"paused"), "{kinds:?}");
-    assert!(!kinds.contains(&"violation") && !kinds.contains(&"critical"), "{kinds:?}");
+    let kinds: Vec<&str> = data["kinds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["cls"].as_str().unwrap())
+        .collect();
+    assert!(
+        kinds.contains(&"suspect-false") && kinds.contains(&"paused"),
+        "{kinds:?}"
+    );
+    assert!(
+        !kinds.contains(&"violation") && !kinds.contains(&"critical"),
+        "{kinds:?}"
+    );
     let page = super::html::page("a </script> title", &all, false, "");
     assert!(!page.contains("a </script> title"), "the title is escaped");
 }
@@ -523,10 +556,20 @@ fn many_nodes_get_narrow_lanes_and_a_legend_of_what_is_there() {
     let legend: Vec<String> = doc
         .descendants()
         .filter(|n| n.attribute("class") == Some("legend"))
-        .filter_map(|n| n.descendants().find(|d| d.has_tag_name("text")).and_then(|t| t.text()).map(str::to_string))
+        .filter_map(|n| {
+            n.descendants()
+                .find(|d| d.has_tag_name("text"))
+                .and_then(|t| t.text())
+                .map(str::to_string)
+        })
         .collect();
     assert!(legend.contains(&"false suspicion".to_string()), "{legend:?}");
-    assert!(!legend.iter().any(|l| l == "critical section" || l == "two holders at once"), "{legend:?}");
+    assert!(
+        !legend
+            .iter()
+            .any(|l| l == "critical section" || l == "two holders at once"),
+        "{legend:?}"
+    );
     // Arrow heads are open chevrons, no event mark is.
     assert!(s.contains(r#"fill="none""#) && !s.contains("M0,0L10,5L0,10z"));
 }
@@ -562,8 +605,16 @@ fn the_mutex_view_shows_holders_violations_and_stale_tokens() {
             .iter()
             .filter(|r| matches!(&r.event, Event::Access { phase, .. } if phase == "begin"))
             .count();
-        assert_eq!(count(&doc, "rect", "hold"), begins, "one bar per access the resource accepted");
-        let enters = run.node_events.iter().filter(|r| matches!(r.event, Event::CsEnter { .. })).count();
+        assert_eq!(
+            count(&doc, "rect", "hold"),
+            begins,
+            "one bar per access the resource accepted"
+        );
+        let enters = run
+            .node_events
+            .iter()
+            .filter(|r| matches!(r.event, Event::CsEnter { .. }))
+            .count();
         assert_eq!(count(&doc, "rect", "believed"), enters);
         if fencing {
             assert!(count(&doc, "g", "stale") >= 2 && count(&doc, "g", "violation") == 0);
