@@ -176,6 +176,9 @@ enum Cmd {
         /// Write a Mermaid sequenceDiagram (timeline.mmd) instead.
         #[arg(long)]
         mermaid: bool,
+        /// The family's own picture beside it: auto (the run's family's), none, mutex, clock, snapshot.
+        #[arg(long, default_value = "auto")]
+        view: String,
     },
     /// Draw a run's graph with the election's result on it (graph.svg).
     Graph {
@@ -736,8 +739,8 @@ fn run(cli: Cli) -> Result<i32, CliError> {
             }
             Ok(0)
         }
-        Cmd::Timeline { window, mermaid } => {
-            for f in coordlab::render::timeline(&window.dir, &window.window()?, mermaid)? {
+        Cmd::Timeline { window, mermaid, view } => {
+            for f in coordlab::render::timeline(&window.dir, &window.window()?, mermaid, &view)? {
                 emit_line(format!("wrote {}", f.display()))?;
             }
             Ok(0)

@@ -16,6 +16,48 @@ pub fn colour(k: usize) -> &'static str {
     PALETTE[k % PALETTE.len()]
 }
 
+/// The colour of message type `name`, the same in every picture of every run: a hue from a
+/// hash of the name (FNV-1a), kept off red (true suspicions, violations) and gold (leaders),
+/// at a saturation and lightness that read on white.
+pub fn type_colour(name: &str) -> String {
+    let mut h: u32 = 0x811c_9dc5;
+    for b in name.bytes() {
+        h ^= u32::from(b);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    // Hues 70..=330: green, cyan, blue, violet, magenta; reds and golds are the marks'.
+    let hue = 70.0 + f64::from(h % 261);
+    let light = if (h >> 9) & 1 == 0 { 0.36 } else { 0.46 };
+    hsl_hex(hue, 0.75, light)
+}
+
+/// `#rrggbb` of a colour given as hue (degrees), saturation and lightness (0..1).
+pub fn hsl_hex(hue: f64, sat: f64, light: f64) -> String {
+    let c = (1.0 - (2.0 * light - 1.0).abs()) * sat;
+    let hp = hue / 60.0;
+    let x = c * (1.0 - (hp % 2.0 - 1.0).abs());
+    let (r, g, b) = match hp as u32 {
+        0 => (c, x, 0.0),
+        1 => (x, c, 0.0),
+        2 => (0.0, c, x),
+        3 => (0.0, x, c),
+        4 => (x, 0.0, c),
+        _ => (c, 0.0, x),
+    };
+    let m = light - c / 2.0;
+    let v = |k: f64| ((k + m) * 255.0).round().clamp(0.0, 255.0) as u8;
+    format!("#{:02x}{:02x}{:02x}", v(r), v(g), v(b))
+}
+
+/// An open arrow head `id` (a chevron drawn in `stroke`, no fill), for `marker-end`: no event
+/// mark is a chevron, so a message's end cannot be taken for an event.
+pub fn open_head(out: &mut String, id: &str, stroke: &str, size: f64) {
+    let _ = write!(
+        out,
+        r#"<marker id="{id}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="{size}" markerHeight="{size}" orient="auto" markerUnits="userSpaceOnUse"><path d="M1,1L9,5L1,9" fill="none" stroke="{stroke}" stroke-width="1.8" stroke-linejoin="miter"/></marker>"#
+    );
+}
+
 /// Opens a standalone SVG document of `w` x `h` (its `id` when given), sans-serif at
 /// `font_size`, on a white background.
 pub fn open(out: &mut String, id: Option<&str>, w: f64, h: f64, font_size: f64) {
@@ -112,6 +154,30 @@ mod tests {
         let doc = roxmltree::Document::parse(&s).unwrap();
         assert_eq!(doc.root_element().attribute("id"), Some("a&b"));
         assert!(s.contains("x &lt; y") && s.contains(PALETTE[1]));
+    }
+
+    #[test]
+    fn a_type_has_one_colour_everywhere_and_never_red_or_gold() {
+        assert_eq!(type_colour("ELECTION"), type_colour("ELECTION"));
+        assert_ne!(type_colour("ELECTION"), type_colour("COORDINATOR"));
+        assert_eq!(hsl_hex(0.0, 1.0, 0.5), "#ff0000");
+        assert_eq!(hsl_hex(240.0, 1.0, 0.5), "#0000ff");
+        for name in [
+            "ELECTION",
+            "COORDINATOR",
+            "GRANT",
+            "BEGIN",
+            "END",
+            "HEARTBEAT",
+            "YO",
+            "X",
+        ] {
+            let c = type_colour(name);
+            let r = u8::from_str_radix(&c[1..3], 16).unwrap();
+            let g = u8::from_str_radix(&c[3..5], 16).unwrap();
+            let b = u8::from_str_radix(&c[5..7], 16).unwrap();
+            assert!(!(r > 150 && g < 90 && b < 90), "{name}: {c} is red");
+        }
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! result on it.
 
 pub mod draw;
+pub mod family;
 pub mod graph;
 pub mod html;
 pub mod mermaid;
@@ -49,20 +50,49 @@ fn write(path: PathBuf, text: &str) -> Result<PathBuf, CliError> {
     Ok(path)
 }
 
-/// `coordlab timeline`: writes `timeline.svg` and `timeline.html` into `dir` (with `mermaid`,
-/// `timeline.mmd` instead); returns the files written.
-pub fn timeline(dir: &Path, w: &Window, mermaid: bool) -> Result<Vec<PathBuf>, CliError> {
+/// `coordlab timeline`: writes `timeline.svg` and `timeline.html` into `dir`, and the family's
+/// own picture that `view` chooses (`auto`: the run's family's; family::View::choose) as
+/// `<view>.svg`, also shown under the page's timeline (with `mermaid`, `timeline.mmd` instead);
+/// returns the files written.
+pub fn timeline(dir: &Path, w: &Window, mermaid: bool, view: &str) -> Result<Vec<PathBuf>, CliError> {
     let run = load(dir)?;
+    let chosen = family::View::choose(view, &run.info.algo)?;
     let story = Story::build(&run, w);
     if mermaid {
         return Ok(vec![write(dir.join("timeline.mmd"), &mermaid::sequence(&story))?]);
     }
     let svg = svg::timeline(&story);
-    let title = format!("coordlab timeline: {}", dir.display());
-    Ok(vec![
-        write(dir.join("timeline.svg"), &svg)?,
-        write(dir.join("timeline.html"), &html::page(&title, &svg))?,
-    ])
+    let all = Story::build(
+        &run,
+        &Window {
+            heartbeats: true,
+            ..w.clone()
+        },
+    );
+    let title = run_title(&run, &story);
+    let mut written = vec![write(dir.join("timeline.svg"), &svg)?];
+    let mut extra = String::new();
+    if let Some(v) = chosen {
+        let picture = family::draw(v, &run, &story)?;
+        written.push(write(dir.join(format!("{}.svg", v.name())), &picture)?);
+        extra = format!("<div class=\"extra\" id=\"view-{}\">\n{picture}</div>\n", v.name());
+    }
+    written.push(write(
+        dir.join("timeline.html"),
+        &html::page(&title, &all, w.heartbeats, &extra),
+    )?);
+    Ok(written)
+}
+
+/// The title of `run`'s pictures: what ran, and the run's own name (its directory's), never
+/// the path it was read from.
+pub fn run_title(run: &RunDir, story: &Story) -> String {
+    let name = story.run_name.as_deref().unwrap_or("a run");
+    let nodes = match story.resource {
+        Some(_) => format!("{} nodes and the resource", run.info.nodes.len().saturating_sub(1)),
+        None => format!("{} nodes", run.info.nodes.len()),
+    };
+    format!("{} on {} of {nodes}: run {name}", run.info.algo, run.info.topology)
 }
 
 /// `coordlab shiviz`: writes `shiviz.log` into `dir`.

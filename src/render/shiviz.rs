@@ -33,7 +33,8 @@ fn logged(r: &Record, w: &Window, start_us: u64) -> bool {
 pub fn clocks<'a>(run: &'a RunDir, w: &Window) -> Vec<(NodeId, Clock, &'a Record)> {
     let start = run.info.start_us;
     let mut queues: BTreeMap<NodeId, VecDeque<&Record>> = BTreeMap::new();
-    for r in &run.node_events {
+    // The resource's own trace (resource.jsonl) is node 0's: its receives pair with the sends.
+    for r in run.node_events.iter().chain(&run.resource) {
         if let Some(n) = r.node {
             if logged(r, w, start) {
                 queues.entry(n).or_default().push_back(r);
@@ -101,7 +102,7 @@ pub fn log(run: &RunDir, w: &Window) -> String {
             s,
             "node{n} {{{}}}\n+{ms:.3} ms {}",
             entries.join(","),
-            r.event.describe(n).replace('\n', " ")
+            super::story::clean_brief(&r.event.describe(n)).replace('\n', " ")
         );
     }
     s

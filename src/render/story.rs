@@ -4,7 +4,7 @@
 
 use crate::check::{suspicion, Proc, Timeline};
 use crate::error::{usage, CliError};
-use crate::trace::{Event, NodeId, RunDir};
+use crate::trace::{Event, NodeId, Record, RunDir};
 use std::collections::HashMap;
 
 /// Message types that are liveness chatter, hidden unless `--show heartbeats`.
@@ -90,6 +90,28 @@ pub enum MarkKind {
     ClockAdjust,
     /// A protocol's state change or decision (`note`), or a message ignored.
     Note,
+    /// The shared resource saw two holders at once (resource.jsonl's `violation`).
+    Violation,
+    /// The shared resource refused a begin with a stale fencing token (`reject_stale`).
+    Stale,
+}
+
+impl MarkKind {
+    /// The kind's name in the pictures' filters and legends (`suspect`, `leader`, ...).
+    pub fn class(&self) -> &'static str {
+        match self {
+            MarkKind::Suspect { right: true, .. } => "suspect-true",
+            MarkKind::Suspect { right: false, .. } => "suspect-false",
+            MarkKind::Unsuspect => "unsuspect",
+            MarkKind::ElectionStart => "election",
+            MarkKind::Leader { .. } => "leader",
+            MarkKind::StepDown => "stepdown",
+            MarkKind::ClockAdjust => "clock",
+            MarkKind::Note => "note",
+            MarkKind::Violation => "violation",
+            MarkKind::Stale => "stale",
+        }
+    }
 }
 
 /// A mark on a node's line at one moment.
@@ -116,6 +138,17 @@ pub enum SpanKind {
     Critical,
 }
 
+impl SpanKind {
+    /// The kind's name in the pictures' filters and legends.
+    pub fn class(&self) -> &'static str {
+        match self {
+            SpanKind::Paused => "paused",
+            SpanKind::Dead => "dead",
+            SpanKind::Critical => "critical",
+        }
+    }
+}
+
 /// A stretch of a node's line.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Span {
@@ -136,6 +169,10 @@ pub struct Span {
 pub struct Story {
     /// The algorithm.
     pub algo: String,
+    /// The run's name (its directory's, as `20261125-141840-ring4-chang-roberts`), for titles.
+    pub run_name: Option<String>,
+    /// The shared resource's id, in a mutual-exclusion run (its lane is named so).
+    pub resource: Option<NodeId>,
     /// The nodes, in run.json's order (ring order for rings).
     pub nodes: Vec<NodeId>,
     /// The run's start (the zero of every `+ms`), microseconds.
@@ -173,7 +210,9 @@ impl Story {
         let mut spans = Vec::new();
         let judged = suspicion::judge(run, &timeline);
         let mut judged = judged.iter();
-        for r in &run.node_events {
+        // Receives met before their send (same microsecond, other file): paired when it comes.
+        let mut early: HashMap<(NodeId, NodeId, u64), u64> = HashMap::new();
+        for r in merged(&run.node_events, &run.resource) {
             let Some(node) = r.node else { continue };
             match &r.event {
                 Event::Send {
@@ -186,20 +225,52 @@ impl Story {
                         hidden += 1;
                         continue;
                     }
-                    open.insert((node, *to, *seq), arrows.len());
+                    let recv = early.remove(&(node, *to, *seq));
+                    if recv.is_none() {
+                        open.insert((node, *to, *seq), arrows.len());
+                    }
                     arrows.push(Arrow {
                         from: node,
                         to: *to,
                         sent: r.t,
-                        recv: None,
+                        recv,
                         seq: *seq,
                         name: msg.clone(),
-                        brief: if brief.is_empty() { msg.clone() } else { brief.clone() },
+                        brief: if brief.is_empty() {
+                            msg.clone()
+                        } else {
+                            clean_brief(brief)
+                        },
                     });
                 }
-                Event::Recv { from, seq, .. } => {
-                    if let Some(i) = open.remove(&(*from, node, *seq)) {
-                        arrows[i].recv = Some(r.t);
+                Event::Recv { from, seq, .. } => match open.remove(&(*from, node, *seq)) {
+                    Some(i) => arrows[i].recv = Some(r.t),
+                    None => {
+                        early.insert((*from, node, *seq), r.t);
+                    }
+                },
+                Event::Violation { nodes } => {
+                    if inside(r.t) {
+                        let text = format!("the resource saw nodes {nodes:?} hold it at once: VIOLATION");
+                        marks.push(Mark {
+                            node,
+                            t: r.t,
+                            kind: MarkKind::Violation,
+                            text,
+                        });
+                    }
+                }
+                Event::RejectStale { by, token, highest } => {
+                    if inside(r.t) {
+                        let text = format!(
+                            "the resource refused node {by}'s begin: fencing token {token} is below {highest}, the highest accepted"
+                        );
+                        marks.push(Mark {
+                            node,
+                            t: r.t,
+                            kind: MarkKind::Stale,
+                            text,
+                        });
                     }
                 }
                 Event::Suspect { target, .. } => {
@@ -271,8 +342,11 @@ impl Story {
         spans.extend(fault_spans(&timeline, t1));
         spans.retain(|s| s.to >= t0 && s.from <= t1);
         spans.sort_by_key(|s| (s.node, s.from));
+        let real = std::fs::canonicalize(&run.path).unwrap_or_else(|_| run.path.clone());
         Story {
             algo: run.info.algo.clone(),
+            resource: (!run.resource.is_empty()).then_some(crate::algo::mutex::RESOURCE_ID),
+            run_name: real.file_name().map(|n| n.to_string_lossy().into_owned()),
             nodes: run.info.nodes.iter().map(|n| n.id).collect(),
             start_us,
             t0,
@@ -284,9 +358,132 @@ impl Story {
         }
     }
 
+    /// The name of node `n`'s lane: `node 3`, or `resource` for the shared resource.
+    pub fn lane_name(&self, n: NodeId) -> String {
+        if self.resource == Some(n) {
+            "resource".to_string()
+        } else {
+            format!("node {n}")
+        }
+    }
+
     /// `+N ms` since the run's start.
     pub fn ms(&self, t: u64) -> f64 {
         (t as f64 - self.start_us as f64) / 1000.0
+    }
+}
+
+/// The nodes' events and the resource's (resource.jsonl: node 0 of a mutual-exclusion run),
+/// merged by time; at equal times the nodes' come first, as a send precedes its receive.
+fn merged<'a>(nodes: &'a [Record], resource: &'a [Record]) -> impl Iterator<Item = &'a Record> {
+    let (mut a, mut b) = (nodes.iter().peekable(), resource.iter().peekable());
+    std::iter::from_fn(move || match (a.peek(), b.peek()) {
+        (Some(x), Some(y)) if y.t < x.t => b.next(),
+        (Some(_), _) => a.next(),
+        (None, _) => b.next(),
+    })
+}
+
+/// A message's brief as a person reads it: Rust's debug text taken out. `Some(4)` is `4`,
+/// `None` is `none`, and a struct `Grant { req: 7, token: 9 }` is its fields `(req=7, token=9)`
+/// (`GRANT(Grant { req: 7 })` is `GRANT(req=7)`).
+pub fn clean_brief(brief: &str) -> String {
+    let chars: Vec<char> = brief.chars().collect();
+    let mut out = String::with_capacity(brief.len());
+    let mut i = 0;
+    clean_seq(&chars, &mut i, &mut out, None);
+    // NAME((fields)) -> NAME(fields): the struct was the variant's only field.
+    if let Some(open) = out.find("((") {
+        if out.ends_with("))") && balanced(&out[open + 1..out.len() - 1]) {
+            out = format!("{}{}", &out[..open + 1], &out[open + 2..out.len() - 1]);
+        }
+    }
+    out
+}
+
+/// Whether `s` is one bracketed group `(...)` whose brackets match.
+fn balanced(s: &str) -> bool {
+    let mut depth = 0i32;
+    for (k, c) in s.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 && k + 1 != s.len() {
+                    return false;
+                }
+            }
+            _ => {}
+        }
+    }
+    depth == 0 && s.starts_with('(')
+}
+
+/// Copies `chars` from `i` to `out`, cleaned, until `close` (consumed) or the end.
+fn clean_seq(chars: &[char], i: &mut usize, out: &mut String, close: Option<char>) {
+    while *i < chars.len() {
+        let c = chars[*i];
+        if Some(c) == close {
+            *i += 1;
+            return;
+        }
+        if c.is_alphabetic() || c == '_' {
+            let start = *i;
+            while *i < chars.len() && (chars[*i].is_alphanumeric() || chars[*i] == '_') {
+                *i += 1;
+            }
+            let word: String = chars[start..*i].iter().collect();
+            let next = chars.get(*i).copied();
+            let after_space = chars.get(*i + 1).copied();
+            if word == "Some" && next == Some('(') {
+                *i += 1;
+                clean_seq(chars, i, out, Some(')'));
+            } else if word == "None" && !next.is_some_and(|n| n.is_alphanumeric()) {
+                out.push_str("none");
+            } else if word.starts_with(char::is_uppercase)
+                && next == Some(' ')
+                && after_space == Some('{')
+                && word.chars().any(char::is_lowercase)
+            {
+                *i += 2;
+                let mut inner = String::new();
+                clean_seq(chars, i, &mut inner, Some('}'));
+                out.push('(');
+                out.push_str(inner.trim());
+                out.push(')');
+            } else if next == Some(':') && after_space == Some(' ') && close == Some('}') {
+                *i += 2;
+                out.push_str(&word);
+                out.push('=');
+            } else {
+                out.push_str(&word);
+            }
+            continue;
+        }
+        match c {
+            '(' => {
+                *i += 1;
+                out.push('(');
+                clean_seq(chars, i, out, Some(')'));
+                out.push(')');
+            }
+            '{' => {
+                *i += 1;
+                out.push('{');
+                clean_seq(chars, i, out, Some('}'));
+                out.push('}');
+            }
+            '[' => {
+                *i += 1;
+                out.push('[');
+                clean_seq(chars, i, out, Some(']'));
+                out.push(']');
+            }
+            c => {
+                out.push(c);
+                *i += 1;
+            }
+        }
     }
 }
 

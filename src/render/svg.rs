@@ -6,7 +6,7 @@
 //! HTML page shows in its details panel.
 
 use super::draw;
-use super::story::{Arrow, MarkKind, SpanKind, Story};
+use super::story::{Arrow, Mark, MarkKind, SpanKind, Story};
 use super::xml_escape as esc;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -52,14 +52,26 @@ impl Labels {
 struct Geo<'a> {
     story: &'a Story,
     rows: BTreeMap<u64, usize>,
-    /// Message type -> its colour, in order of the types' names.
-    colours: BTreeMap<String, &'static str>,
+    /// Message type -> its colour (draw::type_colour).
+    colours: BTreeMap<String, String>,
     labels: Labels,
+    /// The height of one node's lane: compressed when there are many nodes.
+    row: f64,
+}
+
+/// The lane height for `n` nodes: full up to 16 nodes, then shrinking to fit about 1,000
+/// pixels, never below 4 (1,000 nodes take 4,000 pixels).
+pub fn lane_height(n: usize) -> f64 {
+    if n <= 16 {
+        ROW
+    } else {
+        (1000.0 / n as f64).clamp(4.0, ROW)
+    }
 }
 
 impl Geo<'_> {
-    fn colour(&self, name: &str) -> &'static str {
-        self.colours.get(name).copied().unwrap_or("#333")
+    fn colour(&self, name: &str) -> &str {
+        self.colours.get(name).map_or("#333", String::as_str)
     }
     fn x(&self, t: u64) -> f64 {
         let span = (self.story.t1 - self.story.t0).max(1) as f64;
@@ -67,7 +79,9 @@ impl Geo<'_> {
         LEFT + (t - self.story.t0) as f64 / span * (WIDTH - LEFT - RIGHT)
     }
     fn y(&self, node: u64) -> Option<f64> {
-        self.rows.get(&node).map(|&i| TOP + ROW * i as f64 + ROW / 2.0)
+        self.rows
+            .get(&node)
+            .map(|&i| TOP + self.row * i as f64 + self.row / 2.0)
     }
 }
 
@@ -79,19 +93,16 @@ pub fn timeline(story: &Story) -> String {
     let mut geo = Geo {
         story,
         rows: story.nodes.iter().enumerate().map(|(i, &n)| (n, i)).collect(),
-        colours: names
-            .iter()
-            .enumerate()
-            .map(|(i, n)| (n.to_string(), draw::colour(i)))
-            .collect(),
+        colours: names.iter().map(|n| (n.to_string(), draw::type_colour(n))).collect(),
         labels: Labels::default(),
+        row: lane_height(story.nodes.len()),
     };
-    let height = TOP + ROW * story.nodes.len() as f64 + BOTTOM;
+    let height = TOP + geo.row * story.nodes.len() as f64 + BOTTOM;
     let mut s = String::new();
     draw::open(&mut s, Some("timeline"), WIDTH, height, 11.0);
     s.push_str("<defs>");
     for n in &names {
-        draw::arrow_head(&mut s, &format!("head-{}", marker_id(n)), geo.colour(n), 7.0);
+        draw::open_head(&mut s, &format!("head-{}", marker_id(n)), geo.colour(n), 9.0);
     }
     s.push_str(r##"<pattern id="dead" width="6" height="6" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="6" height="6" fill="#ddd"/><line x1="0" y1="0" x2="0" y2="6" stroke="#888" stroke-width="3"/></pattern>"##);
     s.push_str("</defs>\n");
@@ -120,6 +131,59 @@ fn marker_id(name: &str) -> String {
         .collect()
 }
 
+/// The shape of a mark of `class` (MarkKind::class), centred on its point: filled or hollow
+/// circles, diamonds, bars and squares, never a chevron (the messages' heads).
+pub fn mark_shape(class: &str) -> &'static str {
+    match class {
+        "suspect-true" => r##"<circle r="5" fill="#d62728"/>"##,
+        "suspect-false" => r##"<circle r="5" fill="#fff" stroke="#ff7f0e" stroke-width="2.5"/>"##,
+        "leader" => r##"<path d="M0,-7L7,0L0,7L-7,0z" fill="#ffbf00" stroke="#000" stroke-width="0.5"/>"##,
+        "election" => r##"<rect x="-1.5" y="-7" width="3" height="14" fill="#4a90d9"/>"##,
+        "stepdown" => {
+            r##"<rect x="-5" y="-5" width="10" height="10" fill="#fff" stroke="#8e44ad" stroke-width="2.5"/>"##
+        }
+        "clock" => r##"<rect x="-4" y="-4" width="8" height="8" fill="#17becf"/>"##,
+        "unsuspect" => r##"<circle r="3.5" fill="#2ca02c"/>"##,
+        "violation" => r##"<path d="M-6,-6L6,6M-6,6L6,-6" stroke="#d62728" stroke-width="3.5"/>"##,
+        "stale" => r##"<path d="M-6,-6L6,6M-6,6L6,-6" stroke="#555" stroke-width="2.5"/>"##,
+        _ => r##"<circle r="2" fill="#555"/>"##,
+    }
+}
+
+/// What a mark of `class` means, for the legend.
+pub fn mark_meaning(class: &str) -> &'static str {
+    match class {
+        "suspect-true" => "true suspicion",
+        "suspect-false" => "false suspicion",
+        "leader" => "leader (term)",
+        "election" => "election starts",
+        "stepdown" => "step down",
+        "clock" => "clock corrected",
+        "unsuspect" => "suspicion withdrawn",
+        "violation" => "two holders at once",
+        "stale" => "stale token refused",
+        _ => "protocol note",
+    }
+}
+
+/// The shading of a span of `class` (SpanKind::class) in the legend, and its meaning.
+fn span_legend(class: &str) -> (&'static str, &'static str) {
+    match class {
+        "paused" => (
+            r##"<rect x="-8" y="-6" width="16" height="12" fill="#9ecae1" opacity="0.6"/>"##,
+            "paused",
+        ),
+        "dead" => (
+            r##"<rect x="-8" y="-6" width="16" height="12" fill="url(#dead)"/>"##,
+            "dead",
+        ),
+        _ => (
+            r##"<rect x="-8" y="-3" width="16" height="6" fill="#2ca02c"/>"##,
+            "critical section",
+        ),
+    }
+}
+
 fn header(s: &mut String, geo: &Geo<'_>, names: &[&str]) {
     let story = geo.story;
     let hidden = if story.hidden > 0 {
@@ -134,81 +198,108 @@ fn header(s: &mut String, geo: &Geo<'_>, names: &[&str]) {
     };
     let _ = writeln!(
         s,
-        r#"<text x="10" y="18" font-size="14" font-weight="bold">{} on {} nodes, +{:.0} ms to +{:.0} ms{}{}</text>"#,
+        r#"<text x="10" y="18" font-size="14" font-weight="bold">{}{} on {} nodes, +{:.0} ms to +{:.0} ms{}{}</text>"#,
         esc(&story.algo),
+        esc(&story.run_name.as_deref().map(|n| format!(" ({n})")).unwrap_or_default()),
         story.nodes.len(),
         story.ms(story.t0),
         story.ms(story.t1),
         esc(&agg),
         esc(&hidden)
     );
-    // The legend: marks, shading, then message colours.
+    // The legend lists only what this drawing has: marks, shading, then message colours.
     let mut x = 10.0;
-    let y = 40.0;
-    let items: [(&str, &str); 8] = [
-        (r##"<circle r="5" fill="#d62728"/>"##, "true suspicion"),
-        (
-            r##"<circle r="5" fill="#fff" stroke="#ff7f0e" stroke-width="2.5"/>"##,
-            "false suspicion",
-        ),
-        (
-            r##"<path d="M0,-6L6,0L0,6L-6,0z" fill="#ffbf00" stroke="#000" stroke-width="0.5"/>"##,
-            "leader (term)",
-        ),
-        (r##"<path d="M-5,5L0,-5L5,5z" fill="#4a90d9"/>"##, "election starts"),
-        (r##"<path d="M-5,-5L5,-5L0,5z" fill="#8e44ad"/>"##, "step down"),
-        (
-            r##"<rect x="-8" y="-6" width="16" height="12" fill="#9ecae1" opacity="0.6"/>"##,
-            "paused",
-        ),
-        (
-            r##"<rect x="-8" y="-6" width="16" height="12" fill="url(#dead)"/>"##,
-            "dead",
-        ),
-        (
-            r##"<rect x="-8" y="-3" width="16" height="6" fill="#2ca02c"/>"##,
-            "critical section",
-        ),
-    ];
-    for (shape, label) in items {
+    let mut y = 40.0;
+    let place = |s: &mut String, x: &mut f64, y: &mut f64, width: f64, item: String| {
+        if *x + width > WIDTH - 10.0 {
+            *x = 10.0;
+            *y += 16.0;
+        }
         let _ = write!(
             s,
-            r#"<g transform="translate({x},{y})">{shape}<text x="10" y="4">{label}</text></g>"#
+            r#"<g class="legend" transform="translate({},{})">{item}</g>"#,
+            *x, *y
         );
-        x += 22.0 + 6.5 * label.len() as f64;
+        *x += width;
+    };
+    for class in present_marks(story) {
+        let label = mark_meaning(class);
+        let item = format!(r#"{}<text x="10" y="4">{label}</text>"#, mark_shape(class));
+        place(s, &mut x, &mut y, 22.0 + 6.5 * label.len() as f64, item);
+    }
+    let mut spans: Vec<&str> = story.spans.iter().map(|sp| sp.kind.class()).collect();
+    spans.sort();
+    spans.dedup();
+    for class in spans {
+        let (shape, label) = span_legend(class);
+        let item = format!(r#"{shape}<text x="10" y="4">{label}</text>"#);
+        place(s, &mut x, &mut y, 22.0 + 6.5 * label.len() as f64, item);
     }
     x += 10.0;
     for n in names {
-        let _ = write!(
-            s,
-            r#"<g transform="translate({x},{y})"><line x1="-8" y1="0" x2="8" y2="0" stroke="{c}" stroke-width="2"/><text x="11" y="4" fill="{c}">{n}</text></g>"#,
+        let item = format!(
+            r#"<line x1="-10" y1="0" x2="6" y2="0" stroke="{c}" stroke-width="2" marker-end="url(#head-{m})"/><text x="11" y="4" fill="{c}">{n}</text>"#,
             c = geo.colour(n),
+            m = marker_id(n),
             n = esc(n)
         );
-        x += 34.0 + 7.0 * n.len() as f64;
+        place(s, &mut x, &mut y, 34.0 + 7.0 * n.len() as f64, item);
     }
     s.push('\n');
 }
 
+/// The classes of the marks `story` has, in the legend's order.
+fn present_marks(story: &Story) -> Vec<&'static str> {
+    let order = [
+        "suspect-true",
+        "suspect-false",
+        "unsuspect",
+        "election",
+        "leader",
+        "stepdown",
+        "clock",
+        "violation",
+        "stale",
+        "note",
+    ];
+    order
+        .into_iter()
+        .filter(|c| story.marks.iter().any(|m| m.kind.class() == *c))
+        .collect()
+}
+
 fn nodes_and_spans(s: &mut String, geo: &Geo<'_>) {
     let story = geo.story;
-    for &n in &story.nodes {
+    let row = geo.row;
+    // With narrow lanes, every k-th node is named (the hover text names each).
+    let every = (14.0 / row).ceil().max(1.0) as usize;
+    let font = row.clamp(8.0, 13.0);
+    for (i, &n) in story.nodes.iter().enumerate() {
         let y = geo.y(n).unwrap_or(0.0);
+        let name = if i % every == 0 {
+            format!(
+                r#"<text x="10" y="{ty:.1}" font-size="{font}" font-weight="bold">{}</text>"#,
+                story.lane_name(n),
+                ty = y + font * 0.3
+            )
+        } else {
+            String::new()
+        };
         let _ = writeln!(
             s,
-            r##"<g class="node" data-node="{n}"><text x="10" y="{ty}" font-size="13" font-weight="bold">node {n}</text><line class="node-line" x1="{x0}" y1="{y}" x2="{x1}" y2="{y}" stroke="#333" stroke-width="1.5"/></g>"##,
-            ty = y + 4.0,
+            r##"<g class="node" data-node="{n}">{name}<line class="node-line" x1="{x0}" y1="{y:.1}" x2="{x1}" y2="{y:.1}" stroke="#333" stroke-width="{w}"><title>node {n}</title></line></g>"##,
             x0 = LEFT,
-            x1 = WIDTH - RIGHT
+            x1 = WIDTH - RIGHT,
+            w = if row < 12.0 { 0.5 } else { 1.5 }
         );
     }
     for sp in &story.spans {
         let Some(y) = geo.y(sp.node) else { continue };
         let (x0, x1) = (geo.x(sp.from), geo.x(sp.to).max(geo.x(sp.from) + 1.0));
         let (dy, h, fill) = match sp.kind {
-            SpanKind::Paused => (ROW * 0.4, ROW * 0.8, r##"fill="#9ecae1" opacity="0.6""##),
-            SpanKind::Dead => (ROW * 0.4, ROW * 0.8, r#"fill="url(#dead)" opacity="0.8""#),
-            SpanKind::Critical => (4.0, 8.0, r##"fill="#2ca02c""##),
+            SpanKind::Paused => (row * 0.4, row * 0.8, r##"fill="#9ecae1" opacity="0.6""##),
+            SpanKind::Dead => (row * 0.4, row * 0.8, r#"fill="url(#dead)" opacity="0.8""#),
+            SpanKind::Critical => (row.min(8.0) / 2.0, row.min(8.0), r##"fill="#2ca02c""##),
         };
         let info = format!(
             "{} (+{:.1} ms to +{:.1} ms)",
@@ -219,7 +310,7 @@ fn nodes_and_spans(s: &mut String, geo: &Geo<'_>) {
         let _ = writeln!(
             s,
             r#"<rect class="span {k}" x="{x0:.1}" y="{y0:.1}" width="{w:.1}" height="{h:.1}" {fill} data-info="{i}"><title>{i}</title></rect>"#,
-            k = format!("{:?}", sp.kind).to_lowercase(),
+            k = sp.kind.class(),
             y0 = y - dy,
             w = x1 - x0,
             i = esc(&info)
@@ -233,7 +324,7 @@ fn arrow(s: &mut String, geo: &mut Geo<'_>, a: &Arrow, labelled: bool) {
     };
     let story = geo.story;
     let x0 = geo.x(a.sent);
-    let c = geo.colour(&a.name);
+    let c = geo.colour(&a.name).to_string();
     let (x1, y1e, info, dash) = match a.recv {
         Some(r) => {
             let info = format!(
@@ -332,49 +423,29 @@ fn aggregated(s: &mut String, geo: &Geo<'_>) {
     }
 }
 
+/// The label written beside a mark (empty: none, its hover text says it).
+pub fn mark_label(m: &Mark) -> String {
+    match &m.kind {
+        MarkKind::Suspect { target, right: true } => format!("suspects {target}"),
+        MarkKind::Suspect { target, right: false } => format!("suspects {target} (false)"),
+        MarkKind::Leader { leader, term } => format!("{leader} leads t{term}"),
+        MarkKind::StepDown => "steps down".to_string(),
+        MarkKind::ClockAdjust => "clock".to_string(),
+        MarkKind::Violation => "VIOLATION".to_string(),
+        MarkKind::Stale => "stale token".to_string(),
+        MarkKind::ElectionStart | MarkKind::Unsuspect | MarkKind::Note => String::new(),
+    }
+}
+
 fn marks(s: &mut String, geo: &mut Geo<'_>) {
     let story = geo.story;
+    // Narrow lanes draw their marks smaller and leave the labels to the hover text.
+    let scale = (geo.row / 24.0).min(1.0);
     for m in &story.marks {
         let Some(y) = geo.y(m.node) else { continue };
         let x = geo.x(m.t);
-        let (shape, label, class) = match &m.kind {
-            MarkKind::Suspect { target, right: true } => (
-                r##"<circle r="5" fill="#d62728"/>"##.to_string(),
-                format!("suspects {target}"),
-                "suspect true",
-            ),
-            MarkKind::Suspect { target, right: false } => (
-                r##"<circle r="5" fill="#fff" stroke="#ff7f0e" stroke-width="2.5"/>"##.to_string(),
-                format!("suspects {target} (false)"),
-                "suspect false",
-            ),
-            MarkKind::Leader { leader, term } => (
-                r##"<path d="M0,-7L7,0L0,7L-7,0z" fill="#ffbf00" stroke="#000" stroke-width="0.5"/>"##.to_string(),
-                format!("{leader} leads t{term}"),
-                "leader",
-            ),
-            MarkKind::ElectionStart => (
-                r##"<path d="M-5,5L0,-5L5,5z" fill="#4a90d9"/>"##.to_string(),
-                String::new(),
-                "election",
-            ),
-            MarkKind::StepDown => (
-                r##"<path d="M-6,-6L6,-6L0,6z" fill="#8e44ad"/>"##.to_string(),
-                "steps down".to_string(),
-                "stepdown",
-            ),
-            MarkKind::ClockAdjust => (
-                r##"<rect x="-4" y="-4" width="8" height="8" fill="#17becf"/>"##.to_string(),
-                "clock".to_string(),
-                "clock",
-            ),
-            MarkKind::Unsuspect => (
-                r##"<circle r="3.5" fill="#2ca02c"/>"##.to_string(),
-                String::new(),
-                "unsuspect",
-            ),
-            MarkKind::Note => (r##"<circle r="2" fill="#555"/>"##.to_string(), String::new(), "note"),
-        };
+        let class = m.kind.class();
+        let label = if scale < 1.0 { String::new() } else { mark_label(m) };
         let info = esc(&format!("node {} at +{:.3} ms: {}", m.node, story.ms(m.t), m.text));
         // Above the line, else below it, else only on hover.
         let place = [-9.0, 17.0]
@@ -386,7 +457,8 @@ fn marks(s: &mut String, geo: &mut Geo<'_>) {
         };
         let _ = writeln!(
             s,
-            r#"<g class="mark {class}" transform="translate({x:.1},{y:.1})" data-info="{info}"><title>{info}</title>{shape}{label}</g>"#
+            r#"<g class="mark {class}" transform="translate({x:.1},{y:.1}) scale({scale:.2})" data-info="{info}"><title>{info}</title>{shape}{label}</g>"#,
+            shape = mark_shape(class)
         );
     }
 }

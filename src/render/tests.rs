@@ -89,10 +89,13 @@ fn the_false_suspicion_story_is_drawn_with_its_truth() {
     let doc = roxmltree::Document::parse(&text).expect("the SVG is well-formed XML");
     assert_eq!(count(&doc, "line", "node-line"), 8);
     assert_eq!(count(&doc, "g", "msg"), story.arrows.len());
-    assert_eq!(count(&doc, "g", "false"), of_8.len());
+    assert_eq!(count(&doc, "g", "suspect-false"), of_8.len());
     assert_eq!(count(&doc, "rect", "paused"), 1);
-    let page = super::html::page("t", &text);
-    assert!(page.contains(&text), "the SVG is inline");
+    let page = super::html::page("t", &story, false, "");
+    assert!(
+        page.contains("\"ELECTION(7, term=2)\""),
+        "the messages are in the page's data"
+    );
     assert!(
         !page.contains(" src=") && !page.contains("<link"),
         "the page fetches nothing"
@@ -391,4 +394,310 @@ fn the_ring_shows_its_repair_around_a_dead_node() {
     assert!(d.dead.contains(&5));
     assert_eq!(d.leader, Some((4, 2)));
     roxmltree::Document::parse(&d.svg()).unwrap();
+}
+
+/// A mutex run read as the launcher writes it: the resource's events (node 0) in
+/// resource.jsonl, not among the nodes' traces. Central, a holder paused past the regrant
+/// timeout: two holders at once, or, with fencing, the stale holder's begin refused.
+fn mutex_run(fencing: bool) -> RunDir {
+    use crate::algo::mutex::{central::Central, testkit, RESOURCE_ID};
+    let opts = [
+        ("think_ms", "0"),
+        ("hold_ms", "30"),
+        ("regrant_ms", "100"),
+        ("fencing", if fencing { "true" } else { "false" }),
+    ];
+    let mut s = testkit::sim::<Central>(3, NetConfig::default(), &opts);
+    s.run_until(Duration::from_secs(1), |s| {
+        s.events("cs_enter").iter().any(|r| r.node != Some(3))
+    });
+    let first = s
+        .events("cs_enter")
+        .iter()
+        .find(|r| r.node != Some(3))
+        .unwrap()
+        .node
+        .unwrap();
+    s.pause(first);
+    s.run_for(Duration::from_millis(300));
+    s.resume(first);
+    s.run_for(Duration::from_millis(300));
+    let mut run = run_dir(&s, "central", "mesh:complete");
+    let (resource, nodes): (Vec<_>, Vec<_>) = run.node_events.drain(..).partition(|r| r.node == Some(RESOURCE_ID));
+    run.node_events = nodes;
+    run.resource = resource;
+    run
+}
+
+#[test]
+fn the_mutex_timeline_draws_what_the_resource_received() {
+    for fencing in [false, true] {
+        let run = mutex_run(fencing);
+        assert!(!run.resource.is_empty());
+        let story = Story::build(&run, &Window::default());
+        let to_resource: Vec<_> = story.arrows.iter().filter(|a| a.to == 0).collect();
+        assert!(to_resource.len() >= 4, "BEGIN and END go to the resource");
+        let received = run
+            .resource
+            .iter()
+            .filter(|r| matches!(r.event, Event::Recv { .. }))
+            .count();
+        assert_eq!(
+            to_resource.iter().filter(|a| a.recv.is_some()).count(),
+            received,
+            "every BEGIN/END the resource recorded is drawn received"
+        );
+        assert!(received >= 4);
+        // Marks the resource saw: two holders at once, or a stale begin refused.
+        let want = if fencing { MarkKind::Stale } else { MarkKind::Violation };
+        assert!(story.marks.iter().any(|m| m.node == 0 && m.kind == want), "{want:?}");
+        // Labels as a person writes them, no Rust debug text.
+        for a in &story.arrows {
+            assert!(
+                !a.brief.contains("Some(") && !a.brief.contains(" {") && !a.brief.contains(": "),
+                "{}",
+                a.brief
+            );
+        }
+        assert!(
+            story.arrows.iter().any(|a| a.brief.starts_with("GRANT(req=")),
+            "GRANT(req=...)"
+        );
+        let svg = svg::timeline(&story);
+        let doc = roxmltree::Document::parse(&svg).unwrap();
+        assert!(count(&doc, "g", if fencing { "stale" } else { "violation" }) > 0);
+        assert!(svg.contains(">resource</text>"), "the resource's lane is named");
+        let lost_to_resource = story.arrows.iter().filter(|a| a.to == 0 && a.recv.is_none()).count();
+        assert_eq!(lost_to_resource, 0);
+    }
+}
+
+#[test]
+fn debug_text_is_cleaned_out_of_labels() {
+    use super::story::clean_brief;
+    assert_eq!(
+        clean_brief("BEGIN(req=1, token=Some(4294967297))"),
+        "BEGIN(req=1, token=4294967297)"
+    );
+    assert_eq!(
+        clean_brief("GRANT(Grant { req: 4294967297, token: 4294967303 })"),
+        "GRANT(req=4294967297, token=4294967303)"
+    );
+    assert_eq!(clean_brief("RELEASE(Release { req: 7 })"), "RELEASE(req=7)");
+    assert_eq!(clean_brief("BEGIN(req=1, token=None)"), "BEGIN(req=1, token=none)");
+    assert_eq!(
+        clean_brief("ECHO(wave=1, best=Some((5, 3)))"),
+        "ECHO(wave=1, best=(5, 3))"
+    );
+    assert_eq!(clean_brief("ELECTION(3, term=2)"), "ELECTION(3, term=2)");
+    assert_eq!(clean_brief("X(a=1, inner=Inner { b: 2 })"), "X(a=1, inner=(b=2))");
+    assert_eq!(clean_brief("PROBE"), "PROBE");
+}
+
+#[test]
+fn the_page_opens_on_the_activity_with_one_colour_per_type() {
+    let run = false_suspicion();
+    let all = Story::build(
+        &run,
+        &Window {
+            heartbeats: true,
+            ..Window::default()
+        },
+    );
+    let data = super::html::data("t", &all, false);
+    let types = data["types"].as_array().unwrap();
+    for t in types {
+        let name = t["name"].as_str().unwrap();
+        assert_eq!(t["colour"].as_str().unwrap(), super::draw::type_colour(name));
+        assert_eq!(t["hidden"].as_bool().unwrap(), HEARTBEATS.contains(&name), "{name}");
+    }
+    assert!(
+        types.iter().any(|t| t["name"] == "HEARTBEAT"),
+        "heartbeats are in the data, hidden"
+    );
+    // The fit starts at the first message that is not a heartbeat and ends at the last event.
+    let (a, b) = super::html::fit(&all);
+    let first = all
+        .arrows
+        .iter()
+        .filter(|x| !HEARTBEATS.contains(&x.name.as_str()))
+        .map(|x| all.ms(x.sent))
+        .fold(f64::MAX, f64::min);
+    assert!(a <= first && a >= first - 0.05 * (b - a) - 0.5, "{a} {first}");
+    assert!(b <= all.ms(all.t1));
+    // Kinds: only those the run has.
+    let kinds: Vec<&str> = data["kinds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k["cls"].as_str().unwrap())
+        .collect();
+    assert!(
+        kinds.contains(&"suspect-false") && kinds.contains(&"paused"),
+        "{kinds:?}"
+    );
+    assert!(
+        !kinds.contains(&"violation") && !kinds.contains(&"critical"),
+        "{kinds:?}"
+    );
+    let page = super::html::page("a </script> title", &all, false, "");
+    assert!(!page.contains("a </script> title"), "the title is escaped");
+}
+
+#[test]
+fn many_nodes_get_narrow_lanes_and_a_legend_of_what_is_there() {
+    assert_eq!(svg::lane_height(8), 56.0);
+    assert_eq!(svg::lane_height(100), 10.0);
+    assert_eq!(svg::lane_height(1000), 4.0);
+    let run = false_suspicion();
+    let story = Story::build(&run, &Window::default());
+    let s = svg::timeline(&story);
+    let doc = roxmltree::Document::parse(&s).unwrap();
+    let legend: Vec<String> = doc
+        .descendants()
+        .filter(|n| n.attribute("class") == Some("legend"))
+        .filter_map(|n| {
+            n.descendants()
+                .find(|d| d.has_tag_name("text"))
+                .and_then(|t| t.text())
+                .map(str::to_string)
+        })
+        .collect();
+    assert!(legend.contains(&"false suspicion".to_string()), "{legend:?}");
+    assert!(
+        !legend
+            .iter()
+            .any(|l| l == "critical section" || l == "two holders at once"),
+        "{legend:?}"
+    );
+    // Arrow heads are open chevrons, no event mark is.
+    assert!(s.contains(r#"fill="none""#) && !s.contains("M0,0L10,5L0,10z"));
+}
+
+#[test]
+fn the_view_is_the_run_familys_unless_a_flag_names_one() {
+    use super::family::View;
+    assert_eq!(View::choose("auto", "central").unwrap(), Some(View::Mutex));
+    assert_eq!(View::choose("auto", "cristian").unwrap(), Some(View::Clock));
+    assert_eq!(View::choose("auto", "bank").unwrap(), Some(View::Snapshot));
+    assert_eq!(View::choose("auto", "chang-roberts").unwrap(), None);
+    assert_eq!(View::choose("clock", "chang-roberts").unwrap(), Some(View::Clock));
+    assert_eq!(View::choose("none", "central").unwrap(), None);
+    let e = View::choose("cats", "central").unwrap_err();
+    assert!(format!("{e:?}").contains("--view"), "{e:?}");
+    // A view of what the run does not have is refused, not drawn empty.
+    let run = false_suspicion();
+    let story = Story::build(&run, &Window::default());
+    assert!(super::family::draw(View::Snapshot, &run, &story).is_err());
+    assert!(super::family::draw(View::Mutex, &run, &story).is_err());
+}
+
+#[test]
+fn the_mutex_view_shows_holders_violations_and_stale_tokens() {
+    use super::family::{draw, View};
+    for fencing in [false, true] {
+        let run = mutex_run(fencing);
+        let story = Story::build(&run, &Window::default());
+        let svg = draw(View::Mutex, &run, &story).unwrap();
+        let doc = roxmltree::Document::parse(&svg).unwrap();
+        let begins = run
+            .resource
+            .iter()
+            .filter(|r| matches!(&r.event, Event::Access { phase, .. } if phase == "begin"))
+            .count();
+        assert_eq!(
+            count(&doc, "rect", "hold"),
+            begins,
+            "one bar per access the resource accepted"
+        );
+        let enters = run
+            .node_events
+            .iter()
+            .filter(|r| matches!(r.event, Event::CsEnter { .. }))
+            .count();
+        assert_eq!(count(&doc, "rect", "believed"), enters);
+        if fencing {
+            assert!(count(&doc, "g", "stale") >= 2 && count(&doc, "g", "violation") == 0);
+            assert!(svg.contains("stale "), "the refused token is written");
+        } else {
+            assert!(count(&doc, "g", "violation") >= 1 && count(&doc, "g", "stale") == 0);
+        }
+    }
+}
+
+#[test]
+fn the_clock_view_draws_offsets_corrections_and_bounds() {
+    use super::family::{draw, View};
+    use crate::algo::clocksync::cristian::Cristian;
+    use crate::clock::ClockSpec;
+    let ids: Vec<NodeId> = (1..=4).collect();
+    let setups: Vec<Setup> = ids
+        .iter()
+        .map(|&me| {
+            let mut s = Setup::new(me, ids.clone(), ids.iter().copied().filter(|&x| x != me).collect());
+            s.clock = ClockSpec {
+                offset_us: 50_000 * me as i64,
+                drift_ppm: 0.0,
+            };
+            s
+        })
+        .collect();
+    let mut s = Sim::new(NetConfig::default(), setups, Cristian::new);
+    s.run_for(Duration::from_secs(3));
+    let run = run_dir(&s, "cristian", "mesh:complete");
+    let fixes = run
+        .node_events
+        .iter()
+        .filter(|r| matches!(r.event, Event::ClockAdjust { .. }))
+        .count();
+    assert!(fixes >= 3);
+    let story = Story::build(&run, &Window::default());
+    let svg = draw(View::Clock, &run, &story).unwrap();
+    let doc = roxmltree::Document::parse(&svg).unwrap();
+    assert_eq!(count(&doc, "path", "offset"), 4, "one offset line per node");
+    assert_eq!(count(&doc, "g", "correction"), fixes);
+    assert!(svg.contains("claimed bound ±") && svg.contains("0 (true time)"));
+}
+
+#[test]
+fn the_snapshot_view_draws_each_cut_with_its_money() {
+    use super::family::{draw, View};
+    use crate::algo::snapshot::bank::Bank;
+    let ids: Vec<NodeId> = (1..=4).collect();
+    let setups: Vec<Setup> = ids
+        .iter()
+        .map(|&me| {
+            let mut s = Setup::new(me, ids.clone(), ids.iter().copied().filter(|&x| x != me).collect());
+            s.opts.insert("snapshot".into(), "chandy-lamport".into());
+            s.opts.insert("snapshot_ms".into(), "300".into());
+            s.opts.insert("transfer_ms".into(), "5".into());
+            s
+        })
+        .collect();
+    let mut s = Sim::new(NetConfig::default(), setups, Bank::new);
+    s.run_for(Duration::from_millis(1400));
+    let run = run_dir(&s, "bank", "mesh:complete");
+    let story = Story::build(&run, &Window::default());
+    let svg = draw(View::Snapshot, &run, &story).unwrap();
+    let doc = roxmltree::Document::parse(&svg).unwrap();
+    let snaps: BTreeSet<u64> = run
+        .node_events
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::Snapshot { snap, method, .. } if method != "initial" => Some(*snap),
+            _ => None,
+        })
+        .collect();
+    assert!(snaps.len() >= 2, "{snaps:?}");
+    assert_eq!(count(&doc, "g", "cut"), snaps.len());
+    assert!(svg.contains("(the bank holds 4000)"), "{svg}");
+}
+
+#[test]
+fn shiviz_logs_the_resources_receives_with_clean_labels() {
+    let run = mutex_run(true);
+    let log = shiviz::log(&run, &Window::default());
+    assert!(log.contains("\nnode0 {"), "the resource's events are logged");
+    assert!(log.contains("got BEGIN(req="), "{log}");
+    assert!(!log.contains("Some(") && !log.contains("Grant {"), "clean labels");
 }
