@@ -119,6 +119,7 @@ impl Run {
             bad: Vec::new(),
             unknown: BTreeMap::new(),
             missing: Vec::new(),
+            incomplete: Vec::new(),
         }
     }
 }
