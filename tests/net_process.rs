@@ -351,3 +351,47 @@ fn a_sigkilled_launcher_leaves_no_nftables_table() {
         std::thread::sleep(POLL);
     }
 }
+
+#[test]
+fn a_restarted_node_starts_under_the_rules_in_force() {
+    let logs = temp_logs("net-restart");
+    let mut l = Launch::command(
+        "mesh",
+        4,
+        &logs,
+        &[
+            "--algo",
+            "bully",
+            "--net",
+            "user",
+            "--heartbeat-ms",
+            "50",
+            "--timeout-ms",
+            "1000",
+        ],
+    );
+    l.wait_for("agreement on node 4", |rd| {
+        agreed(rd, &[1, 2, 3, 4]).filter(|a| a.0 == 4)
+    });
+    l.console("net cut 3 4");
+    let cut = l.wait_for("the cut event", |rd| net_event(rd, "cut", 0));
+    l.console("kill 3");
+    l.wait_for("node 3's exit", |rd| {
+        rd.faults
+            .iter()
+            .any(|r| r.node == Some(3) && r.event.kind() == "exit")
+            .then_some(())
+    });
+    l.console("restart 3");
+    let restart = l.wait_for("the restart", |rd| net_event(rd, "restart", cut));
+    l.wait_for("4 sending to the new 3", |rd| {
+        // The new process's `start` may be stamped before the launcher's `restart` line.
+        let up = count(rd, 3, "start") >= 2;
+        (up && sent_between(rd, 4, 3, restart, u64::MAX) >= 5).then_some(())
+    });
+    assert!(l.quit().success(), "{}", l.output());
+    let rd = RunDir::load(&l.run_dir()).unwrap();
+    let after: Vec<(u64, u64)> = recvs(&rd, 4, 3).into_iter().filter(|&(t, _)| t > restart).collect();
+    assert_eq!(after, vec![], "the restarted node heard 4 through the cut");
+    assert!(stop_net_dropped(&rd, 3) > 0);
+}
