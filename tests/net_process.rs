@@ -41,12 +41,15 @@ fn recvs(rd: &RunDir, from: u64, to: u64) -> Vec<(u64, u64)> {
         .collect()
 }
 
-/// The messages `from` sent to `to` within (`lo`, `hi`) that `to` received anyway.
+/// The messages `from` sent to `to` after `lo` that `to` received before `hi`: through a rule
+/// in force from `lo` to `hi`. (A send is stamped when its batch began, at or before the
+/// datagram left; a recv once the datagram is in: so a message sent just before a heal may
+/// leave after it, and is not counted.)
 fn leaked(rd: &RunDir, from: u64, to: u64, lo: u64, hi: u64) -> Vec<u64> {
     let sent = sends(rd, from, to);
     recvs(rd, from, to)
         .into_iter()
-        .filter(|&(_, seq)| sent.get(&seq).is_some_and(|&t| t > lo && t < hi))
+        .filter(|&(t, seq)| t < hi && sent.get(&seq).is_some_and(|&s| s > lo))
         .map(|(_, seq)| seq)
         .collect()
 }
