@@ -398,3 +398,48 @@ fn a_restarted_node_starts_under_the_rules_in_force() {
     assert_eq!(after, vec![], "the restarted node heard 4 through the cut");
     assert!(stop_net_dropped(&rd, 3) > 0);
 }
+
+#[test]
+fn a_rule_the_kernel_refuses_mid_run_is_reported_and_recorded() {
+    if !nft_usable() {
+        return;
+    }
+    let logs = temp_logs("net-error");
+    let mut l = Launch::start(3, &logs, &["--net", "kernel"]);
+    l.wait_for("agreement", |rd| agreed(rd, &[1, 2, 3]));
+    let out = l.output();
+    let table = out
+        .split("nftables table inet ")
+        .nth(1)
+        .and_then(|s| s.split(';').next())
+        .expect("the banner names the table")
+        .to_string();
+    // Someone else removes the run's table: the next rule cannot go in.
+    let del = Command::new("nft")
+        .args(["delete", "table", "inet", &table])
+        .status()
+        .unwrap();
+    assert!(del.success());
+    l.console("net cut 1 2");
+    let what = l.wait_for("the net_error event", |rd| {
+        rd.faults.iter().find_map(|r| match &r.event {
+            Event::NetError { what, backend } if backend == "kernel" => Some(what.clone()),
+            _ => None,
+        })
+    });
+    assert!(
+        what.starts_with("cut the link 1-2 (both ways): not applied: nft:"),
+        "{what}"
+    );
+    assert!(l.quit().success(), "{}", l.output());
+    let rd = RunDir::load(&l.run_dir()).unwrap();
+    assert!(
+        net_event(&rd, "cut", 0).is_none(),
+        "a rule not applied is not recorded as in force"
+    );
+    assert!(
+        l.output().contains("error: cut the link 1-2 (both ways): not applied"),
+        "{}",
+        l.output()
+    );
+}
