@@ -313,12 +313,14 @@ fn grants_unreleased(run: &RunDir, timeline: &Timeline, to: u64) -> Vec<String> 
     let mut out = Vec::new();
     for (c, grants) in open {
         for (x, tg) in grants {
+            // The grantee may have died before the grant was sent (its request was queued).
+            let (before, since) = timeline.state_at(x, tg);
             let changes: Vec<_> = timeline
                 .changes
                 .get(&x)
                 .into_iter()
                 .flatten()
-                .filter(|ch| ch.t >= tg && ch.t <= to)
+                .filter(|ch| (ch.t >= tg || (before.ended() && Some(ch.t) == since)) && ch.t <= to)
                 .collect();
             let fate: Vec<String> = changes
                 .iter()
