@@ -272,10 +272,80 @@ fn fault_cause(run: &RunDir, timeline: &Timeline, who: &[NodeId], from: u64, to:
     if let Some(h) = last_holder_gone(run, timeline, from) {
         words = format!("{h}; {words}");
     }
-    if run.info.algo == "central" {
+    for g in grants_unreleased(run, timeline, to) {
+        words = format!("{g}; {words}");
+    }
+    let regrant = crate::algo::registry::find(&run.info.algo).and_then(|e| e.key("regrant_ms"));
+    if regrant.is_some() && !set_in(run, "regrant_ms") {
         words.push_str(" (set regrant_ms for the coordinator to take a dead holder's grant back)");
     }
     words
+}
+
+/// Whether `--set key=...` was given for the run.
+fn set_in(run: &RunDir, key: &str) -> bool {
+    !run.info.options["set"][key].is_null()
+}
+
+/// Grants a node sent (`GRANT` to X) and never saw released (`RELEASE` from X) by `to`, whose
+/// grantee died after the grant: in words (`node 4 granted node 1 the section at +2453 ms and
+/// waits for its RELEASE; node 1 was killed at +2498 ms, back as a new boot at +3497 ms`).
+fn grants_unreleased(run: &RunDir, timeline: &Timeline, to: u64) -> Vec<String> {
+    let start = run.info.start_us;
+    let mut open: BTreeMap<NodeId, BTreeMap<NodeId, u64>> = BTreeMap::new();
+    for r in run.node_events.iter().take_while(|r| r.t <= to) {
+        let Some(c) = r.node else { continue };
+        match &r.event {
+            Event::Start { .. } => {
+                open.remove(&c);
+            }
+            Event::Send { to: x, msg, .. } if msg == "GRANT" => {
+                open.entry(c).or_default().entry(*x).or_insert(r.t);
+            }
+            Event::Recv { from: x, msg, .. } if msg == "RELEASE" => {
+                if let Some(m) = open.get_mut(&c) {
+                    m.remove(x);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for (c, grants) in open {
+        for (x, tg) in grants {
+            // The grantee may have died before the grant was sent (its request was queued).
+            let (before, since) = timeline.state_at(x, tg);
+            let changes: Vec<_> = timeline
+                .changes
+                .get(&x)
+                .into_iter()
+                .flatten()
+                .filter(|ch| (ch.t >= tg || (before.ended() && Some(ch.t) == since)) && ch.t <= to)
+                .collect();
+            let fate: Vec<String> = changes
+                .iter()
+                .map(|ch| {
+                    let what = match ch.state {
+                        Proc::Running => "back as a new boot",
+                        Proc::Paused => "paused",
+                        Proc::Killed => "killed",
+                        Proc::Exited => "its process exited",
+                        Proc::Stopped => "stopped",
+                        Proc::NotStarted => "not started",
+                    };
+                    format!("{what} at {}", ms(start, ch.t))
+                })
+                .collect();
+            if changes.iter().any(|ch| ch.state.ended()) {
+                out.push(format!(
+                    "node {c} granted node {x} the section at {} and waits for its RELEASE; node {x}: {}",
+                    ms(start, tg),
+                    fate.join(", ")
+                ));
+            }
+        }
+    }
+    out
 }
 
 /// The last holder before `t`, if it never left the section in its own trace: in words.
@@ -333,6 +403,7 @@ fn bug_cause(run: &RunDir, timeline: &Timeline, waiting: &[NodeId], from: u64, a
     if let Some(h) = last_holder_gone(run, timeline, from) {
         parts.push(h);
     }
+    parts.extend(grants_unreleased(run, timeline, all.1));
     // Messages from a waiting node that a peer ignored, and why (the `ignore` events).
     let mut ignored: BTreeMap<(NodeId, NodeId, String), (usize, u64)> = BTreeMap::new();
     for r in run.node_events.iter().filter(|r| r.t >= from && r.t <= all.1) {

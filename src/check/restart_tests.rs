@@ -180,6 +180,17 @@ fn a_dead_holder_blocking_central_is_explained_and_a_restarted_one_is_a_violatio
     let base = || {
         let mut r = R::new("central", &[1, 2, 3]);
         r.ev(100, 1, Event::CsRequest { req: 1 })
+            .ev(
+                105,
+                3,
+                Event::Send {
+                    to: 1,
+                    msg: "GRANT".into(),
+                    bytes: 40,
+                    seq: 1,
+                    brief: String::new(),
+                },
+            )
             .ev(110, 1, Event::CsEnter { req: 1, token: None })
             .ev(200, 2, Event::CsRequest { req: 1 })
             .kill(2000, 1);
@@ -209,6 +220,37 @@ fn a_dead_holder_blocking_central_is_explained_and_a_restarted_one_is_a_violatio
     let cause = &p[0].explanation.as_ref().unwrap().words;
     assert!(
         cause.contains("the last holder, node 1") && cause.contains("back as a new boot at +3000 ms"),
+        "{cause}"
+    );
+    assert!(
+        cause.contains(
+            "node 3 granted node 1 the section at +105 ms and waits for its RELEASE; node 1: killed at +2000 ms, back as a new boot at +3000 ms"
+        ),
+        "{cause}"
+    );
+    // Granted after the grantee had died (its request was queued): the same wait.
+    let mut r = R::new("central", &[1, 2, 3]);
+    r.ev(100, 1, Event::CsRequest { req: 1 })
+        .ev(200, 2, Event::CsRequest { req: 1 })
+        .kill(1000, 1)
+        .ev(
+            1100,
+            3,
+            Event::Send {
+                to: 1,
+                msg: "GRANT".into(),
+                bytes: 40,
+                seq: 1,
+                brief: String::new(),
+            },
+        )
+        .restart(2000, 1);
+    let a = analyse(&r.load(8000));
+    let p = progress_findings(&a);
+    let cause = &p[0].explanation.as_ref().unwrap().words;
+    assert!(p[0].fails(), "{p:?}");
+    assert!(
+        cause.contains("node 3 granted node 1 the section at +1100 ms and waits for its RELEASE; node 1: killed at +1000 ms, back as a new boot at +2000 ms"),
         "{cause}"
     );
     // Served in time: no stall at all.
