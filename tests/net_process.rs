@@ -95,7 +95,7 @@ fn tables() -> String {
 /// A mesh of 4 under bully (the leader, 4, heartbeats every node): cut the link 3-4, see 4's
 /// messages to 3 stop while the cut holds and come again after the heal; then the same with
 /// a loss of 100% on that link, typed from another terminal (`coordlab net`).
-fn cut_then_loss(backend: &str, name: &str) {
+fn cut_then_loss(backend: &str, name: &str) -> String {
     let logs = temp_logs(name);
     let mut l = Launch::command(
         "mesh",
@@ -191,6 +191,7 @@ fn cut_then_loss(backend: &str, name: &str) {
     assert!(out.contains("cut the link 3-4 (both ways)"), "{out}");
     assert!(out.contains(&format!("network faults: {backend} backend")), "{out}");
     assert_all_reaped(&rd);
+    out
 }
 
 #[test]
@@ -198,14 +199,24 @@ fn user_backend_cut_and_loss_stop_a_links_datagrams_until_healed() {
     cut_then_loss("user", "net-user-cut");
 }
 
+/// The nftables table a kernel-backend launch named in its banner.
+fn table_of(out: &str) -> Option<String> {
+    out.split("nftables table inet ")
+        .nth(1)
+        .and_then(|s| s.split(';').next())
+        .map(str::to_string)
+}
+
 #[test]
 fn kernel_backend_cut_and_loss_stop_a_links_datagrams_until_healed() {
     if !nft_usable() {
         return;
     }
-    cut_then_loss("kernel", "net-kernel-cut");
+    let out = cut_then_loss("kernel", "net-kernel-cut");
+    // Only this run's table: other tests' launches may hold theirs at the same time.
+    let table = table_of(&out).expect("the banner names the table");
     assert!(
-        !tables().contains("coordlab-"),
+        !tables().contains(&table),
         "a table outlived its run: {}",
         tables()
     );
@@ -329,12 +340,8 @@ fn a_sigkilled_launcher_leaves_no_nftables_table() {
         let deadline = Instant::now() + DEADLINE;
         loop {
             let out = l.output();
-            if let Some(name) = out
-                .split("nftables table inet ")
-                .nth(1)
-                .and_then(|s| s.split(';').next())
-            {
-                break name.to_string();
+            if let Some(name) = table_of(&out) {
+                break name;
             }
             assert!(Instant::now() < deadline, "no banner: {out}");
             std::thread::sleep(POLL);
