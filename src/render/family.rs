@@ -141,21 +141,41 @@ fn mutex(run: &RunDir, f: &Frame<'_>) -> Result<String, CliError> {
     let mut violations = Vec::new();
     let mut stale = Vec::new();
     let mut nodes: BTreeSet<NodeId> = BTreeSet::new();
+    // A begin accepted while another holder has not ended is either a violation (the resource
+    // says so at that moment) or, with fencing, the end of the older holder's access: its
+    // token is stale from then on, whatever it does.
+    let violated: BTreeSet<u64> = all
+        .iter()
+        .filter(|r| matches!(r.event, Event::Violation { .. }))
+        .map(|r| r.t)
+        .collect();
+    let mut superseded = 0usize;
     for r in &all {
         match &r.event {
             Event::Access { by, token, phase, .. } => {
                 nodes.insert(*by);
                 if phase == "begin" {
-                    // A begin with no end before the next one: held until that next begin.
-                    if let Some((t, tok)) = open.insert(*by, (r.t, *token)) {
+                    if let Some((t, tok)) = open.remove(by) {
                         held.push((*by, t, r.t, tok));
                     }
+                    if !violated.contains(&r.t) {
+                        for (n, (t, tok)) in std::mem::take(&mut open) {
+                            superseded += 1;
+                            held.push((n, t, r.t, tok));
+                        }
+                    }
+                    open.insert(*by, (r.t, *token));
                 } else if let Some((t, tok)) = open.remove(by) {
                     held.push((*by, t, r.t, tok));
                 }
             }
             Event::Violation { nodes: who } => violations.push((r.t, who.clone())),
-            Event::RejectStale { by, token, highest } => stale.push((r.t, *by, *token, *highest)),
+            Event::RejectStale { by, token, highest } => {
+                if let Some((t, tok)) = open.remove(by) {
+                    held.push((*by, t, r.t, tok));
+                }
+                stale.push((r.t, *by, *token, *highest))
+            }
             Event::CsEnter { token, .. } => {
                 if let Some(n) = r.node {
                     nodes.insert(n);
@@ -198,7 +218,8 @@ fn mutex(run: &RunDir, f: &Frame<'_>) -> Result<String, CliError> {
                 if tokens { ", labelled with the fencing token" } else { "" }
             ),
             format!(
-                "{} times two holders at once (red cross on the resource's line); {} stale begins refused by fencing (grey cross)",
+                "{} times two holders at once (red cross on the resource's line); {} stale writes refused by fencing (grey cross); \
+                 {superseded} accesses cut short by a newer token",
                 violations.len(),
                 stale.len()
             ),
