@@ -15,8 +15,8 @@ impl CliError {
     /// The process exit status for this error.
     pub fn exit_code(&self) -> i32 {
         match self {
-            CliError::Usage(_) => 2,
-            CliError::Failed(_) => 1,
+            CliError::Usage(_) => crate::exit::USAGE,
+            CliError::Failed(_) => crate::exit::VIOLATED,
         }
     }
 }

@@ -28,6 +28,7 @@ pub mod clock;
 pub mod cluster;
 pub mod engine;
 pub mod error;
+pub mod exit;
 pub mod node;
 pub mod render;
 pub mod rng;

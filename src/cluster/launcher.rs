@@ -99,7 +99,7 @@ pub fn run(opts: LaunchOptions, plan: Plan) -> Result<i32, CliError> {
 
     let mut fleet = Fleet::new(&plan.nodes, args, &dir, start_us)
         .map_err(|e| failed(format!("cannot write {}: {e}", dir.join("faults.jsonl").display())))?;
-    fleet.progress = crate::check::section::progress(crate::check::section::family(&opts.algo));
+    fleet.progress = super::progress::progress(&opts.algo, &plan.set);
     if let Err(e) = fleet.spawn_all(bound, zygote, gate) {
         fleet.stop_all();
         let _ = crate::check::check(&dir);
@@ -134,18 +134,19 @@ fn options_json(o: &LaunchOptions) -> serde_json::Value {
 }
 
 fn banner(o: &LaunchOptions, plan: &Plan, dir: &Path, goal: &Goal) {
+    let mutex = crate::algo::mutex::is_mutex(&o.algo);
     let shape = match &o.topology {
         Layout::Ring => "ring".to_string(),
-        Layout::Mesh(spec) => {
-            let edges: usize = plan.nodes.iter().map(|p| p.neighbours.len()).sum();
-            let arrows = if spec == "ring" { "one-way links" } else { "links" };
-            let count = if spec == "ring" { edges } else { edges / 2 };
-            format!("mesh ({spec}, {count} {arrows})")
-        }
+        Layout::Mesh(spec) => format!("mesh ({spec}: {})", links_words(plan, mutex)),
+    };
+    let resource = if mutex {
+        format!(", plus the shared resource (node {})", super::RESOURCE_NODE)
+    } else {
+        String::new()
     };
     let scaled = o.timing_note.as_ref().map_or(String::new(), |s| format!(": {s}"));
     say!(
-        "{shape} of {} nodes running {} (heartbeat {} ms, timeout {} ms{scaled}); logs in {}",
+        "{shape} of {} nodes{resource} running {} (heartbeat {} ms, timeout {} ms{scaled}); logs in {}",
         o.n,
         o.algo,
         o.heartbeat_ms,
@@ -158,6 +159,26 @@ fn banner(o: &LaunchOptions, plan: &Plan, dir: &Path, goal: &Goal) {
              (or `coordlab status` etc. from another terminal)"
         );
     }
+}
+
+/// `6 links between the 4 nodes`: each pair of nodes that may talk counted once (a one-way
+/// link once too), the shared resource's links to every node left out (the banner names it).
+fn links_words(plan: &Plan, mutex: bool) -> String {
+    let nodes: Vec<_> = plan
+        .nodes
+        .iter()
+        .filter(|p| !(mutex && p.id == super::RESOURCE_NODE))
+        .collect();
+    let pairs: std::collections::BTreeSet<(u64, u64)> = nodes
+        .iter()
+        .flat_map(|p| {
+            p.neighbours
+                .iter()
+                .filter(|&&q| !(mutex && q == super::RESOURCE_NODE))
+                .map(move |&q| (p.id.min(q), p.id.max(q)))
+        })
+        .collect();
+    format!("{} links between the {} nodes", pairs.len(), nodes.len())
 }
 
 /// The running launch: the fleet and every source of input.
@@ -319,11 +340,15 @@ impl Launcher {
         let checked = crate::check::check_with(&self.fleet.dir, traces);
         if !ending.check {
             match &checked {
-                Ok(r) => say!(
-                    "checked: {} (details: {})",
-                    crate::check::summary::verdict(&r.analysis),
-                    self.fleet.dir.join("summary.txt").display()
-                ),
+                Ok(r) => {
+                    say!(
+                        "checked: {} (details: {})",
+                        crate::check::summary::verdict(&r.analysis),
+                        self.fleet.dir.join("summary.txt").display()
+                    );
+                    // However the run ended (`--until`, `--duration`, `quit`), a violation is status 1.
+                    code = code.max(crate::exit::of_verdict(r.violated));
+                }
                 Err(e) => say!("coordlab check: {e}"),
             }
         } else {
@@ -335,12 +360,12 @@ impl Launcher {
                         say!("{}", line);
                     }
                     if failed {
-                        code = 1;
+                        code = crate::exit::VIOLATED;
                     }
                 }
                 Err(e) => {
                     say!("coordlab check: {e}");
-                    code = 1;
+                    code = crate::exit::VIOLATED;
                 }
             }
         }
@@ -470,7 +495,11 @@ impl Launcher {
                 Ok(fleet.status())
             }
             Command::Logs(id, lines) => fleet.log_tail(id, lines),
-            Command::Help => Ok(HELP.to_string()),
+            Command::Help => Ok(format!(
+                "{}\n\"elected in N ms\": {}",
+                HELP.trim_end(),
+                super::narrate::ELECTION_TIME
+            )),
             Command::Quit => return ("stopping every node".into(), Some(self.goal.interrupted("quit"))),
         };
         match result {
@@ -491,7 +520,7 @@ fn clock_table(dir: &Path) -> i32 {
     if !text.is_empty() {
         say!("{}", text.trim());
     }
-    i32::from(facts.violations() > 0)
+    crate::exit::of_verdict(facts.violations() > 0)
 }
 
 fn stdin_fd() -> RawFd {

@@ -1,0 +1,214 @@
+//! `--until done` for the families whose goal the checker's [`Progress`] list does not follow:
+//! clock synchronisation (every live clock within its claimed bound of the reference's) and
+//! the bank's snapshots (every requested kind of global state recorded by every live node).
+//! Elections keep their own goal (one agreed live leader, from the beliefs the fleet keeps).
+
+use crate::check::clock::TOLERANCE_US;
+use crate::check::section::{self, Progress};
+use crate::trace::{Event, NodeId, Record};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The live progress of algorithm `algo`'s family toward its goal, with the run's `--set`
+/// options; None for elections (see `Fleet::done`).
+pub fn progress(algo: &str, set: &BTreeMap<String, String>) -> Option<Box<dyn Progress>> {
+    match section::family(algo) {
+        "clock" => Some(Box::new(ClockGoal::default())),
+        "snapshot" => Some(Box::new(SnapshotGoal::new(&snapshot_methods(set)))),
+        family => section::progress(family),
+    }
+}
+
+/// The kinds of global state a bank run records (`--set snapshot=...`), as its trace names them.
+pub fn snapshot_methods(set: &BTreeMap<String, String>) -> Vec<&'static str> {
+    match set.get("snapshot").map(String::as_str) {
+        Some("chandy-lamport") => vec!["chandy-lamport"],
+        Some("clock") => vec!["clock"],
+        Some("both") => vec!["chandy-lamport", "clock"],
+        _ => Vec::new(),
+    }
+}
+
+/// Each node's clock as its latest record shows it, and its latest claim.
+#[derive(Debug, Default)]
+pub struct ClockGoal {
+    /// Per node: true time and true offset (`pt - t`) of its latest record with a clock.
+    offsets: BTreeMap<NodeId, (u64, i64)>,
+    /// Per node: its latest correction's reference and claimed bound.
+    claims: BTreeMap<NodeId, (NodeId, u64)>,
+}
+
+impl ClockGoal {
+    /// How far node `n`'s clock is from its reference's now, against the bound it claimed.
+    fn within(&self, n: NodeId) -> Option<(i64, u64)> {
+        let &(reference, bound) = self.claims.get(&n)?;
+        let &(t, off) = self.offsets.get(&n)?;
+        let &(t_ref, off_ref) = self.offsets.get(&reference)?;
+        // The two readings are taken at different true times: allow the checker's tolerance,
+        // 1000 ppm of the gap, as it does for a claim.
+        let slack = TOLERANCE_US + (t.abs_diff(t_ref) / 1000) as i64;
+        let error = off - off_ref;
+        (error.abs() <= bound as i64 + slack).then_some((error, bound))
+    }
+}
+
+impl Progress for ClockGoal {
+    fn feed(&mut self, node: NodeId, rec: &Record) {
+        if let Some(pt) = rec.pt {
+            self.offsets.insert(node, (rec.t, pt as i64 - rec.t as i64));
+        }
+        if let Event::ClockAdjust {
+            bound_us,
+            reference: Some(r),
+            ..
+        } = &rec.event
+        {
+            if *r != node {
+                self.claims.insert(node, (*r, *bound_us));
+            }
+        }
+        if let Event::Start { .. } = &rec.event {
+            // A restarted node's earlier corrections say nothing of its new clock.
+            self.claims.remove(&node);
+        }
+    }
+
+    fn done(&self, live: &[NodeId]) -> Option<String> {
+        let references: BTreeSet<NodeId> = self.claims.values().map(|c| c.0).collect();
+        let synced: Vec<NodeId> = live.iter().copied().filter(|n| !references.contains(n)).collect();
+        if synced.is_empty() || references.iter().any(|r| !live.contains(r)) {
+            return None;
+        }
+        let mut worst = (0i64, 0u64);
+        for &n in &synced {
+            let (e, b) = self.within(n)?;
+            if e.abs() >= worst.0.abs() {
+                worst = (e, b);
+            }
+        }
+        Some(format!(
+            "synchronised: all {} live clocks are within their claimed bounds of the reference \
+             (largest error {} us, claimed bound {} us)",
+            synced.len(),
+            worst.0,
+            worst.1
+        ))
+    }
+}
+
+/// Which nodes recorded their part of each global state.
+#[derive(Debug)]
+pub struct SnapshotGoal {
+    /// The kinds asked for.
+    methods: Vec<&'static str>,
+    /// Per (kind, snapshot number): the nodes that recorded their part.
+    parts: BTreeMap<(String, u64), BTreeSet<NodeId>>,
+}
+
+impl SnapshotGoal {
+    /// Waiting for one global state of each of `methods`.
+    pub fn new(methods: &[&'static str]) -> Self {
+        SnapshotGoal {
+            methods: methods.to_vec(),
+            parts: BTreeMap::new(),
+        }
+    }
+}
+
+impl Progress for SnapshotGoal {
+    fn feed(&mut self, node: NodeId, rec: &Record) {
+        if let Event::Snapshot { snap, method, .. } = &rec.event {
+            if method != "initial" {
+                self.parts.entry((method.clone(), *snap)).or_default().insert(node);
+            }
+        }
+    }
+
+    fn done(&self, live: &[NodeId]) -> Option<String> {
+        if self.methods.is_empty() || live.is_empty() {
+            return None;
+        }
+        let mut got = Vec::new();
+        for &m in &self.methods {
+            let whole = self
+                .parts
+                .iter()
+                .find(|((method, _), nodes)| method == m && live.iter().all(|n| nodes.contains(n)))?;
+            got.push(format!("{m} snapshot {}", whole.0 .1));
+        }
+        Some(format!(
+            "done: {} recorded by all {} live nodes (judged by the check below)",
+            got.join(" and "),
+            live.len()
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(t: u64, pt: Option<u64>, event: Event) -> Record {
+        Record {
+            t,
+            node: None,
+            lamport: None,
+            pt,
+            vc: None,
+            hlc: None,
+            event,
+        }
+    }
+
+    fn adjust(reference: NodeId, bound_us: u64) -> Event {
+        Event::ClockAdjust {
+            offset_us: 0,
+            rtt_us: 2 * bound_us,
+            bound_us,
+            reference: Some(reference),
+            ref_seq: Some(1),
+            ref_offset_us: 0,
+            step: false,
+        }
+    }
+
+    #[test]
+    fn clocks_are_done_when_every_live_clock_is_within_its_bound_of_the_reference() {
+        let mut g = ClockGoal::default();
+        g.feed(1, &rec(1_000_000, Some(1_000_000), Event::Other));
+        g.feed(2, &rec(1_000_000, Some(1_000_500), adjust(1, 100)));
+        g.feed(3, &rec(1_000_000, Some(1_000_050), adjust(1, 100)));
+        assert_eq!(g.done(&[1, 2, 3]), None, "node 2 is 500 us off with a 100 us bound");
+        g.feed(2, &rec(2_000_000, Some(2_000_080), Event::Other));
+        let done = g.done(&[1, 2, 3]).expect("both within 100 us");
+        assert!(done.contains("all 2 live clocks"), "{done}");
+        assert_eq!(g.done(&[2, 3]), None, "the reference is dead");
+        let mut fresh = ClockGoal::default();
+        fresh.feed(1, &rec(1, Some(1), Event::Other));
+        assert_eq!(fresh.done(&[1, 2]), None, "no node corrected yet");
+    }
+
+    #[test]
+    fn snapshots_are_done_when_every_requested_kind_is_recorded_by_every_live_node() {
+        let snap = |snap, method: &str| Event::Snapshot {
+            snap,
+            method: method.into(),
+            balance: 10,
+            in_flight: 0,
+        };
+        let mut g = SnapshotGoal::new(&["chandy-lamport", "clock"]);
+        for n in [1, 2] {
+            g.feed(n, &rec(1, None, snap(0, "initial")));
+            g.feed(n, &rec(2, None, snap(1, "chandy-lamport")));
+        }
+        assert_eq!(g.done(&[1, 2]), None, "no clock snapshot yet");
+        g.feed(1, &rec(3, None, snap(500, "clock")));
+        assert_eq!(g.done(&[1, 2]), None, "node 2's part is missing");
+        g.feed(2, &rec(3, None, snap(500, "clock")));
+        assert!(g
+            .done(&[1, 2])
+            .unwrap()
+            .contains("chandy-lamport snapshot 1 and clock snapshot 500"));
+        let none = BTreeMap::new();
+        assert!(snapshot_methods(&none).is_empty());
+    }
+}

@@ -1,0 +1,93 @@
+//! Short chaos soaks of every algorithm of every family in the registry, each judged by its
+//! family's own goal and safety (not as an election): the exit status is the soak's verdict,
+//! the criteria reported are the family's, and the verdict is "passed".
+
+mod common;
+
+use common::*;
+use coordlab::algo::registry::{Entry, Fit, ENTRIES};
+use coordlab::trace::Event;
+use std::fs;
+
+/// The criteria a soak of `family` must report, in its own words.
+fn family_criteria(family: &str) -> &'static [&'static str] {
+    match family {
+        "election" => &["storms:", "two leaders in a term", "one agreed leader at the end"],
+        "mutex" => &["mutual exclusion", "every request served", "progress after each fault"],
+        "clock" => &["clocks backwards", "claims held", "back within bound after the faults"],
+        "snapshot" => &["every snapshot conserves money"],
+        _ => &["the checker found nothing wrong"],
+    }
+}
+
+/// Where `e` runs in a soak: a ring unless it needs a complete graph (or, for echo, a sparse mesh).
+fn topology(e: &Entry) -> Vec<&'static str> {
+    match e.runs_on {
+        Fit::Complete => vec!["--topology", "complete"],
+        Fit::AnyGraph if e.family.name == "election" => vec!["--topology", "random:3"],
+        _ => vec![],
+    }
+}
+
+/// A chaos soak of `e` on 5 nodes for 8 s, seed 7; returns whether it passed and its output.
+fn soak(e: &Entry) -> (bool, String) {
+    let logs = temp_logs(&format!("soak-{}", e.name));
+    let mut args = vec!["--duration", "8", "--seed", "7", "--algo", e.name];
+    args.extend(topology(e));
+    let mut l = Launch::command("chaos", 5, &logs, &args);
+    let status = l.wait();
+    let out = l.output();
+    let rd = coordlab::trace::RunDir::load(&logs.join("latest")).unwrap_or_else(|err| panic!("{err}:\n{out}"));
+    assert_all_reaped(&rd);
+    let faults = rd
+        .faults
+        .iter()
+        .filter(|r| matches!(r.event, Event::Pause { .. } | Event::Kill { .. }))
+        .count();
+    assert!(faults >= 2, "{}: only {faults} faults injected:\n{out}", e.name);
+    assert!(logs.join("latest/summary.txt").is_file());
+    assert!(out.contains("suspicions of a running node"), "{}:\n{out}", e.name);
+    for c in family_criteria(e.family.name) {
+        assert!(out.contains(c), "{}: criterion {c:?} not reported:\n{out}", e.name);
+    }
+    assert!(
+        !out.contains("no election in this run"),
+        "{} judged as an election:\n{out}",
+        e.name
+    );
+    // The exit status is the soak's verdict.
+    assert_eq!(status.success(), out.contains("chaos: passed"), "{}:\n{out}", e.name);
+    let _ = fs::remove_dir_all(&logs);
+    (status.success(), out)
+}
+
+/// Soaks every algorithm of `family` and asserts each passed.
+fn soak_family(family: &str) {
+    let entries: Vec<&Entry> = ENTRIES.iter().filter(|e| e.family.name == family).collect();
+    assert!(!entries.is_empty(), "no {family} algorithm");
+    let failed: Vec<String> = entries
+        .into_iter()
+        .filter_map(|e| {
+            let (ok, out) = soak(e);
+            (!ok).then(|| format!("--- {} ---\n{out}", e.name))
+        })
+        .collect();
+    assert!(failed.is_empty(), "soaks that failed:\n{}", failed.join("\n"));
+}
+
+#[test]
+fn every_election_survives_a_short_chaos_soak() {
+    soak_family("election");
+}
+
+#[test]
+fn every_mutex_algorithm_is_judged_by_mutual_exclusion_in_a_chaos_soak() {
+    soak_family("mutex");
+}
+
+#[test]
+fn clocks_snapshots_and_the_probe_are_judged_by_their_own_goals_in_a_chaos_soak() {
+    for family in ["clock", "snapshot", "probe"] {
+        soak_family(family);
+    }
+}
