@@ -1,5 +1,5 @@
 //! The README cannot go stale: every transcript block marked `<!-- transcript: COMMAND -->`
-//! is compared with a fresh run of COMMAND (numbers, times and paths aside), every command of
+//! (in the README and docs/) is compared with a fresh run of COMMAND (numbers, times and paths aside), every command of
 //! the quick tour runs and ends with the status it is annotated with (`# exit N`, else 0), and
 //! no command in the README or docs/ is one a newcomer cannot paste (a bare `coordlab` that is
 //! not on the PATH, a path outside the repository).
@@ -90,11 +90,29 @@ fn blocks(text: &str, marker: &str) -> Vec<(String, Vec<String>)> {
     out
 }
 
+/// The README and every page of docs/.
+fn pages() -> Vec<PathBuf> {
+    let mut files = vec![repo().join("README.md")];
+    for e in fs::read_dir(repo().join("docs")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "md") {
+            files.push(p);
+        }
+    }
+    files.sort();
+    files
+}
+
 #[test]
 fn every_readme_transcript_matches_a_fresh_run() {
-    let text = readme();
-    let transcripts = blocks(&text, "<!-- transcript:");
-    assert!(!transcripts.is_empty(), "the README has no marked transcript");
+    let transcripts: Vec<(String, Vec<String>)> = pages()
+        .iter()
+        .flat_map(|p| blocks(&fs::read_to_string(p).unwrap(), "<!-- transcript:"))
+        .collect();
+    assert!(
+        !blocks(&readme(), "<!-- transcript:").is_empty(),
+        "the README has no marked transcript"
+    );
     for (k, (command, lines)) in transcripts.iter().enumerate() {
         let cwd = temp_logs(&format!("readme-transcript-{k}"));
         fs::create_dir_all(&cwd).unwrap();
@@ -142,14 +160,7 @@ fn every_quick_tour_command_runs_with_the_status_it_says() {
 
 #[test]
 fn every_command_in_the_readme_and_docs_can_be_pasted() {
-    let mut files = vec![repo().join("README.md")];
-    for e in fs::read_dir(repo().join("docs")).unwrap() {
-        let p = e.unwrap().path();
-        if p.extension().is_some_and(|x| x == "md") {
-            files.push(p);
-        }
-    }
-    for f in files {
+    for f in pages() {
         let text = fs::read_to_string(&f).unwrap();
         assert!(
             !text.contains("../shared"),

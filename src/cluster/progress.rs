@@ -1,5 +1,6 @@
 //! `--until done` for the families whose goal the checker's [`Progress`] list does not follow:
-//! clock synchronisation (every live clock within its claimed bound of the reference's) and
+//! clock synchronisation (every live clock within its claimed bound of the reference's, give
+//! or take the checker's drift tolerance of 1000 ppm since the correction) and
 //! the bank's snapshots (every requested kind of global state recorded by every live node).
 //! Elections keep their own goal (one agreed live leader, from the beliefs the fleet keeps).
 
@@ -33,19 +34,19 @@ pub fn snapshot_methods(set: &BTreeMap<String, String>) -> Vec<&'static str> {
 pub struct ClockGoal {
     /// Per node: true time and true offset (`pt - t`) of its latest record with a clock.
     offsets: BTreeMap<NodeId, (u64, i64)>,
-    /// Per node: its latest correction's reference and claimed bound.
-    claims: BTreeMap<NodeId, (NodeId, u64)>,
+    /// Per node: its latest correction's reference, claimed bound, and true time.
+    claims: BTreeMap<NodeId, (NodeId, u64, u64)>,
 }
 
 impl ClockGoal {
     /// How far node `n`'s clock is from its reference's now, against the bound it claimed.
     fn within(&self, n: NodeId) -> Option<(i64, u64)> {
-        let &(reference, bound) = self.claims.get(&n)?;
+        let &(reference, bound, t_adj) = self.claims.get(&n)?;
         let &(t, off) = self.offsets.get(&n)?;
         let &(t_ref, off_ref) = self.offsets.get(&reference)?;
-        // The two readings are taken at different true times: allow the checker's tolerance,
-        // 1000 ppm of the gap, as it does for a claim.
-        let slack = TOLERANCE_US + (t.abs_diff(t_ref) / 1000) as i64;
+        // The checker's tolerance for a claim: 1000 ppm of the time between the two readings,
+        // and of the time since the correction (the clocks drift apart again until the next).
+        let slack = TOLERANCE_US + ((t.abs_diff(t_ref) + t.saturating_sub(t_adj)) / 1000) as i64;
         let error = off - off_ref;
         (error.abs() <= bound as i64 + slack).then_some((error, bound))
     }
@@ -63,7 +64,7 @@ impl Progress for ClockGoal {
         } = &rec.event
         {
             if *r != node {
-                self.claims.insert(node, (*r, *bound_us));
+                self.claims.insert(node, (*r, *bound_us, rec.t));
             }
         }
         if let Event::Start { .. } = &rec.event {
@@ -178,8 +179,9 @@ mod tests {
         g.feed(2, &rec(1_000_000, Some(1_000_500), adjust(1, 100)));
         g.feed(3, &rec(1_000_000, Some(1_000_050), adjust(1, 100)));
         assert_eq!(g.done(&[1, 2, 3]), None, "node 2 is 500 us off with a 100 us bound");
-        g.feed(2, &rec(2_000_000, Some(2_000_080), Event::Other));
-        let done = g.done(&[1, 2, 3]).expect("both within 100 us");
+        // Slewing in, 80 us off 10 ms after the correction: within 100 us + 3 us + 10 us.
+        g.feed(2, &rec(1_010_000, Some(1_010_080), Event::Other));
+        let done = g.done(&[1, 2, 3]).expect("both within their bounds");
         assert!(done.contains("all 2 live clocks"), "{done}");
         assert_eq!(g.done(&[2, 3]), None, "the reference is dead");
         let mut fresh = ClockGoal::default();
