@@ -184,3 +184,43 @@ fn every_command_in_the_readme_and_docs_can_be_pasted() {
         }
     }
 }
+
+#[test]
+fn the_scripts_run_where_the_user_typed_them() {
+    // A stand-in for cargo (the release build is not this test's business) and a target
+    // directory holding the binary under test where the scripts look for the release build.
+    let root = temp_logs("scripts-cwd");
+    let bin_dir = root.join("bin");
+    let target = root.join("target");
+    let user = root.join("user");
+    for d in [&bin_dir, &target.join("release"), &user] {
+        fs::create_dir_all(d).unwrap();
+    }
+    let cargo = bin_dir.join("cargo");
+    fs::write(&cargo, "#!/bin/sh\nexit 0\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(&cargo, fs::Permissions::from_mode(0o755)).unwrap();
+    fs::copy(BIN, target.join("release/coordlab")).unwrap();
+    let path = format!("{}:{}", bin_dir.display(), std::env::var("PATH").unwrap_or_default());
+    let mut child = Command::new(repo().join("scripts/ring.sh"))
+        .args(["3", "--until", "elected", "--logs", "mylogs"])
+        .current_dir(&user)
+        .env("PATH", path)
+        .env("CARGO_TARGET_DIR", &target)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let status = wait_until(&mut child, Instant::now() + DEADLINE);
+    let stray = repo().join("mylogs");
+    let landed_in_repo = stray.exists();
+    let _ = fs::remove_dir_all(&stray);
+    assert_eq!(status.and_then(|s| s.code()), Some(0));
+    assert!(!landed_in_repo, "--logs mylogs landed inside the repository");
+    assert!(
+        user.join("mylogs/latest/run.json").is_file(),
+        "--logs mylogs is relative to the user's directory"
+    );
+    let _ = fs::remove_dir_all(&root);
+}

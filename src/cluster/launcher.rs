@@ -33,7 +33,7 @@ const PROMPT: Token = Token(3);
 const FIRST_CONN: usize = 16;
 /// What to do without a console.
 const NO_CONSOLE: &str =
-    "no console input: use `coordlab status`, `coordlab pause N`, ... from another terminal, or Ctrl-C to stop";
+    "no console input: use `scripts/coordlab status`, `scripts/coordlab pause N`, ... from another terminal, or Ctrl-C to stop";
 /// How often traces are read and the goal is stepped, for a launch of `n` nodes: often, so that
 /// `--until elected` ends within a few milliseconds of the agreement, but at most about a fifth
 /// of the launcher's time spent looking at traces that did not grow (one stat each, ~2 us).
@@ -156,7 +156,7 @@ fn banner(o: &LaunchOptions, plan: &Plan, dir: &Path, goal: &Goal) {
     if goal.is_console() {
         say!(
             "console: pause N, resume N, kill N, restart N, status, logs N, help, quit \
-             (or `coordlab status` etc. from another terminal)"
+             (or `scripts/coordlab status` etc. from another terminal)"
         );
     }
 }

@@ -9,11 +9,14 @@ use crate::check::section::{self, Progress};
 use crate::trace::{Event, NodeId, Record};
 use std::collections::{BTreeMap, BTreeSet};
 
+/// `max_slew_ppm`'s default (the engine's key in the registry).
+const DEFAULT_SLEW_PPM: u64 = 100_000;
+
 /// The live progress of algorithm `algo`'s family toward its goal, with the run's `--set`
 /// options; None for elections (see `Fleet::done`).
 pub fn progress(algo: &str, set: &BTreeMap<String, String>) -> Option<Box<dyn Progress>> {
     match section::family(algo) {
-        "clock" => Some(Box::new(ClockGoal::default())),
+        "clock" => Some(Box::new(ClockGoal::new(set))),
         "snapshot" => Some(Box::new(SnapshotGoal::new(&snapshot_methods(set)))),
         family => section::progress(family),
     }
@@ -32,6 +35,14 @@ pub fn snapshot_methods(set: &BTreeMap<String, String>) -> Vec<&'static str> {
 /// Each node's clock as its latest record shows it, and its latest claim.
 #[derive(Debug, Default)]
 pub struct ClockGoal {
+    /// How fast a correction moves the clock, ppm (`max_slew_ppm`; `step=true`: at once).
+    slew_ppm: u64,
+    /// The latest true time seen in any record.
+    now: u64,
+    /// True time now (the host's clock, as in the records; a test's own clock).
+    clock: Option<fn() -> u64>,
+    /// Per node whose latest record is a correction: its time and the amount to move by.
+    moving: BTreeMap<NodeId, (u64, i64)>,
     /// Per node: true time and true offset (`pt - t`) of its latest record with a clock.
     offsets: BTreeMap<NodeId, (u64, i64)>,
     /// Per node: its latest correction's reference, claimed bound, and true time.
@@ -39,10 +50,31 @@ pub struct ClockGoal {
 }
 
 impl ClockGoal {
+    /// Following the clocks of a run with options `set` (how corrections are applied).
+    pub fn new(set: &BTreeMap<String, String>) -> Self {
+        let step = set.get("step").is_some_and(|v| v == "true");
+        let slew_ppm = set
+            .get("max_slew_ppm")
+            .and_then(|v| v.parse::<f64>().ok())
+            .map_or(DEFAULT_SLEW_PPM, |ppm| ppm.max(1.0) as u64);
+        ClockGoal {
+            slew_ppm: if step { u64::MAX } else { slew_ppm },
+            clock: Some(crate::trace::wall_us),
+            ..ClockGoal::default()
+        }
+    }
+
     /// How far node `n`'s clock is from its reference's now, against the bound it claimed.
     fn within(&self, n: NodeId) -> Option<(i64, u64)> {
         let &(reference, bound, t_adj) = self.claims.get(&n)?;
-        let &(t, off) = self.offsets.get(&n)?;
+        let &(t, mut off) = self.offsets.get(&n)?;
+        // A correction's own record reads the clock before it moves: add what the slew has
+        // applied of it by now (all of it for a step).
+        if let Some(&(t_moving, by)) = self.moving.get(&n) {
+            let now = self.now.max(self.clock.map_or(0, |c| c()));
+            let applied = (now.saturating_sub(t_moving) as u128 * self.slew_ppm as u128 / 1_000_000) as u64;
+            off += by.signum() * by.unsigned_abs().min(applied) as i64;
+        }
         let &(t_ref, off_ref) = self.offsets.get(&reference)?;
         // The checker's tolerance for a claim: 1000 ppm of the time between the two readings,
         // and of the time since the correction (the clocks drift apart again until the next).
@@ -54,8 +86,14 @@ impl ClockGoal {
 
 impl Progress for ClockGoal {
     fn feed(&mut self, node: NodeId, rec: &Record) {
+        self.now = self.now.max(rec.t);
         if let Some(pt) = rec.pt {
             self.offsets.insert(node, (rec.t, pt as i64 - rec.t as i64));
+            // A later reading shows the correction as far as it went.
+            self.moving.remove(&node);
+        }
+        if let (Event::ClockAdjust { offset_us, .. }, Some(_)) = (&rec.event, rec.pt) {
+            self.moving.insert(node, (rec.t, *offset_us));
         }
         if let Event::ClockAdjust {
             bound_us,
@@ -160,6 +198,14 @@ mod tests {
         }
     }
 
+    /// A clock goal whose "now" is the latest record, not the host's clock.
+    fn test_goal() -> ClockGoal {
+        ClockGoal {
+            clock: None,
+            ..ClockGoal::new(&BTreeMap::new())
+        }
+    }
+
     fn adjust(reference: NodeId, bound_us: u64) -> Event {
         Event::ClockAdjust {
             offset_us: 0,
@@ -174,7 +220,7 @@ mod tests {
 
     #[test]
     fn clocks_are_done_when_every_live_clock_is_within_its_bound_of_the_reference() {
-        let mut g = ClockGoal::default();
+        let mut g = test_goal();
         g.feed(1, &rec(1_000_000, Some(1_000_000), Event::Other));
         g.feed(2, &rec(1_000_000, Some(1_000_500), adjust(1, 100)));
         g.feed(3, &rec(1_000_000, Some(1_000_050), adjust(1, 100)));
@@ -184,7 +230,19 @@ mod tests {
         let done = g.done(&[1, 2, 3]).expect("both within their bounds");
         assert!(done.contains("all 2 live clocks"), "{done}");
         assert_eq!(g.done(&[2, 3]), None, "the reference is dead");
-        let mut fresh = ClockGoal::default();
+        // A correction's record reads the clock before it moves by `offset_us`.
+        let mut g = test_goal();
+        g.feed(1, &rec(1_000_000, Some(1_000_000), Event::Other));
+        let mut moving = adjust(1, 10);
+        if let Event::ClockAdjust { offset_us, .. } = &mut moving {
+            *offset_us = -105;
+        }
+        g.feed(2, &rec(1_000_000, Some(1_000_105), moving));
+        assert_eq!(g.done(&[1, 2]), None, "105 us off, the correction not slewed in yet");
+        // 10 ms later at 10%: the 105 us are in.
+        g.feed(1, &rec(1_010_000, Some(1_010_000), Event::Other));
+        assert!(g.done(&[1, 2]).is_some(), "105 us off, moved by -105 us since");
+        let mut fresh = test_goal();
         fresh.feed(1, &rec(1, Some(1), Event::Other));
         assert_eq!(fresh.done(&[1, 2]), None, "no node corrected yet");
     }
