@@ -122,6 +122,16 @@ fn until_done_waits_for_each_familys_own_goal() {
     );
     assert!(!out.contains("elected"), "{out}");
     let _ = fs::remove_dir_all(&logs);
+    // Berkeley on skewed clocks: the master corrects itself too; every clock must be slewed in.
+    let (code, out, logs) = launch(
+        "mesh",
+        3,
+        "done-berkeley",
+        &["--algo", "berkeley", "--clock-skew", "random:100,50", "--until", "done"],
+    );
+    assert_eq!(code, Some(exit::OK), "{out}");
+    assert!(out.contains("synchronised: all 2 live clocks"), "{out}");
+    let _ = fs::remove_dir_all(&logs);
 
     let (code, out, logs) = launch(
         "mesh",

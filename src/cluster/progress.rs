@@ -41,8 +41,10 @@ pub struct ClockGoal {
     now: u64,
     /// True time now (the host's clock, as in the records; a test's own clock).
     clock: Option<fn() -> u64>,
-    /// Per node whose latest record is a correction: its time and the amount to move by.
-    moving: BTreeMap<NodeId, (u64, i64)>,
+    /// Per node whose correction is being slewed in: its time, the amount to move by, and
+    /// when the slew is over (readings before then are not taken: the correction's own
+    /// reading plus what the slew has applied is the clock).
+    moving: BTreeMap<NodeId, (u64, i64, u64)>,
     /// Per node: true time and true offset (`pt - t`) of its latest record with a clock.
     offsets: BTreeMap<NodeId, (u64, i64)>,
     /// Per node: its latest correction's reference, claimed bound, and true time.
@@ -64,18 +66,24 @@ impl ClockGoal {
         }
     }
 
-    /// How far node `n`'s clock is from its reference's now, against the bound it claimed.
-    fn within(&self, n: NodeId) -> Option<(i64, u64)> {
-        let &(reference, bound, t_adj) = self.claims.get(&n)?;
+    /// Node `n`'s latest reading (true time, offset), and a correction's own reading plus what
+    /// its slew has applied by now (all of it for a step): the reading before it moves.
+    fn reading(&self, n: NodeId) -> Option<(u64, i64)> {
         let &(t, mut off) = self.offsets.get(&n)?;
-        // A correction's own record reads the clock before it moves: add what the slew has
-        // applied of it by now (all of it for a step).
-        if let Some(&(t_moving, by)) = self.moving.get(&n) {
+        if let Some(&(t_moving, by, _)) = self.moving.get(&n) {
             let now = self.now.max(self.clock.map_or(0, |c| c()));
             let applied = (now.saturating_sub(t_moving) as u128 * self.slew_ppm as u128 / 1_000_000) as u64;
             off += by.signum() * by.unsigned_abs().min(applied) as i64;
         }
-        let &(t_ref, off_ref) = self.offsets.get(&reference)?;
+        Some((t, off))
+    }
+
+    /// How far node `n`'s clock is from its reference's now (the reference corrects itself too
+    /// under Berkeley), against the bound it claimed.
+    fn within(&self, n: NodeId) -> Option<(i64, u64)> {
+        let &(reference, bound, t_adj) = self.claims.get(&n)?;
+        let (t, off) = self.reading(n)?;
+        let (t_ref, off_ref) = self.reading(reference)?;
         // The checker's tolerance for a claim: 1000 ppm of the time between the two readings,
         // and of the time since the correction (the clocks drift apart again until the next).
         let slack = TOLERANCE_US + ((t.abs_diff(t_ref) + t.saturating_sub(t_adj)) / 1000) as i64;
@@ -87,13 +95,16 @@ impl ClockGoal {
 impl Progress for ClockGoal {
     fn feed(&mut self, node: NodeId, rec: &Record) {
         self.now = self.now.max(rec.t);
-        if let Some(pt) = rec.pt {
+        let slewing = self.moving.get(&node).is_some_and(|m| rec.t < m.2);
+        let correction = matches!(rec.event, Event::ClockAdjust { .. });
+        if let (Some(pt), false) = (rec.pt, slewing && !correction) {
             self.offsets.insert(node, (rec.t, pt as i64 - rec.t as i64));
-            // A later reading shows the correction as far as it went.
             self.moving.remove(&node);
         }
         if let (Event::ClockAdjust { offset_us, .. }, Some(_)) = (&rec.event, rec.pt) {
-            self.moving.insert(node, (rec.t, *offset_us));
+            let takes = (offset_us.unsigned_abs() as u128 * 1_000_000 / self.slew_ppm.max(1) as u128) as u64;
+            self.moving
+                .insert(node, (rec.t, *offset_us, rec.t.saturating_add(takes)));
         }
         if let Event::ClockAdjust {
             bound_us,
@@ -239,6 +250,8 @@ mod tests {
         }
         g.feed(2, &rec(1_000_000, Some(1_000_105), moving));
         assert_eq!(g.done(&[1, 2]), None, "105 us off, the correction not slewed in yet");
+        // A reading 0.5 ms later, mid-slew, is not taken: the correction's reading plus the slew is.
+        g.feed(2, &rec(1_000_500, Some(1_000_605), Event::Other));
         // 10 ms later at 10%: the 105 us are in.
         g.feed(1, &rec(1_010_000, Some(1_010_000), Event::Other));
         assert!(g.done(&[1, 2]).is_some(), "105 us off, moved by -105 us since");
