@@ -38,20 +38,22 @@ enum Cmd {
     Mesh {
         /// How many nodes (at least 2).
         n: usize,
-        /// complete | ring | bidirectional-ring | grid | random:K | FILE (an edge list).
+        /// complete | ring | bidirectional-ring | grid | random:K | FILE (an edge list); ring and
+        /// bidirectional-ring launch exactly what `coordlab ring N` does.
         #[arg(long, default_value = "complete")]
         topology: String,
         #[command(flatten)]
         launch: LaunchArgs,
     },
-    /// Chaos soak: a ring (or --mesh SPEC) under a random fault every 0.3-1.5 s for --duration
-    /// (default 20) seconds, then the checker and the soak's criteria; exit 1 when one fails.
+    /// Chaos soak: a ring (or --topology SPEC) under a random fault every 0.3-1.5 s for
+    /// --duration (default 20) seconds, then the checker and the family's criteria; exit 1 when one fails.
     Chaos {
         /// How many nodes (at least 2).
         n: usize,
-        /// Run on a mesh of this topology instead of a ring (complete, grid, random:K, ...).
-        #[arg(long)]
-        mesh: Option<String>,
+        /// Run on a mesh of this topology instead of a ring: complete | ring | bidirectional-ring |
+        /// grid | random:K | FILE (an edge list).
+        #[arg(long, alias = "mesh")]
+        topology: Option<String>,
         #[command(flatten)]
         launch: LaunchArgs,
     },
@@ -65,7 +67,7 @@ enum Cmd {
     Restart(Target),
     /// Who is alive, paused or dead, and whom each node believes leads.
     Status(RunArg),
-    /// The last lines of node ID's human log, from the running launch.
+    /// The last lines of node ID's human log, from the running launch or a finished run.
     Logs {
         /// The node id.
         id: u64,
@@ -232,8 +234,8 @@ struct RunArg {
 
 #[derive(Args)]
 struct LaunchArgs {
-    #[arg(long, default_value = registry::DEFAULT_ALGO, help = algo_help())]
-    algo: String,
+    #[arg(long, help = launch_algo_help())]
+    algo: Option<String>,
     /// The ids around the ring, in ring order (default 1..N).
     #[arg(long)]
     ids: Option<String>,
@@ -425,6 +427,16 @@ fn algo_help() -> String {
     format!("The algorithm: {} (`coordlab algos` describes each)", registry::names())
 }
 
+/// The help of a launch's `--algo`: the registry's names and the default per topology.
+fn launch_algo_help() -> String {
+    format!(
+        "{} [default: {} on a ring; on a mesh, the first election of `coordlab algos` that runs on \
+         its topology: bully on complete, yoyo on grid or random:K]",
+        algo_help(),
+        registry::DEFAULT_ALGO
+    )
+}
+
 /// `--set` pairs; a key given twice is refused rather than one value silently winning.
 fn parse_set(set: &[String]) -> Result<BTreeMap<String, String>, CliError> {
     let mut out = BTreeMap::new();
@@ -531,12 +543,12 @@ fn launch_options(n: usize, topology: Layout, a: LaunchArgs) -> Result<LaunchOpt
     }
     // The story is the bank's: it runs when no other algorithm was named.
     // So are the network stories': echo on two groups joined by one link, central cut off.
-    let algo = match a.demo.as_deref() {
-        _ if a.algo != registry::DEFAULT_ALGO => a.algo,
-        _ if snapshot_demo => "bank".to_string(),
-        Some("link-cut") => registry::ECHO.name.to_string(),
-        Some("partition") => registry::CENTRAL.name.to_string(),
-        _ => a.algo,
+    let algo = match a.algo {
+        Some(algo) => algo,
+        None if snapshot_demo => "bank".to_string(),
+        None if a.demo.as_deref() == Some("link-cut") => registry::ECHO.name.to_string(),
+        None if a.demo.as_deref() == Some("partition") => registry::CENTRAL.name.to_string(),
+        None => cluster::plan::default_algo(&topology, n, ids.as_deref(), a.seed),
     };
     Ok(LaunchOptions {
         n,
@@ -614,7 +626,7 @@ fn emit_line(line: impl std::fmt::Display) -> Result<(), CliError> {
 
 fn control(run: &std::path::Path, cmd: String) -> Result<i32, CliError> {
     emit_line(cluster::control(run, &cmd)?)?;
-    Ok(0)
+    Ok(coordlab::exit::OK)
 }
 
 fn run(cli: Cli) -> Result<i32, CliError> {
@@ -623,19 +635,23 @@ fn run(cli: Cli) -> Result<i32, CliError> {
             coordlab::node::name_node(a.id);
             coordlab::node::logging::init();
             coordlab::node::runtime::run_node(node_options(a)?)?;
-            Ok(0)
+            Ok(coordlab::exit::OK)
         }
         Cmd::Resource(a) => {
             coordlab::node::name_node(a.id);
             coordlab::node::logging::init();
             coordlab::node::runtime::run_resource(resource_options(a)?)?;
-            Ok(0)
+            Ok(coordlab::exit::OK)
         }
         Cmd::Ring { n, launch } => cluster::launch(launch_options(n, Layout::Ring, launch)?),
-        Cmd::Mesh { n, topology, launch } => cluster::launch(launch_options(n, Layout::Mesh(topology), launch)?),
-        Cmd::Chaos { n, mesh, mut launch } => {
+        Cmd::Mesh { n, topology, launch } => cluster::launch(launch_options(n, Layout::mesh(&topology), launch)?),
+        Cmd::Chaos {
+            n,
+            topology,
+            mut launch,
+        } => {
             launch.duration = launch.duration.or(Some(20.0));
-            let layout = mesh.map_or(Layout::Ring, Layout::Mesh);
+            let layout = topology.as_deref().map_or(Layout::Ring, Layout::mesh);
             let mut opts = launch_options(n, layout, launch)?;
             opts.chaos = true;
             cluster::launch(opts)
@@ -645,7 +661,10 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         Cmd::Kill(t) => control(&t.run.run, format!("kill {}", t.id)),
         Cmd::Restart(t) => control(&t.run.run, format!("restart {}", t.id)),
         Cmd::Status(r) => control(&r.run, "status".into()),
-        Cmd::Logs { id, lines, run } => control(&run.run, format!("logs {id} {lines}")),
+        Cmd::Logs { id, lines, run } => {
+            emit_line(cluster::logs(&run.run, id, lines)?)?;
+            Ok(coordlab::exit::OK)
+        }
         Cmd::Quit(r) => control(&r.run, "quit".into()),
         Cmd::Net { mut words } => {
             let mut run = PathBuf::from("logs/latest");
@@ -683,15 +702,15 @@ fn run(cli: Cli) -> Result<i32, CliError> {
                 };
                 coordlab::bench::run_startup(startup_sizes)?;
             }
-            Ok(0)
+            Ok(coordlab::exit::OK)
         }
         Cmd::BenchEcho { listen } => {
             coordlab::bench::echo_server(&listen)?;
-            Ok(0)
+            Ok(coordlab::exit::OK)
         }
         Cmd::BenchRelay { listen, next, poll } => {
             coordlab::bench::relay(&listen, &next, poll)?;
-            Ok(0)
+            Ok(coordlab::exit::OK)
         }
         Cmd::Cut { dir, at_pt, at_vc } => {
             use coordlab::check::cut::{report, CutRule};
@@ -709,7 +728,7 @@ fn run(cli: Cli) -> Result<i32, CliError> {
             };
             let run = coordlab::trace::RunDir::load(&dir).map_err(|e| usage(e.to_string()))?;
             emit(&report(&run, rule).map_err(usage)?)?;
-            Ok(0)
+            Ok(coordlab::exit::OK)
         }
         Cmd::QuorumRisk {
             n,
@@ -737,17 +756,17 @@ fn run(cli: Cli) -> Result<i32, CliError> {
                 ))?;
                 emit_line(format!("  {}", coordlab::algo::mutex::risk_sim::assumptions(n, m)))?;
             }
-            Ok(0)
+            Ok(coordlab::exit::OK)
         }
         Cmd::Timeline { window, mermaid, view } => {
             for f in coordlab::render::timeline(&window.dir, &window.window()?, mermaid, &view)? {
                 emit_line(format!("wrote {}", f.display()))?;
             }
-            Ok(0)
+            Ok(coordlab::exit::OK)
         }
         Cmd::Graph { dir } => {
             emit_line(format!("wrote {}", coordlab::render::graph(&dir)?.display()))?;
-            Ok(0)
+            Ok(coordlab::exit::OK)
         }
         Cmd::Shiviz { window } => {
             let f = coordlab::render::shiviz(&window.dir, &window.window()?)?;
@@ -755,17 +774,17 @@ fn run(cli: Cli) -> Result<i32, CliError> {
                 "wrote {} (open it at https://distributedclocks.github.io/shiviz/)",
                 f.display()
             ))?;
-            Ok(0)
+            Ok(coordlab::exit::OK)
         }
         Cmd::Algos => {
             emit(&registry::listing())?;
-            Ok(0)
+            Ok(coordlab::exit::OK)
         }
         Cmd::Check { dir, verbose } => {
             let report = coordlab::check::check(&dir)?;
             let text = if verbose { &report.full } else { &report.text };
             emit(text)?;
-            Ok(if report.violated { 1 } else { 0 })
+            Ok(coordlab::exit::of_verdict(report.violated))
         }
     }
 }

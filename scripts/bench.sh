@@ -3,9 +3,7 @@
 # election algorithm's time and message counts beside the formulas, for n = 8, 64 and 256,
 # and a junk flood at the leader of a ring of 8.
 # Options pass to `coordlab bench` (e.g. --only elections --sizes 8,64).
+# Builds coordlab in release mode on the first run (cheap afterwards) and runs in the directory
+# you typed it in: relative paths such as --logs mylogs are yours (see scripts/coordlab).
 set -euo pipefail
-cd "$(dirname "$0")/.."
-# Not quiet: a first build takes minutes, and cargo's own progress shows that it is working.
-echo "bench.sh: building coordlab (release; the first build takes a few minutes, later ones seconds)..." >&2
-cargo build --release
-exec "${CARGO_TARGET_DIR:-target}/release/coordlab" bench "$@"
+exec "$(dirname "${BASH_SOURCE[0]}")/coordlab" bench "$@"

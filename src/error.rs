@@ -20,14 +20,14 @@ pub enum CliError {
 
 /// The exit status of a write failure ([`CliError::Write`]); a node exits with it when it
 /// cannot write its trace, which is how the launcher learns it.
-pub const WRITE_FAILED: i32 = 3;
+pub const WRITE_FAILED: i32 = crate::exit::WRITE_FAILED;
 
 impl CliError {
     /// The process exit status for this error.
     pub fn exit_code(&self) -> i32 {
         match self {
-            CliError::Usage(_) => 2,
-            CliError::Failed(_) => 1,
+            CliError::Usage(_) => crate::exit::USAGE,
+            CliError::Failed(_) => crate::exit::VIOLATED,
             CliError::Write(_) => WRITE_FAILED,
         }
     }

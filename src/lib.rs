@@ -28,6 +28,7 @@ pub mod clock;
 pub mod cluster;
 pub mod engine;
 pub mod error;
+pub mod exit;
 pub mod net;
 pub mod node;
 pub mod render;

@@ -1,10 +1,12 @@
 //! The chaos soak (`coordlab chaos`): a launcher goal that injects a random fault every
 //! 0.3-1.5 s (pause a running node for 0.2-2 s then resume it, or kill it and restart it after
 //! 0.5-2 s; the leader about one time in three), stops injecting a settling time before
-//! `--duration` ends, then judges the run by the checker against the soak's criteria:
-//! suspicions of a running node heal within twice the timeout, no storm, no two leaders in a
-//! term that the faults do not explain, one agreed leader at the end. Network faults (cuts,
-//! partitions, loss, delay) are drawn beside them unless `--faults process` ([`chaos_net`]).
+//! `--duration` ends, then judges the run by the checker against the soak's criteria: for
+//! every family, suspicions of a running node heal within twice the timeout; for elections, no
+//! storm, no two leaders in a term that the faults do not explain, one agreed leader at the
+//! end; the other families by their own goal and safety ([`super::chaos_judge`]).
+//! Network faults (cuts, partitions, loss, delay) are drawn beside them unless `--faults
+//! process` ([`chaos_net`]).
 //!
 //! [`chaos_net`]: super::chaos_net
 
@@ -36,6 +38,8 @@ pub struct Chaos {
     injected: usize,
     kinds: FaultKinds,
     net: NetChaos,
+    /// How long before the end faults stop: the time the run is given to recover.
+    pub settle: Duration,
 }
 
 impl Chaos {
@@ -53,6 +57,7 @@ impl Chaos {
             injected: 0,
             kinds: FaultKinds::All,
             net: NetChaos::new(),
+            settle,
         }
     }
 
@@ -84,7 +89,7 @@ impl Chaos {
         self.net.due(net, fleet, now, now >= self.faults_until);
         if now >= self.deadline {
             return Some(Ending {
-                code: 0,
+                code: crate::exit::OK,
                 message: format!(
                     "chaos: {} faults injected ({} of the network) over {:.1} s; judging the run",
                     self.injected + self.net.injected,
@@ -158,8 +163,10 @@ pub struct Criterion {
     pub words: String,
 }
 
-/// The soak's criteria, judged from the checker's analysis of the whole run.
-pub fn criteria(a: &Analysis) -> Vec<Criterion> {
+/// The soak's criteria, judged from the checker's analysis of the whole run by the family's
+/// own goal and safety (elections here, the others in [`super::chaos_judge`]); `settle` is
+/// how long before the end the faults stopped.
+pub fn criteria(a: &Analysis, settle: Duration) -> Vec<Criterion> {
     let mut out = Vec::new();
     let twice = a
         .timeout_us
@@ -181,6 +188,11 @@ pub fn criteria(a: &Analysis) -> Vec<Criterion> {
             ),
         },
     });
+    let family = crate::check::section::family(&a.algo);
+    if family != crate::algo::registry::ELECTION.name {
+        out.extend(super::chaos_judge::criteria(family, a, settle.as_micros() as u64));
+        return out;
+    }
     let Some(e) = &a.election else {
         out.push(Criterion {
             ok: false,
@@ -263,7 +275,7 @@ mod tests {
     type Cr = Leadership<ChangRoberts>;
 
     fn judged(s: &Sim<Cr>) -> Vec<Criterion> {
-        criteria(&analyse(&sim_run(s, "chang-roberts", "ring")))
+        criteria(&analyse(&sim_run(s, "chang-roberts", "ring")), Duration::from_secs(5))
     }
 
     fn agreed_on(s: &Sim<Cr>, leader: u64) -> bool {

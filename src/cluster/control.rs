@@ -197,11 +197,11 @@ impl Drop for Server {
 }
 
 /// The client's end: sends `command` to the launcher of the run in `run_dir` and returns its
-/// answer. A refusal is a usage error (exit 2); no launcher listening is a failure (exit 1).
+/// answer. A refusal, or a run with no launcher listening (it has ended), is a usage error (exit 2).
 pub fn send(run_dir: &Path, command: &str) -> Result<String, CliError> {
     let info_path = run_dir.join("run.json");
     let text = std::fs::read_to_string(&info_path).map_err(|e| {
-        failed(format!(
+        usage(format!(
             "no run at {} ({}: {e}); start one with scripts/ring.sh N",
             run_dir.display(),
             info_path.display()
@@ -221,7 +221,7 @@ pub fn send(run_dir: &Path, command: &str) -> Result<String, CliError> {
     };
     let secs = CLIENT_TIMEOUT.as_secs();
     let mut stream = connect(&sock).map_err(|e| match e.kind() {
-        ErrorKind::NotFound | ErrorKind::ConnectionRefused => failed(format!(
+        ErrorKind::NotFound | ErrorKind::ConnectionRefused => usage(format!(
             "no launcher is running for {} (nothing listens on {}): the run has ended",
             run_dir.display(),
             sock.display()

@@ -151,7 +151,7 @@ impl Demo {
         let Some(old) = fleet.agreement().filter(|a| a.nodes.len() == self.n) else {
             return Ok(None);
         };
-        say!("1. {}", agreement_line(fleet, &old));
+        say!("1. {}", agreement_line(fleet, &old, true));
         let wall = wall_us();
         fleet.pause(old.leader)?;
         say!(
@@ -203,7 +203,7 @@ impl Demo {
                 old.leader
             );
         }
-        say!("   {}", agreement_line(fleet, &new).replace("all ", "the other "));
+        say!("   {}", agreement_line(fleet, &new, true).replace("all ", "the other "));
         say!(
             "   two nodes now each believe they lead: node {} (term {}, paused: it cannot know) and node {} \
              (term {})",
@@ -307,7 +307,7 @@ impl Demo {
                 );
             }
         }
-        say!("4. {}", agreement_line(fleet, &all));
+        say!("4. {}", agreement_line(fleet, &all, all.term != new.term));
         Some(Ending {
             code: 0,
             message: self.story.complete.into(),

@@ -22,7 +22,7 @@ impl Ending {
     /// A success.
     pub fn ok(message: impl Into<String>) -> Self {
         Ending {
-            code: 0,
+            code: crate::exit::OK,
             message: message.into(),
             check: false,
         }
@@ -40,7 +40,7 @@ impl Ending {
     /// A failure (exit 1).
     pub fn failed(message: impl Into<String>) -> Self {
         Ending {
-            code: 1,
+            code: crate::exit::VIOLATED,
             message: message.into(),
             check: false,
         }
@@ -131,8 +131,9 @@ impl Goal {
                 if let Some(a) = fleet.agreement() {
                     let now_shown = Some((a.leader, a.term, a.nodes.len()));
                     if *shown != now_shown {
+                        let first = shown.is_none_or(|s| s.1 != a.term);
                         *shown = now_shown;
-                        say!("{}", agreement_line(fleet, &a));
+                        say!("{}", agreement_line(fleet, &a, first));
                     }
                 }
                 until
@@ -174,8 +175,8 @@ impl Goal {
     pub fn conclude(&self, analysis: &crate::check::Analysis) -> (Vec<String>, bool) {
         match self {
             Goal::Demo(demo) => (demo.conclude(analysis), analysis.violated()),
-            Goal::Chaos(_) => {
-                let c = criteria(analysis);
+            Goal::Chaos(chaos) => {
+                let c = criteria(analysis, chaos.settle);
                 let by_design = |f: &crate::check::Finding| f.explanation.as_ref().is_some_and(|e| e.by_design);
                 let failed = c.iter().any(|c| !c.ok) || analysis.findings().iter().any(|f| f.fails() && !by_design(f));
                 let mut lines = vec!["Chaos soak criteria".to_string()];
@@ -206,15 +207,15 @@ impl Goal {
     }
 }
 
-/// `all 8 live nodes agree: node 8 leads term 1 (+312 ms since start; the election took
-/// 290 ms)`: when the agreement formed, and how long the election took (see
-/// [`agreement_times`](super::narrate::agreement_times)).
-pub fn agreement_line(fleet: &Fleet, a: &Agreement) -> String {
+/// `all 8 live nodes agree: node 8 leads term 1 (+312 ms since start; elected in 290 ms)`:
+/// when the agreement formed, and for the `first` agreement of its term how long the election
+/// took (see [`agreement_times`](super::narrate::agreement_times)).
+pub fn agreement_line(fleet: &Fleet, a: &Agreement, first: bool) -> String {
     format!(
         "all {} live nodes agree: node {} leads term {} ({})",
         a.nodes.len(),
         a.leader,
         a.term,
-        super::narrate::agreement_times(fleet, a)
+        super::narrate::agreement_times(fleet, a, first)
     )
 }

@@ -35,7 +35,7 @@ const PROMPT: Token = Token(3);
 const FIRST_CONN: usize = 16;
 /// What to do without a console.
 const NO_CONSOLE: &str =
-    "no console input: use `coordlab status`, `coordlab pause N`, ... from another terminal, or Ctrl-C to stop";
+    "no console input: use `scripts/coordlab status`, `scripts/coordlab pause N`, ... from another terminal, or Ctrl-C to stop";
 /// How often traces are read and the goal is stepped, for a launch of `n` nodes: often, so that
 /// `--until elected` ends within a few milliseconds of the agreement, but at most about a fifth
 /// of the launcher's time spent looking at traces that did not grow (one stat each, ~2 us).
@@ -110,7 +110,7 @@ pub fn run(opts: LaunchOptions, plan: Plan, backend: Backend, schedule: Schedule
 
     let mut fleet = Fleet::new(&plan.nodes, args, &dir, start_us)
         .map_err(|e| failed(format!("cannot write {}: {e}", dir.join("faults.jsonl").display())))?;
-    fleet.progress = crate::check::section::progress(crate::check::section::family(&opts.algo));
+    fleet.progress = super::progress::progress(&opts.algo, &plan.set);
     if let Err(e) = fleet.spawn_all(bound, zygote, gate) {
         fleet.stop_all();
         let _ = crate::check::check(&dir);
@@ -157,20 +157,23 @@ fn options_json(o: &LaunchOptions, backend: Backend) -> serde_json::Value {
 }
 
 fn banner(o: &LaunchOptions, plan: &Plan, dir: &Path, goal: &Goal) {
+    let mutex = crate::algo::mutex::is_mutex(&o.algo);
     let shape = match &o.topology {
         Layout::Ring => "ring".to_string(),
         Layout::Mesh(_) => {
             // The plan's graph: a story may build its own (`--demo link-cut`).
             let spec = plan.topology.strip_prefix("mesh:").unwrap_or(&plan.topology);
-            let edges: usize = plan.nodes.iter().map(|p| p.neighbours.len()).sum();
-            let arrows = if spec == "ring" { "one-way links" } else { "links" };
-            let count = if spec == "ring" { edges } else { edges / 2 };
-            format!("mesh ({spec}, {count} {arrows})")
+            format!("mesh ({spec}: {})", links_words(plan, mutex))
         }
+    };
+    let resource = if mutex {
+        format!(", plus the shared resource (node {})", super::RESOURCE_NODE)
+    } else {
+        String::new()
     };
     let scaled = o.timing_note.as_ref().map_or(String::new(), |s| format!(": {s}"));
     say!(
-        "{shape} of {} nodes running {} (heartbeat {} ms, timeout {} ms{scaled}); logs in {}",
+        "{shape} of {} nodes{resource} running {} (heartbeat {} ms, timeout {} ms{scaled}); logs in {}",
         o.n,
         o.algo,
         o.heartbeat_ms,
@@ -180,9 +183,29 @@ fn banner(o: &LaunchOptions, plan: &Plan, dir: &Path, goal: &Goal) {
     if goal.is_console() {
         say!(
             "console: pause N, resume N, kill N, restart N, status, logs N, help, quit \
-             (or `coordlab status` etc. from another terminal)"
+             (or `scripts/coordlab status` etc. from another terminal)"
         );
     }
+}
+
+/// `6 links between the 4 nodes`: each pair of nodes that may talk counted once (a one-way
+/// link once too), the shared resource's links to every node left out (the banner names it).
+fn links_words(plan: &Plan, mutex: bool) -> String {
+    let nodes: Vec<_> = plan
+        .nodes
+        .iter()
+        .filter(|p| !(mutex && p.id == super::RESOURCE_NODE))
+        .collect();
+    let pairs: std::collections::BTreeSet<(u64, u64)> = nodes
+        .iter()
+        .flat_map(|p| {
+            p.neighbours
+                .iter()
+                .filter(|&&q| !(mutex && q == super::RESOURCE_NODE))
+                .map(move |&q| (p.id.min(q), p.id.max(q)))
+        })
+        .collect();
+    format!("{} links between the {} nodes", pairs.len(), nodes.len())
 }
 
 /// The running launch: the fleet and every source of input.
@@ -373,11 +396,15 @@ impl Launcher {
         let summary_lost = matches!(&checked, Err(CliError::Write(_)));
         if !ending.check {
             match &checked {
-                Ok(r) => say!(
-                    "checked: {} (details: {})",
-                    crate::check::summary::verdict(&r.analysis),
-                    self.fleet.dir.join("summary.txt").display()
-                ),
+                Ok(r) => {
+                    say!(
+                        "checked: {} (details: {})",
+                        crate::check::summary::verdict(&r.analysis),
+                        self.fleet.dir.join("summary.txt").display()
+                    );
+                    // However the run ended (`--until`, `--duration`, `quit`), a violation is status 1.
+                    code = code.max(crate::exit::of_verdict(r.violated));
+                }
                 Err(e) => say!("coordlab check: {e}"),
             }
         } else {
@@ -389,7 +416,7 @@ impl Launcher {
                         say!("{}", line);
                     }
                     if failed {
-                        code = 1;
+                        code = crate::exit::VIOLATED;
                     }
                 }
                 Err(e) => {
@@ -533,7 +560,11 @@ impl Launcher {
                 Ok(fleet.status())
             }
             Command::Logs(id, lines) => fleet.log_tail(id, lines),
-            Command::Help => Ok(HELP.to_string()),
+            Command::Help => Ok(format!(
+                "{}\n\"elected in N ms\": {}",
+                HELP.trim_end(),
+                super::narrate::ELECTION_TIME
+            )),
             Command::Quit => return ("stopping every node".into(), Some(self.goal.interrupted("quit"))),
             Command::Net(words) => {
                 let words: Vec<&str> = words.iter().map(String::as_str).collect();
@@ -558,7 +589,7 @@ fn clock_table(dir: &Path) -> i32 {
     if !text.is_empty() {
         say!("{}", text.trim());
     }
-    i32::from(facts.violations() > 0)
+    crate::exit::of_verdict(facts.violations() > 0)
 }
 
 fn stdin_fd() -> RawFd {

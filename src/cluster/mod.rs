@@ -23,6 +23,7 @@ macro_rules! say {
 }
 
 mod chaos;
+mod chaos_judge;
 mod chaos_net;
 mod console;
 pub mod control;
@@ -38,6 +39,7 @@ pub mod net;
 mod net_demo;
 mod nodes;
 pub mod plan;
+mod progress;
 mod prompt;
 mod rundir;
 pub mod schedule;
@@ -77,6 +79,16 @@ pub enum Layout {
 }
 
 impl Layout {
+    /// The layout of `coordlab mesh N --topology SPEC`: a ring spec (`ring`,
+    /// `bidirectional-ring`) is the very launch `coordlab ring N` makes (the same neighbours,
+    /// the same options), so the two spellings cannot behave differently.
+    pub fn mesh(spec: &str) -> Layout {
+        match spec {
+            "ring" | "bidirectional-ring" => Layout::Ring,
+            _ => Layout::Mesh(spec.to_string()),
+        }
+    }
+
     /// The word for the launch: `ring` or `mesh`.
     pub fn noun(&self) -> &'static str {
         match self {
@@ -173,4 +185,35 @@ pub fn launch(opts: LaunchOptions) -> Result<i32, CliError> {
 /// and returns its answer.
 pub fn control(run_dir: &std::path::Path, command: &str) -> Result<String, CliError> {
     control::send(run_dir, command)
+}
+
+/// `coordlab logs ID [LINES]`: the running launcher's answer, or once the run has ended, the
+/// last lines of node `id`'s human log read from the run directory itself.
+pub fn logs(run_dir: &std::path::Path, id: u64, lines: usize) -> Result<String, CliError> {
+    let live = control::send(run_dir, &format!("logs {id} {lines}"));
+    let ended = match &live {
+        Ok(_) => return live,
+        // A refusal by a running launcher (no such node) stands; only "not running" falls back.
+        Err(CliError::Usage(m)) => m.contains("the run has ended"),
+        Err(_) => false,
+    };
+    if !ended {
+        return live;
+    }
+    let path = match id == RESOURCE_NODE && run_dir.join("resource.log").exists() {
+        true => run_dir.join("resource.log"),
+        false => run_dir.join(format!("node-{id}.log")),
+    };
+    if !path.exists() {
+        return Err(crate::error::usage(format!(
+            "node {id} has no log in {} (the run has ended; its nodes' logs are node-ID.log there)",
+            run_dir.display()
+        )));
+    }
+    let text = nodes::tail_lines(&path, lines)
+        .map_err(|e| crate::error::failed(format!("cannot read {}: {e}", path.display())))?;
+    Ok(match text.is_empty() {
+        true => format!("({} is empty)", path.display()),
+        false => text.trim_end().to_string(),
+    })
 }

@@ -1,7 +1,6 @@
 //! The console's running story, in the demos' words: who suspected whom after how much
 //! silence and whether that was true (the launcher knows: it paused or killed the target, or
-//! not), election starts, self-declared leaders with how long their election took,
-//! step-downs, and two leaders of one term the moment they are seen.
+//! not), election starts, self-declared leaders, step-downs, and two leaders of one term the moment they are seen.
 //!
 //! It reads the launcher's model of each node ([`Node`]) and its replay of beliefs, after each
 //! tick's refresh, and
@@ -23,30 +22,55 @@ pub struct Narrator {
     told: BTreeMap<u64, (usize, usize, usize)>,
     /// Per term: its first election start (trace time, node).
     started: BTreeMap<u64, (u64, u64)>,
-    /// Terms whose start was told.
-    start_told: BTreeSet<u64>,
+    /// Per term: every node that started its election (a term's start is told one tick after
+    /// it is first seen, so that nodes starting together are told together).
+    starters: BTreeMap<u64, BTreeSet<u64>>,
+    /// Terms whose start was told, with the starters named so far.
+    start_told: BTreeMap<u64, BTreeSet<u64>>,
+    /// Terms seen starting at an earlier tick (ready to be told).
+    start_seen: BTreeSet<u64>,
     /// Per term: the nodes that declared themselves its leader.
     claimed: BTreeMap<u64, BTreeSet<u64>>,
     /// Leadership spans of the replay told so far.
     spans_told: usize,
 }
 
-/// `+5127 ms since start; the election took 212 ms`: when agreement `a` formed, and how long
-/// the election took, from its term's first election start to the leader's own claim (left out
-/// when no node recorded a start). Not to the agreement: a node that rejoins later (resumed,
-/// restarted) forms a new agreement in the same term, and the election did not take longer.
-pub fn agreement_times(fleet: &Fleet, a: &Agreement) -> String {
+/// How long an election took, the one definition every line of the launcher and the checker
+/// uses: from its term's first `election_start` to the moment every live node followed its
+/// leader (the agreement).
+pub const ELECTION_TIME: &str = "from the term's first election start to the agreement of every live node";
+
+/// `+5127 ms since start; elected in 212 ms`: when agreement `a` formed, and (`first`: the
+/// first agreement of its term) how long the election took ([`ELECTION_TIME`]). A node that
+/// rejoins later (resumed, restarted) forms a new agreement in the same term: that one says
+/// when, not a longer election.
+pub fn agreement_times(fleet: &Fleet, a: &Agreement, first: bool) -> String {
     let since = format!("{} since start", fleet.rel(a.at_us));
-    let first = fleet
+    let start = fleet
         .elections_after(a.term.saturating_sub(1), 0)
         .into_iter()
         .find(|&(_, _, term)| term == a.term);
-    match first {
-        Some((t, _, _)) => format!(
-            "{since}; the election took {} ms",
-            a.leader_since_us.saturating_sub(t) / 1000
-        ),
-        None => since,
+    match start {
+        Some((t, _, _)) if first => format!("{since}; elected in {} ms", a.at_us.saturating_sub(t) / 1000),
+        _ => since,
+    }
+}
+
+/// `node 8 starts an election: term 1`, `all 8 nodes start an election: term 1`, `nodes 2, 5
+/// start an election: term 3`, or (`also`) `node 4 also starts an election: term 3`.
+fn starts_line(who: impl Iterator<Item = u64>, members: usize, term: u64, also: bool) -> String {
+    let who: Vec<u64> = who.collect();
+    let first_line = !also;
+    let also = if also { " also" } else { "" };
+    match who.as_slice() {
+        [one] => format!("node {one}{also} starts an election: term {term}"),
+        _ if first_line && who.len() == members && members > 2 => {
+            format!("all {members} nodes start an election: term {term}")
+        }
+        many => {
+            let ids: Vec<String> = many.iter().map(u64::to_string).collect();
+            format!("nodes {}{also} start an election: term {term}", ids.join(", "))
+        }
     }
 }
 
@@ -92,13 +116,36 @@ impl Narrator {
                 if t < first.0 {
                     *first = (t, id);
                 }
+                self.starters.entry(term).or_default().insert(id);
             }
             *told = (n.suspicions.len(), n.step_downs.len(), n.elections.len());
         }
-        // Election starts, once per term, after every node's news is in (the earliest wins).
-        for (&term, &(t, by)) in &self.started {
-            if self.start_told.insert(term) {
-                out.push((t, format!("node {by} starts an election: term {term}")));
+        // Election starts, once per term, naming every node that started it by then; a node
+        // that starts the same term later is told on its own line.
+        let members = fleet.nodes.len();
+        // A term whose leader is told now has its start told now too, before it.
+        let claimed_now: BTreeSet<u64> = fleet
+            .beliefs
+            .spans
+            .get(self.spans_told..)
+            .unwrap_or_default()
+            .iter()
+            .map(|s| s.term)
+            .collect();
+        for (&term, &(t, _)) in &self.started {
+            let who = &self.starters[&term];
+            match self.start_told.get_mut(&term) {
+                None if !claimed_now.contains(&term) && self.start_seen.insert(term) => {}
+                None => {
+                    out.push((t, starts_line(who.iter().copied(), members, term, false)));
+                    self.start_told.insert(term, who.clone());
+                }
+                Some(told) if told.len() < who.len() => {
+                    let new: Vec<u64> = who.difference(told).copied().collect();
+                    out.push((t, starts_line(new.into_iter(), members, term, true)));
+                    *told = who.clone();
+                }
+                Some(_) => {}
             }
         }
         // Self-declared leaders, from the checker's replay of beliefs the fleet keeps.
@@ -108,11 +155,8 @@ impl Narrator {
             if !claims.insert(span.node) {
                 continue;
             }
-            let took = match self.started.get(&span.term) {
-                Some(&(t, _)) => format!("; the election took {} ms", span.from.saturating_sub(t) / 1000),
-                None => String::new(),
-            };
-            let line = format!("node {} declared itself leader of term {}{took}", span.node, span.term);
+            // How long the election took is told with the agreement (see `ELECTION_TIME`).
+            let line = format!("node {} declared itself leader of term {}", span.node, span.term);
             out.push((span.from, line));
             if claims.len() > 1 {
                 let who: Vec<String> = claims.iter().map(|c| format!("node {c}")).collect();

@@ -259,6 +259,13 @@ impl Fleet {
             pid,
             signal: "SIGKILL".into(),
         };
+        let i = self.find(id)?;
+        if matches!(self.nodes[i].state, State::Killed | State::Exited(_)) {
+            return Err(format!(
+                "node {id} is already dead ({}); `restart {id}` starts it again",
+                describe_state(&self.nodes[i])
+            ));
+        }
         let running = |s: &State| matches!(s, State::Running | State::Paused);
         self.act(id, running, "running", Signal::SIGKILL, record, State::Killed)?;
         Ok(format!("killed node {id} (SIGKILL): dead"))
@@ -668,7 +675,7 @@ fn last_words(log: &Path) -> String {
 }
 
 /// The last `lines` lines of a file, reading at most its last 1 MiB.
-fn tail_lines(path: &Path, lines: usize) -> io::Result<String> {
+pub(super) fn tail_lines(path: &Path, lines: usize) -> io::Result<String> {
     let mut f = File::open(path)?;
     let len = f.metadata()?.len();
     let from = len.saturating_sub(1 << 20);

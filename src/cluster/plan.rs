@@ -188,7 +188,16 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
                 opts.algo
             )))
         }
-        // Every other family's goal: the launcher follows its progress (see check::section).
+        Some("done")
+            if entry.family.name == registry::SNAPSHOT.name && super::progress::snapshot_methods(&set).is_empty() =>
+        {
+            return Err(usage(format!(
+                "--until done waits for the requested snapshots, and {} takes none by default: add --set \
+                 snapshot=chandy-lamport|clock|both",
+                opts.algo
+            )))
+        }
+        // Every other family's goal: the launcher follows its progress (see cluster::progress).
         Some("done") if !mutex => (true, false),
         Some("done") if set.get("requests").is_none_or(|k| k.trim() == "0") => {
             return Err(usage("--until done needs --requests K (else the requests never end)"))
@@ -295,6 +304,10 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
         opts.seed,
     )
     .map_err(usage)?;
+    // A soak of the bank judges its snapshots: it takes Chandy-Lamport ones unless told otherwise.
+    if opts.chaos && entry.family.name == registry::SNAPSHOT.name {
+        set.entry("snapshot".into()).or_insert_with(|| "chandy-lamport".into());
+    }
     if graph.is_some() && entry.key(MESH_KEY).is_some() {
         set.insert(MESH_KEY.into(), "true".into());
     }
@@ -352,6 +365,26 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
         registry::check_setup(&opts.algo, &plan.setup(opts, node)).map_err(usage)?;
     }
     Ok(plan)
+}
+
+/// The algorithm a launch runs when `--algo` is not given: the registry's default on a ring;
+/// on a mesh, the first election in registry order that runs on its graph (bully on complete,
+/// yoyo on grid), so that `coordlab mesh N` with every default works.
+pub fn default_algo(layout: &Layout, n: usize, ids: Option<&[u64]>, seed: u64) -> String {
+    let Layout::Mesh(spec) = layout else {
+        return registry::DEFAULT_ALGO.to_string();
+    };
+    let ids: Vec<u64> = ids.map_or_else(|| (1..=n as u64).collect(), <[u64]>::to_vec);
+    let Ok(graph) = topology::build(spec, &ids, seed) else {
+        // The plan refuses the topology itself, naming the problem.
+        return registry::DEFAULT_ALGO.to_string();
+    };
+    registry::ENTRIES
+        .iter()
+        .filter(|e| e.family.name == registry::ELECTION.name)
+        .find(|e| e.runs_on.check(e.name, Some((spec, &graph))).is_ok())
+        .map_or(registry::DEFAULT_ALGO, |e| e.name)
+        .to_string()
 }
 
 /// The ids in ring order: `--ids` (exactly n, no duplicates) or 1..=n.

@@ -1,0 +1,279 @@
+//! The chaos soak's criteria for the families that are not elections, each judged by its own
+//! goal and safety from the checker's analysis and the run's traces:
+//! - mutual exclusion: no two holders at once (with fencing: none that reached the resource),
+//!   every request served unless its node died waiting or it was made in the settling time,
+//!   and entries resuming within the settling time after each fault was undone;
+//! - clock synchronisation: no clock ran backwards unannounced, every claimed bound held, and
+//!   the clocks back within the checker's spread by the end;
+//! - snapshots (the bank): at least one Chandy-Lamport global state, and every one conserves
+//!   the money;
+//! - anything else (the ring probe): the checker's findings of its section.
+//!
+//! The election criteria stay in [`super::chaos`].
+
+use super::chaos::Criterion;
+use crate::check::clock::{ClockFacts, WITHIN_US};
+use crate::check::summary::dur;
+use crate::check::Analysis;
+use crate::trace::{Event, NodeId, RunDir};
+use std::collections::BTreeMap;
+
+/// The criteria of a soak of family `family` (not `election`), `settle_us` being how long
+/// faults stop before the end.
+pub fn criteria(family: &str, a: &Analysis, settle_us: u64) -> Vec<Criterion> {
+    let run = RunDir::load(&a.dir);
+    match (family, run) {
+        (_, Err(e)) => vec![Criterion {
+            ok: false,
+            words: format!("cannot read the run's traces again: {e}"),
+        }],
+        ("mutex", Ok(run)) => mutex(a, &run, settle_us),
+        ("clock", Ok(run)) => clocks(&crate::check::clock::analyse(&run), &run),
+        ("snapshot", Ok(run)) => snapshots(&crate::check::snapshot::analyse(&run)),
+        (family, Ok(_)) => {
+            let fails: Vec<String> = a
+                .findings()
+                .iter()
+                .filter(|f| f.fails())
+                .map(|f| f.what.clone())
+                .collect();
+            vec![Criterion {
+                ok: fails.is_empty(),
+                words: match fails.first() {
+                    None => format!("{family}: the checker found nothing wrong"),
+                    Some(w) => format!("{family}: {} finding(s), first: {w}", fails.len()),
+                },
+            }]
+        }
+    }
+}
+
+fn mutex(a: &Analysis, run: &RunDir, settle_us: u64) -> Vec<Criterion> {
+    let Some(f) = a
+        .all_sections()
+        .into_iter()
+        .find(|s| s.family() == "mutex")
+        .and_then(|s| s.as_any().downcast_ref::<crate::check::mutex::Section>())
+        .map(|s| &s.facts)
+    else {
+        return vec![Criterion {
+            ok: false,
+            words: "no mutual-exclusion activity in this run: no request was made".into(),
+        }];
+    };
+    let mut out = Vec::new();
+    let overlaps = f.node_overlaps.len();
+    out.push(if f.fencing {
+        Criterion {
+            ok: f.resource_violations.is_empty(),
+            words: format!(
+                "mutual exclusion at the resource (fencing): {} violation(s) reached it; {overlaps} overlap(s) \
+                 by the nodes' own traces, {} stale access(es) refused",
+                f.resource_violations.len(),
+                f.rejected
+            ),
+        }
+    } else {
+        Criterion {
+            ok: f.resource_violations.is_empty() && overlaps == 0,
+            words: format!(
+                "mutual exclusion: {} at the resource, {overlaps} by the nodes' own traces ({} entries)",
+                f.resource_violations.len(),
+                f.entries.len()
+            ),
+        }
+    });
+    let end = run
+        .faults
+        .iter()
+        .find(|r| matches!(r.event, Event::Shutdown {}))
+        .map_or_else(|| run.node_events.last().map_or(0, |r| r.t), |r| r.t);
+    // Requests, per node and boot: a request a node was killed waiting on died with it.
+    let mut waiting: BTreeMap<NodeId, BTreeMap<u64, u64>> = BTreeMap::new();
+    let mut died_waiting = 0usize;
+    let mut unserved: Vec<(NodeId, u64)> = Vec::new();
+    let mut served = 0usize;
+    let kills: Vec<(u64, NodeId)> = run
+        .faults
+        .iter()
+        .filter(|r| matches!(r.event, Event::Kill { .. }))
+        .filter_map(|r| r.node.map(|n| (r.t, n)))
+        .collect();
+    let mut entries: Vec<u64> = Vec::new();
+    for r in &run.node_events {
+        let Some(n) = r.node else { continue };
+        match &r.event {
+            Event::Start { .. } => {
+                died_waiting += waiting.remove(&n).map_or(0, |w| w.len());
+            }
+            Event::CsRequest { req } => {
+                waiting.entry(n).or_default().insert(*req, r.t);
+            }
+            Event::CsEnter { req, .. } => {
+                if waiting.entry(n).or_default().remove(req).is_some() {
+                    served += 1;
+                }
+                entries.push(r.t);
+            }
+            _ => {}
+        }
+    }
+    for (n, reqs) in waiting {
+        for t in reqs.into_values() {
+            let killed_after = kills.iter().any(|&(kt, k)| k == n && kt >= t);
+            if killed_after {
+                died_waiting += 1;
+            } else if end.saturating_sub(t) > settle_us {
+                unserved.push((n, t));
+            }
+        }
+    }
+    out.push(Criterion {
+        ok: unserved.is_empty() && served > 0,
+        words: match unserved.first() {
+            None if served == 0 => "every request served: NO request was served at all".into(),
+            None => {
+                format!("every request served: {served} served; {died_waiting} died with their node (killed waiting)")
+            }
+            Some(&(n, t)) => format!(
+                "every request served: {} request(s) made more than {} before the end were never served \
+                 (first: node {n}'s at {})",
+                unserved.len(),
+                dur(settle_us),
+                rel(run, t)
+            ),
+        },
+    });
+    // Each fault undone (resume, restart): some node entered within the settling time.
+    let undos: Vec<u64> = run
+        .faults
+        .iter()
+        .filter(|r| matches!(r.event, Event::Resume { .. } | Event::Restart { .. }))
+        .map(|r| r.t)
+        .collect();
+    let mut longest = 0u64;
+    let mut stuck = Vec::new();
+    for &u in &undos {
+        match entries.iter().find(|&&e| e > u) {
+            Some(&e) => {
+                longest = longest.max(e - u);
+                if e - u > settle_us {
+                    stuck.push(u);
+                }
+            }
+            None if end.saturating_sub(u) > settle_us => stuck.push(u),
+            None => {}
+        }
+    }
+    out.push(Criterion {
+        ok: stuck.is_empty(),
+        words: match stuck.first() {
+            None => format!(
+                "progress after each fault: an entry followed each of the {} undone faults within {} \
+                 (longest wait {})",
+                undos.len(),
+                dur(settle_us),
+                dur(longest)
+            ),
+            Some(&u) => format!(
+                "progress after each fault: NO entry within {} after {} of the {} undone faults (first at {})",
+                dur(settle_us),
+                stuck.len(),
+                undos.len(),
+                rel(run, u)
+            ),
+        },
+    });
+    out
+}
+
+fn clocks(f: &ClockFacts, run: &RunDir) -> Vec<Criterion> {
+    let back: Vec<_> = f.backwards.iter().filter(|b| !b.stepped).collect();
+    let broken = f.claims.iter().filter(|c| !c.holds()).count();
+    let last_fault = run
+        .faults
+        .iter()
+        .filter(|r| matches!(r.event, Event::Resume { .. } | Event::Restart { .. }))
+        .map(|r| r.t)
+        .max();
+    vec![
+        Criterion {
+            ok: back.is_empty(),
+            words: match back.first() {
+                None => "no clock ran backwards (an announced step aside)".into(),
+                Some(b) => format!(
+                    "clocks backwards: {} time(s) unannounced (first: node {} by {} us at {})",
+                    back.len(),
+                    b.node,
+                    b.by_us,
+                    rel(run, b.t)
+                ),
+            },
+        },
+        Criterion {
+            ok: broken == 0 && !f.claims.is_empty(),
+            words: if f.claims.is_empty() {
+                "claims held: NO correction was made at all".into()
+            } else {
+                format!(
+                    "claims held: {} of {} corrections within their claimed bounds ({} unverifiable)",
+                    f.claims.len() - broken,
+                    f.claims.len(),
+                    f.unverifiable
+                )
+            },
+        },
+        Criterion {
+            ok: f.within_from.is_some(),
+            words: match (f.within_from, last_fault) {
+                (Some(t), Some(l)) if t > l => format!(
+                    "back within bound after the faults: the clocks' spread stayed within {} from {} \
+                     ({} after the last fault was undone) to the end",
+                    dur(WITHIN_US as u64),
+                    rel(run, t),
+                    dur(t - l)
+                ),
+                (Some(t), _) => format!(
+                    "back within bound after the faults: the clocks' spread stayed within {} from {} to the end",
+                    dur(WITHIN_US as u64),
+                    rel(run, t)
+                ),
+                (None, _) => format!(
+                    "back within bound after the faults: NO, the spread was over {} at the end ({} us)",
+                    dur(WITHIN_US as u64),
+                    f.spread_after_us()
+                ),
+            },
+        },
+    ]
+}
+
+fn snapshots(f: &crate::check::snapshot::SnapshotFacts) -> Vec<Criterion> {
+    let cl = f.complete.iter().filter(|g| g.method == "chandy-lamport").count();
+    let broken = f.broken();
+    vec![Criterion {
+        ok: cl > 0 && broken.is_empty(),
+        words: match broken.first() {
+            None if cl == 0 => format!(
+                "every snapshot conserves money: NO Chandy-Lamport snapshot completed ({} incomplete)",
+                f.incomplete
+            ),
+            None => format!(
+                "every snapshot conserves money: all {cl} Chandy-Lamport snapshots sum to {} ({} incomplete \
+                 when the run ended)",
+                f.initial, f.incomplete
+            ),
+            Some(g) => format!(
+                "every snapshot conserves money: {} of {cl} do NOT (first: snapshot {} sums to {}, not {})",
+                broken.len(),
+                g.snap,
+                g.total(),
+                f.initial
+            ),
+        },
+    }]
+}
+
+fn rel(run: &RunDir, t: u64) -> String {
+    format!("{:+} ms", (t as i64 - run.info.start_us as i64) / 1000)
+}
