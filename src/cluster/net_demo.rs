@@ -298,7 +298,7 @@ impl NetStory {
                 let Some(a) = fleet.agreement().filter(|a| a.nodes.len() == 10) else {
                     return Ok(None);
                 };
-                say!("1. {}", super::goal::agreement_line(fleet, &a));
+                say!("1. {}", super::goal::agreement_line(fleet, &a, true));
                 let wall = wall_us();
                 let (x, y) = BRIDGE;
                 let action = if self.majority {
@@ -423,9 +423,9 @@ impl NetStory {
                 });
                 match (all, held) {
                     (Some(a), Some((_, _, since))) if now >= since + self.settle => {
-                        say!("   {}", super::goal::agreement_line(fleet, &a));
+                        say!("   {}", super::goal::agreement_line(fleet, &a, true));
                         Ok(Some(Ending {
-                            code: 0,
+                            code: crate::exit::OK,
                             message: format!(
                                 "demo complete: the cut split the graph{}, and after the heal one leader remains",
                                 if self.majority {
