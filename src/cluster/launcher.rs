@@ -102,7 +102,7 @@ pub fn run(opts: LaunchOptions, plan: Plan, backend: Backend, schedule: Schedule
             })
             .collect(),
         start_us,
-        options: options_json(&opts),
+        options: options_json(&opts, backend),
         control: Some(std::path::absolute(&sock).unwrap_or(sock).display().to_string()),
     };
     rundir::write_info(&dir, &info)?;
@@ -135,7 +135,7 @@ pub fn run(opts: LaunchOptions, plan: Plan, backend: Backend, schedule: Schedule
     launcher.run_loop()
 }
 
-fn options_json(o: &LaunchOptions) -> serde_json::Value {
+fn options_json(o: &LaunchOptions, backend: Backend) -> serde_json::Value {
     serde_json::json!({
         "n": o.n,
         "topology": o.topology.label(),
@@ -151,14 +151,9 @@ fn options_json(o: &LaunchOptions) -> serde_json::Value {
         "logs": o.logs,
         "demo": o.demo,
         "set": o.set,
-        "net": backend_name(o),
+        "net": backend.name(),
         "faults": o.faults.as_ref().map(|f| format!("{f:?}")),
     })
-}
-
-/// The backend as run.json records it (chosen again: the same answer `launch` got).
-fn backend_name(o: &LaunchOptions) -> &'static str {
-    Backend::choose(o.net.as_deref()).map_or("user", |b| b.name())
 }
 
 fn banner(o: &LaunchOptions, plan: &Plan, dir: &Path, goal: &Goal) {

@@ -49,6 +49,8 @@ pub struct NetControl {
     table: Option<NftTable>,
     dir: PathBuf,
     version: u64,
+    /// The members, for a quick "is this node one" when signalling thousands.
+    member_set: std::collections::HashSet<NodeId>,
 }
 
 impl NetControl {
@@ -73,6 +75,7 @@ impl NetControl {
             table,
             dir: dir.to_path_buf(),
             version: 0,
+            member_set: ids.iter().copied().collect(),
         })
     }
 
@@ -161,7 +164,7 @@ impl NetControl {
             // A paused node gets the signal when it is resumed; one being restarted reads the
             // file when it starts.
             for n in &fleet.nodes {
-                if !matches!(n.state, State::Running | State::Paused) || !self.rules.members().contains(&n.plan.id) {
+                if !matches!(n.state, State::Running | State::Paused) || !self.member_set.contains(&n.plan.id) {
                     continue;
                 }
                 if let Some(pid) = n.pid {
