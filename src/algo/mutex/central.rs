@@ -38,7 +38,7 @@ use super::options::number;
 use super::wrapper::{MCx, Protocol};
 use crate::algo::{Event, Message, NodeId, Setup};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::Duration;
 
 /// Central-coordinator messages.
@@ -114,6 +114,8 @@ pub struct Central {
     retry: Duration,
     /// The request this participant holds the section for (renewed while `regrant` is set).
     holding: Option<u64>,
+    /// At the coordinator: the holders it took for dead (regrant), until it hears from them.
+    taken_for_dead: BTreeSet<NodeId>,
 }
 
 impl Central {
@@ -221,6 +223,7 @@ impl Protocol for Central {
             seen: BTreeMap::new(),
             retry: setup.timeout,
             holding: None,
+            taken_for_dead: BTreeSet::new(),
         }
     }
 
@@ -261,6 +264,10 @@ impl Protocol for Central {
 
     fn on_msg(&mut self, mcx: &mut MCx<'_, '_, Self>, from: NodeId, msg: CentralMsg) {
         let at_coordinator = mcx.me() == self.coordinator;
+        // A holder taken for dead speaks again: the suspicion was false, and is withdrawn.
+        if at_coordinator && self.taken_for_dead.remove(&from) {
+            mcx.record(Event::Unsuspect { target: from });
+        }
         match msg {
             CentralMsg::Request { .. } | CentralMsg::Release { .. } | CentralMsg::Holding { .. } if !at_coordinator => {
                 mcx.discard(
@@ -308,6 +315,7 @@ impl Protocol for Central {
             timeout_ms: ms,
             cause: "regrant".into(),
         });
+        self.taken_for_dead.insert(holder);
         self.holder = None;
         self.grant_next(mcx);
     }
@@ -365,6 +373,13 @@ mod lease_tests {
             } else {
                 assert!(v >= 1, "two holders at once");
             }
+            // Healed, the holder's next message withdraws the coordinator's suspicion.
+            s.heal();
+            s.run_for(Duration::from_millis(1000));
+            assert!(s
+                .events("unsuspect")
+                .iter()
+                .any(|r| r.node == Some(3) && matches!(r.event, Event::Unsuspect { target } if target == holder)));
         }
     }
 }
