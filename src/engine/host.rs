@@ -72,6 +72,8 @@ pub struct Host<A: Algorithm> {
     hlc: Hlc,
     msg_seq: u64,
     persisted: Option<Vec<u8>>,
+    /// Each peer's latest boot accepted, to tell the algorithm when one comes back anew.
+    boots: BTreeMap<NodeId, u64>,
 }
 
 impl<A: Algorithm> Host<A> {
@@ -106,6 +108,7 @@ impl<A: Algorithm> Host<A> {
             hlc: Hlc::default(),
             msg_seq: 0,
             persisted: None,
+            boots: BTreeMap::new(),
         }
     }
 
@@ -169,6 +172,17 @@ impl<A: Algorithm> Host<A> {
 
     fn accept(&mut self, now: Now, env: Envelope<A::Msg>, len: usize) {
         let from = env.from;
+        // The replay window refused older boots, so a different one is a newer one.
+        if self.boots.insert(from, env.boot).is_some_and(|b| b != env.boot) {
+            self.push_record(
+                now,
+                Event::Note {
+                    text: format!("node {from} came back as a new boot: what its old boot knew is gone"),
+                    level: "info".into(),
+                },
+            );
+            self.with_cx(now, |a, cx| a.on_peer_restart(cx, from));
+        }
         self.counters.received += 1;
         self.lamport = self.lamport.max(env.lamport) + 1;
         if let Some(vc) = &mut self.vc {

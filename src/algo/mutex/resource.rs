@@ -154,6 +154,13 @@ impl Algorithm for ResourceNode {
             MxMsg::Begin { req, token } => self.resource.begin(cx, from, req, token),
             MxMsg::End { req } => self.resource.end(cx, from, req),
             MxMsg::Proto(v) => match v {},
+            m @ (MxMsg::Link(_) | MxMsg::Hello) => cx.discard(
+                from,
+                format!(
+                    "{} is between participants; the resource takes part in no protocol",
+                    m.name()
+                ),
+            ),
         }
     }
 
