@@ -94,6 +94,9 @@ pub struct Setup {
     pub durable: Option<Vec<u8>>,
     /// This node ran before in this run and was restarted: it missed what happened meanwhile.
     pub restarted: bool,
+    /// Why the state this node persisted before was refused (it did not verify): it ran
+    /// before, but what it kept is unknown; the host notes it in the trace at start.
+    pub durable_refused: Option<String>,
 }
 
 impl Setup {
@@ -111,6 +114,7 @@ impl Setup {
             clock: crate::clock::ClockSpec::default(),
             durable: None,
             restarted: false,
+            durable_refused: None,
         }
     }
 

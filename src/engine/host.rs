@@ -74,6 +74,8 @@ pub struct Host<A: Algorithm> {
     persisted: Option<Vec<u8>>,
     /// Each peer's latest boot accepted, to tell the algorithm when one comes back anew.
     boots: BTreeMap<NodeId, u64>,
+    /// Why the durable state was refused at start, to be said in the trace.
+    refused: Option<String>,
 }
 
 impl<A: Algorithm> Host<A> {
@@ -109,6 +111,7 @@ impl<A: Algorithm> Host<A> {
             msg_seq: 0,
             persisted: None,
             boots: BTreeMap::new(),
+            refused: setup.durable_refused.clone(),
         }
     }
 
@@ -135,6 +138,16 @@ impl<A: Algorithm> Host<A> {
     /// Records the `start` event and runs the algorithm's `on_start`.
     pub fn start(&mut self, now: Now, start: Event) {
         self.push_record(now, start);
+        if let Some(why) = self.refused.take() {
+            let text = format!("durable state refused, started without it: {why}");
+            self.push_record(
+                now,
+                Event::Note {
+                    text,
+                    level: "error".into(),
+                },
+            );
+        }
         self.with_cx(now, |a, cx| a.on_start(cx));
     }
 

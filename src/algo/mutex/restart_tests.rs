@@ -133,3 +133,52 @@ fn lamport_and_ricart_agrawala_survive_restarts_under_loss() {
         serves_after_restart::<RicartAgrawala>(4, lossy(seed), Some(1 + seed % 4));
     }
 }
+
+/// The generations minted so far, in order (from the nodes' notes).
+fn minted<P: Protocol>(s: &Sim<Mutex<P>>) -> Vec<String> {
+    s.trace
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::Note { text, .. } => text.strip_prefix("minted the token of generation ").map(String::from),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn a_token_ring_node_whose_state_file_does_not_verify_says_so_and_mints_nothing_it_may_have_minted() {
+    // Issue 23 item 6: node 1 (the first of the ring) minted generation (1, 1); its state
+    // file is overwritten with 11 random bytes and it restarts cut off from the ring. It used
+    // to take the garbage for "never minted" and mint (1, 1) a second time.
+    use super::token_ring::TokenRing;
+    let mut s = sim::<TokenRing>(4, NetConfig::default(), &[("think_ms", "0"), ("hold_ms", "5")]);
+    assert!(s.run_until(Duration::from_secs(2), |s| exits(s, 1) >= 2));
+    assert!(s.store(1).is_some(), "node 1 kept the round it minted");
+    let t = s.now();
+    s.crash(1);
+    s.damage_store(1, &[0x5a, 0x13, 0xc7, 0x02, 0x9e, 0x41, 0xb0, 0x77, 0x08, 0xd3, 0x6f]);
+    s.partition(&[1], &[2, 3, 4]);
+    s.restart(1);
+    s.run_for(Duration::from_secs(3));
+    let refused = s.events("note").iter().any(|r| {
+        r.node == Some(1) && matches!(&r.event, Event::Note { text, level } if level == "error" && text.contains("durable state refused"))
+    });
+    assert!(refused, "the refusal is in node 1's trace");
+    assert_eq!(
+        minted(&s).iter().filter(|g| *g == "(1, 1)").count(),
+        1,
+        "{:?}",
+        minted(&s)
+    );
+    assert!(
+        minted(&s).iter().all(|g| !g.ends_with(", 1)") || g == "(1, 1)"),
+        "node 1 minted nothing before it learned a generation: {:?}",
+        minted(&s)
+    );
+    // Back on the ring, it learns the current generation and is served again.
+    s.heal();
+    let before = exits(&s, 1);
+    assert!(s.run_until(s.now() + Duration::from_secs(5), |s| exits(s, 1) > before + 3));
+    assert_safe(&s, &[(1, t)]);
+    assert!(s.events("violation").is_empty());
+}
