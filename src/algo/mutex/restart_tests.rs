@@ -182,3 +182,67 @@ fn a_token_ring_node_whose_state_file_does_not_verify_says_so_and_mints_nothing_
     assert_safe(&s, &[(1, t)]);
     assert!(s.events("violation").is_empty());
 }
+
+#[test]
+fn a_restarted_resource_keeps_its_fencing() {
+    // Issue 23 item 4: a waiting node (1) is paused, its grant is given to the next after
+    // regrant_ms, later holders raise the resource's highest token; then the resource is
+    // killed and restarted, and node 1 resumes and enters with its old token. The restarted
+    // resource used to accept it: it had forgotten the highest token.
+    use super::wrapper::Phase;
+    let mut rejected_somewhere = false;
+    for seed in 0..10 {
+        let opts = [
+            ("think_ms", "0"),
+            ("hold_ms", "10"),
+            ("regrant_ms", "30"),
+            ("fencing", "true"),
+        ];
+        let mut s = sim::<Central>(
+            3,
+            NetConfig {
+                seed,
+                ..NetConfig::default()
+            },
+            &opts,
+        );
+        let waiting = |s: &Sim<Mutex<Central>>| matches!(s.node(1).phase(), Some(Phase::Waiting(_)));
+        s.run_for(Duration::from_millis(50));
+        assert!(s.run_until(s.now() + Duration::from_secs(2), waiting));
+        s.pause(1);
+        s.run_for(Duration::from_millis(300));
+        let highest = s.node(0).resource().unwrap().highest();
+        assert!(highest.is_some());
+        s.crash(0);
+        s.run_for(Duration::from_millis(5));
+        s.restart(0);
+        assert_eq!(
+            s.node(0).resource().unwrap().highest(),
+            highest,
+            "seed {seed}: kept across the restart"
+        );
+        s.resume(1);
+        s.run_for(Duration::from_millis(300));
+        // Every begin the resource accepted had a token at least as high as every one before.
+        let mut top = 0;
+        for r in s.events("access") {
+            if let Event::Access {
+                token: Some(t),
+                ref phase,
+                by,
+                ..
+            } = r.event
+            {
+                if phase == "begin" {
+                    assert!(
+                        t >= top,
+                        "seed {seed}: node {by}'s begin with token {t} accepted after {top}"
+                    );
+                    top = t;
+                }
+            }
+        }
+        rejected_somewhere |= !s.events("reject_stale").is_empty();
+    }
+    assert!(rejected_somewhere, "the stale holder was fenced off in some run");
+}

@@ -230,7 +230,7 @@ impl<P: Protocol> Mutex<P> {
         let work = Workload::parse(setup).unwrap_or_default();
         if setup.me == RESOURCE_ID {
             return Mutex {
-                role: Role::Resource(Resource::new(work.fencing)),
+                role: Role::Resource(Resource::restored(work.fencing, setup)),
             };
         }
         let peers: Vec<NodeId> = setup.members.iter().copied().filter(|&m| m != RESOURCE_ID).collect();
