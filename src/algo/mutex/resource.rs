@@ -124,6 +124,17 @@ impl Resource {
         }
     }
 
+    /// Node `peer` came back as a new boot (its HELLO, or its first message): its old boot is
+    /// no longer inside, whatever access it had ends here (a killed holder is not a holder).
+    pub fn peer_restarted<M, T>(&mut self, cx: &mut Context<'_, M, T>, peer: NodeId) {
+        self.fenced.remove(&peer);
+        if let Some((req, _)) = self.holders.remove(&peer) {
+            cx.state_change(format!(
+                "node {peer} came back as a new boot: its old boot's access (request {req}) ended when it died"
+            ));
+        }
+    }
+
     /// `END(req)` from `from`.
     pub fn end<M, T>(&mut self, cx: &mut Context<'_, M, T>, from: NodeId, req: u64) {
         if let Some(&(_, tok)) = self.fenced.get(&from).filter(|f| f.0 == req) {
@@ -188,7 +199,9 @@ impl Algorithm for ResourceNode {
             MxMsg::Begin { req, token } => self.resource.begin(cx, from, req, token),
             MxMsg::End { req } => self.resource.end(cx, from, req),
             MxMsg::Proto(v) => match v {},
-            m @ (MxMsg::Link(_) | MxMsg::Hello) => cx.discard(
+            // Its work was done by `on_peer_restart`, which the host called before this.
+            MxMsg::Hello => {}
+            m @ MxMsg::Link(_) => cx.discard(
                 from,
                 format!(
                     "{} is between participants; the resource takes part in no protocol",
@@ -199,4 +212,8 @@ impl Algorithm for ResourceNode {
     }
 
     fn on_timer(&mut self, _cx: &mut Cx<'_, Self>, _timer: ()) {}
+
+    fn on_peer_restart(&mut self, cx: &mut Cx<'_, Self>, peer: NodeId) {
+        self.resource.peer_restarted(cx, peer);
+    }
 }

@@ -391,7 +391,8 @@ impl<P: Protocol> Algorithm for Mutex<P> {
             (Role::Member(_), m @ (MxMsg::Begin { .. } | MxMsg::End { .. })) => {
                 cx.discard(from, format!("{} is for the resource, not a participant", m.name()))
             }
-            (Role::Resource(_), m @ (MxMsg::Link(_) | MxMsg::Hello)) => cx.discard(
+            (Role::Resource(_), MxMsg::Hello) => {}
+            (Role::Resource(_), m @ MxMsg::Link(_)) => cx.discard(
                 from,
                 format!(
                     "{} is between participants; the resource takes part in no protocol",
@@ -412,7 +413,10 @@ impl<P: Protocol> Algorithm for Mutex<P> {
     }
 
     fn on_peer_restart(&mut self, cx: &mut Cx<'_, P>, peer: NodeId) {
-        let Role::Member(m) = &mut self.role else { return };
+        let m = match &mut self.role {
+            Role::Resource(r) => return r.peer_restarted(cx, peer),
+            Role::Member(m) => m,
+        };
         if !m.peers.contains(&peer) {
             return;
         }
