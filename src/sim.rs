@@ -73,7 +73,8 @@ pub struct Sim<A: Algorithm> {
     items: HashMap<u64, Item>,
     seq: u64,
     cut: BTreeSet<(NodeId, NodeId)>,
-    /// Each node's durable state, which survives its crash.
+    /// Each node's durable state, which survives its crash, framed as the runtime frames its
+    /// state files (`engine::durable`).
     stores: BTreeMap<NodeId, Vec<u8>>,
     /// Every trace record of every node, in simulated time order.
     pub trace: Vec<Record>,
@@ -165,6 +166,17 @@ impl<A: Algorithm> Sim<A> {
         let epoch = self.nodes.get(&id).map(|n| n.epoch + 1).unwrap_or(0);
         self.fault(Some(id), Event::Restart { pid: 0 });
         self.boot(id, epoch);
+    }
+
+    /// Overwrites the durable store of `id` with `bytes` (a damaged state file, for tests of
+    /// what a node does when what it kept does not verify).
+    pub fn damage_store(&mut self, id: NodeId, bytes: &[u8]) {
+        self.stores.insert(id, bytes.to_vec());
+    }
+
+    /// The durable state node `id` kept (verified), if any.
+    pub fn store(&self, id: NodeId) -> Option<Vec<u8>> {
+        self.stores.get(&id).and_then(|f| crate::engine::durable::open(f).ok())
     }
 
     /// Pauses `id`, as SIGSTOP does: datagrams queue up, timers wait.
@@ -295,8 +307,16 @@ impl<A: Algorithm> Sim<A> {
 
     fn boot(&mut self, id: NodeId, epoch: u64) {
         let mut setup = self.setups[&id].clone();
-        setup.durable = self.stores.get(&id).cloned();
         setup.restarted = epoch > 0;
+        if let Some(file) = self.stores.get(&id) {
+            match crate::engine::durable::open(file) {
+                Ok(payload) => setup.durable = Some(payload),
+                Err(why) => {
+                    setup.restarted = true;
+                    setup.durable_refused = Some(format!("sim store of node {id}: {why}"));
+                }
+            }
+        }
         // Each boot of a node gets a later boot id, as a real restart's start time is later.
         let host = Host::with_key(&setup, (self.factory)(&setup), &Key::simulated(), epoch);
         self.nodes.insert(
@@ -358,7 +378,7 @@ impl<A: Algorithm> Sim<A> {
     fn after_action(&mut self, id: NodeId) {
         let n = self.nodes.get_mut(&id).unwrap();
         if let Some(bytes) = n.host.take_persisted() {
-            self.stores.insert(id, bytes);
+            self.stores.insert(id, crate::engine::durable::seal(&bytes));
         }
         self.trace.extend(n.host.take_records());
         let out: Vec<_> = n.host.take_outbox().collect();

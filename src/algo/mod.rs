@@ -12,6 +12,7 @@ pub mod mutex;
 pub mod probe;
 pub mod quorum;
 pub mod registry;
+pub mod reliable;
 pub mod ring_repair;
 pub mod snapshot;
 
@@ -61,6 +62,11 @@ pub trait Algorithm {
     fn on_msg(&mut self, cx: &mut Context<'_, Self::Msg, Self::Timer>, from: NodeId, msg: Self::Msg);
     /// Called when a named timer expires.
     fn on_timer(&mut self, cx: &mut Context<'_, Self::Msg, Self::Timer>, timer: Self::Timer);
+    /// Peer `peer` came back as a new boot (it crashed and restarted, remembering only what it
+    /// persisted): called before its first datagram of that boot is delivered, so that what
+    /// was agreed with its old boot (channel numbers, promises, requests) is forgotten rather
+    /// than held against the newcomer.
+    fn on_peer_restart(&mut self, _cx: &mut Context<'_, Self::Msg, Self::Timer>, _peer: NodeId) {}
 }
 
 /// How a node is set up: who it is, whom it knows, and the options it was given.
@@ -88,6 +94,9 @@ pub struct Setup {
     pub durable: Option<Vec<u8>>,
     /// This node ran before in this run and was restarted: it missed what happened meanwhile.
     pub restarted: bool,
+    /// Why the state this node persisted before was refused (it did not verify): it ran
+    /// before, but what it kept is unknown; the host notes it in the trace at start.
+    pub durable_refused: Option<String>,
 }
 
 impl Setup {
@@ -105,6 +114,7 @@ impl Setup {
             clock: crate::clock::ClockSpec::default(),
             durable: None,
             restarted: false,
+            durable_refused: None,
         }
     }
 

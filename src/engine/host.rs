@@ -74,6 +74,10 @@ pub struct Host<A: Algorithm> {
     hlc: Hlc,
     msg_seq: u64,
     persisted: Option<Vec<u8>>,
+    /// Each peer's latest boot accepted, to tell the algorithm when one comes back anew.
+    boots: BTreeMap<NodeId, u64>,
+    /// Why the durable state was refused at start, to be said in the trace.
+    refused: Option<String>,
 }
 
 impl<A: Algorithm> Host<A> {
@@ -108,6 +112,8 @@ impl<A: Algorithm> Host<A> {
             hlc: Hlc::default(),
             msg_seq: 0,
             persisted: None,
+            boots: BTreeMap::new(),
+            refused: setup.durable_refused.clone(),
         }
     }
 
@@ -134,6 +140,16 @@ impl<A: Algorithm> Host<A> {
     /// Records the `start` event and runs the algorithm's `on_start`.
     pub fn start(&mut self, now: Now, start: Event) {
         self.push_record(now, start);
+        if let Some(why) = self.refused.take() {
+            let text = format!("durable state refused, started without it: {why}");
+            self.push_record(
+                now,
+                Event::Note {
+                    text,
+                    level: "error".into(),
+                },
+            );
+        }
         self.with_cx(now, |a, cx| a.on_start(cx));
     }
 
@@ -171,6 +187,17 @@ impl<A: Algorithm> Host<A> {
 
     fn accept(&mut self, now: Now, env: Envelope<A::Msg>, len: usize) {
         let from = env.from;
+        // The replay window refused older boots, so a different one is a newer one.
+        if self.boots.insert(from, env.boot).is_some_and(|b| b != env.boot) {
+            self.push_record(
+                now,
+                Event::Note {
+                    text: format!("node {from} came back as a new boot: what its old boot knew is gone"),
+                    level: "info".into(),
+                },
+            );
+            self.with_cx(now, |a, cx| a.on_peer_restart(cx, from));
+        }
         self.counters.received += 1;
         self.lamport = self.lamport.max(env.lamport) + 1;
         if let Some(vc) = &mut self.vc {

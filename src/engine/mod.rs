@@ -4,6 +4,7 @@
 //! processes) and `crate::sim` (the simulator) feed it bytes, time and the run's key.
 
 pub mod drops;
+pub mod durable;
 pub mod host;
 pub mod key;
 pub mod replay;

@@ -45,13 +45,7 @@ pub fn run_node(opts: NodeOptions) -> Result<(), CliError> {
     let mut setup = opts.setup.clone();
     let name = opts.algo.clone();
     registry::check_setup(&name, &setup).map_err(usage)?;
-    if let Some(path) = state_path(&opts) {
-        setup.durable = match std::fs::read(&path) {
-            Ok(bytes) => Some(bytes),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-            Err(e) => return Err(failed(format!("cannot read {}: {e}", path.display()))),
-        };
-    }
+    load_durable(&opts, &mut setup)?;
     let key_file = opts.key_file.as_deref().ok_or_else(|| {
         usage("--key FILE is required: every datagram is authenticated with the run's key (the launcher writes one per run: logs/<run>/key)")
     })?;
@@ -122,8 +116,9 @@ pub fn run_resource(mut opts: NodeOptions) -> Result<(), CliError> {
         usage("--key FILE is required: every datagram is authenticated with the run's key (the launcher writes one per run: logs/<run>/key)")
     })?;
     let key = keyfile::load(key_file).map_err(usage)?;
-    let resource = crate::algo::mutex::ResourceNode::new(&opts.setup).map_err(usage)?;
-    let setup = opts.setup.clone();
+    let mut setup = opts.setup.clone();
+    load_durable(&opts, &mut setup)?;
+    let resource = crate::algo::mutex::ResourceNode::new(&setup).map_err(usage)?;
     ProcessRunner { opts, key }.run(&setup, resource)
 }
 
@@ -138,13 +133,38 @@ fn state_path(opts: &NodeOptions) -> Option<std::path::PathBuf> {
         .map(|d| d.join(format!("state-{}.bin", opts.setup.me)))
 }
 
-/// Writes `bytes` to `path` and fsyncs it, via a temporary file renamed over the old one, so
+/// Reads back what the node persisted before (verified: a file that does not verify is
+/// refused, said in the log and, through the setup, in the trace, and the node starts as one
+/// that ran before but kept nothing).
+fn load_durable(opts: &NodeOptions, setup: &mut Setup) -> Result<(), CliError> {
+    let Some(path) = state_path(opts) else {
+        return Ok(());
+    };
+    let file = match std::fs::read(&path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(failed(format!("cannot read {}: {e}", path.display()))),
+    };
+    match crate::engine::durable::open(&file) {
+        Ok(payload) => setup.durable = Some(payload),
+        Err(why) => {
+            let why = format!("{}: {why}", path.display());
+            log::error!("durable state refused, starting without it: {why}");
+            setup.durable = None;
+            setup.restarted = true;
+            setup.durable_refused = Some(why);
+        }
+    }
+    Ok(())
+}
+
+/// Writes `bytes` (sealed with its checksum) to `path` and fsyncs it, via a temporary file renamed over the old one, so
 /// that a kill at any moment leaves the old state or the new, never half of one.
 fn store(path: &std::path::Path, bytes: &[u8]) -> io::Result<()> {
     use std::io::Write;
     let tmp = path.with_extension("tmp");
     let mut f = std::fs::File::create(&tmp)?;
-    f.write_all(bytes)?;
+    f.write_all(&crate::engine::durable::seal(bytes))?;
     f.sync_all()?;
     std::fs::rename(&tmp, path)?;
     if let Some(dir) = path.parent() {

@@ -95,6 +95,8 @@ struct Estimate {
 /// One node's state (master or not).
 #[derive(Debug, Clone)]
 pub struct Berkeley {
+    /// Restarted: its clock lost the corrections of its old boot (said at start).
+    restarted: bool,
     opts: SyncOptions,
     others: Vec<NodeId>,
     timeout: Duration,
@@ -117,6 +119,7 @@ impl Berkeley {
     pub fn new(setup: &Setup) -> Self {
         let opts = SyncOptions::from_setup(setup).unwrap_or_else(|e| panic!("berkeley: {e}"));
         Berkeley {
+            restarted: setup.restarted,
             others: setup.members.iter().copied().filter(|&m| m != setup.me).collect(),
             opts,
             timeout: setup.timeout,
@@ -184,6 +187,9 @@ impl Algorithm for Berkeley {
     type Timer = BerkeleyTimer;
 
     fn on_start(&mut self, cx: &mut Cx<'_, Self>) {
+        if self.restarted {
+            cx.state_change(super::CORRECTIONS_LOST);
+        }
         if cx.me == self.opts.server {
             cx.set_timer(BerkeleyTimer::Round, Duration::from_millis(20));
         }

@@ -63,6 +63,8 @@ struct Sample {
 /// One node's state (server or client).
 #[derive(Debug, Clone)]
 pub struct Cristian {
+    /// Restarted: its clock lost the corrections of its old boot (said at start).
+    restarted: bool,
     opts: SyncOptions,
     timeout: Duration,
     next_id: u64,
@@ -78,6 +80,7 @@ impl Cristian {
     pub fn new(setup: &Setup) -> Self {
         let opts = SyncOptions::from_setup(setup).unwrap_or_else(|e| panic!("cristian: {e}"));
         Cristian {
+            restarted: setup.restarted,
             opts,
             timeout: setup.timeout,
             next_id: 0,
@@ -122,6 +125,9 @@ impl Algorithm for Cristian {
     type Timer = CristianTimer;
 
     fn on_start(&mut self, cx: &mut Cx<'_, Self>) {
+        if self.restarted {
+            cx.state_change(super::CORRECTIONS_LOST);
+        }
         if cx.me != self.opts.server {
             // Spread the clients' rounds over half a period so that they do not all hit the
             // server at once: requests queued there inflate the round trips, and the bounds.

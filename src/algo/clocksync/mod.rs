@@ -56,3 +56,6 @@ impl SyncOptions {
 
 #[cfg(test)]
 mod tests;
+
+/// The note a restarted node writes at start: the corrections of its old boot are gone.
+pub const CORRECTIONS_LOST: &str = "restarted: the corrections made before the restart are lost; this clock is back at its original offset until the next round corrects it";

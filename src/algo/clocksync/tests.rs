@@ -195,3 +195,22 @@ fn vector_clocks_order_every_send_before_its_receive() {
     }
     assert!(!sends.is_empty());
 }
+
+#[test]
+fn a_restarted_node_says_its_corrections_are_lost() {
+    // Issue 23 item 8: a restarted node comes back at its original offset; it says so.
+    fn run<A: crate::algo::Algorithm + 'static>(factory: fn(&Setup) -> A) {
+        let mut s = Sim::new(jittery(3), skewed(4, 50, 0, 3), factory);
+        s.run_for(Duration::from_secs(2));
+        s.crash(2);
+        s.restart(2);
+        s.run_for(Duration::from_millis(10));
+        let said = s.events("note").iter().any(|r| {
+            r.node == Some(2)
+                && matches!(&r.event, crate::trace::Event::Note { text, .. } if text == super::CORRECTIONS_LOST)
+        });
+        assert!(said, "the restarted node names the loss of its corrections");
+    }
+    run(Cristian::new);
+    run(Berkeley::new);
+}

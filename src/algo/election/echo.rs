@@ -457,4 +457,40 @@ mod tests {
             testkit::lossy::<Echo>(setups(&all, &testkit::random(&all, 3, seed), &all, seed), seed);
         }
     }
+
+    #[test]
+    fn a_restarted_leaf_cut_off_from_the_mesh_claims_no_term_decided_before() {
+        // Issue 23 item 7: line 1-2-3-4 as a sparse mesh; term 1 is won at the start. Leaf 1 and
+        // its only neighbour 2 are killed; 1 restarts alone. It came back at term 0 and, hearing
+        // nobody, elected itself in term 1: two leaders of term 1. It keeps its term now.
+        for seed in 0..5 {
+            let all = [1, 2, 3, 4];
+            let g: Graph = [(1, vec![2]), (2, vec![1, 3]), (3, vec![2, 4]), (4, vec![3])].into();
+            let mut st = setups(&all, &g, &all, seed);
+            for s in &mut st {
+                s.opts.insert("mesh".into(), "true".into());
+            }
+            let mut s = sim_with(st, seed, 2);
+            let first = elect(&mut s, None);
+            let won = s.node(first).belief().0;
+            if first <= 2 {
+                continue; // the story needs the leader on the far side
+            }
+            s.crash(1);
+            s.crash(2);
+            s.run_for(Duration::from_millis(100));
+            s.restart(1);
+            assert!(
+                s.node(1).belief().0 >= won,
+                "seed {seed}: the restarted leaf kept its term"
+            );
+            s.run_for(Duration::from_secs(5));
+            assert_eq!(
+                s.node(1).belief().1,
+                Some(1),
+                "seed {seed}: alone, it leads its own side"
+            );
+            one_leader_per_term(&s);
+        }
+    }
 }

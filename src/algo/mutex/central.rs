@@ -19,6 +19,12 @@
 //! - release: send RELEASE(req) to the coordinator.
 //! - coordinator, on RELEASE(req) from the current holder: grant the next; a RELEASE of any
 //!   other request (never granted, or already taken back) is ignored and counted.
+//! - coordinator, on learning that j came back as a new boot (its HELLO, or any first message
+//!   of the new boot): the old boot is no longer inside, nor waiting: if j held the grant, free
+//!   it and grant the next; drop j's queued requests. Without `regrant_ms` a holder that stays
+//!   dead still blocks everyone (the course's lesson); one that restarted never does.
+//! - participant, on learning that the coordinator came back as a new boot: it lost its queue,
+//!   so send the pending REQUEST again at once.
 //! - `--set regrant_ms=T` (the course's "fix" of a slow holder, and its flaw): a holder that
 //!   the coordinator has not heard from within T is suspected dead and the next is granted.
 //!   While inside, a holder sends HOLDING(req) every T/3 (a lease it renews, so a long hold
@@ -282,6 +288,25 @@ impl Protocol for Central {
                 mcx.discard(from, format!("GRANT from node {from}, which is not the coordinator"))
             }
             CentralMsg::Grant { req, token } => self.granted(mcx, req, token),
+        }
+    }
+
+    fn peer_restarted(&mut self, mcx: &mut MCx<'_, '_, Self>, peer: NodeId) {
+        if mcx.me() != self.coordinator {
+            if let (Some(req), true) = (self.waiting, peer == self.coordinator) {
+                mcx.send(self.coordinator, CentralMsg::Request { req });
+                mcx.set_timer(Retry, self.retry);
+            }
+            return;
+        }
+        self.queue.retain(|q| q.0 != peer);
+        if let Some((h, req, token)) = self.holder.filter(|h| h.0 == peer) {
+            mcx.state_change(format!(
+                "node {h} came back as a new boot: it no longer holds request {req}'s grant (token {token}); granting the next"
+            ));
+            self.holder = None;
+            mcx.cancel_timer(Regrant(token));
+            self.grant_next(mcx);
         }
     }
 

@@ -9,13 +9,22 @@
 //! - release: remove own request; send RELEASE(c) to every other participant.
 //! - on RELEASE from j: remove j's request from Q.
 //!
-//! The rule "a later message from j means nothing earlier from j is coming" needs FIFO
-//! channels, which UDP does not give: each message carries a per-channel sequence number
-//! (`n`, 1, 2, ... from this sender to that receiver); a receiver delivers them in that order,
-//! holding early ones in a reorder buffer and dropping duplicates. A lost message stalls its
-//! channel (no retransmission): liveness is lost, never safety.
+//! The rule "a later message from j means nothing earlier from j is coming" needs reliable
+//! FIFO channels, which UDP does not give: the messages ride the shared reliable layer
+//! ([`crate::algo::reliable`]: numbered per channel, acknowledged, sent again, delivered in
+//! order), whose acknowledgements (`CH_ACK`) are counted apart.
 //!
-//! Messages: 3(n-1) per entry.
+//! Restarts. A node that crashes forgets its queue and clock:
+//! - its clock would start again at 0 and its next request could be ordered before one it
+//!   already acknowledged (and whose holder may be inside): so it keeps a ceiling of its clock
+//!   on stable storage, moved [`CLOCK_STEP`] ahead whenever the clock reaches it, and a
+//!   restarted node's clock starts at that ceiling, above every timestamp it sent or saw.
+//! - on learning that j came back as a new boot: remove j's request from Q (its old boot will
+//!   never release it), forget latest[j] (the new boot has promised nothing), and send the own
+//!   pending or held request again to j, so that j's new queue has it before this node's
+//!   acknowledgement of anything j asks.
+//!
+//! Messages: 3(n-1) per entry (plus one `CH_ACK` per message, and resends under loss).
 
 use super::wrapper::{MCx, Protocol};
 use crate::algo::{Message, NodeId, Setup};
@@ -33,15 +42,13 @@ pub enum Kind {
     Release,
 }
 
-/// A Lamport message: kind, timestamp, and its sequence number on this FIFO channel.
+/// A Lamport message: kind and timestamp.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LamportMsg {
     /// What it says.
     pub kind: Kind,
     /// The sender's Lamport timestamp.
     pub ts: u64,
-    /// Its number on the channel from the sender to this receiver (from 1).
-    pub n: u64,
 }
 
 impl Message for LamportMsg {
@@ -54,20 +61,24 @@ impl Message for LamportMsg {
     }
 }
 
-/// The most messages held early per channel before more are dropped.
-const REORDER_LIMIT: usize = 1024;
+/// How far ahead of the clock its stored ceiling is moved when the clock reaches it.
+pub const CLOCK_STEP: u64 = 1 << 12;
+
+/// What a node keeps on stable storage: a bound above every timestamp it sent or saw.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+struct Ceiling {
+    clock: u64,
+}
 
 /// One node's state.
 #[derive(Debug, Clone, Default)]
 pub struct Lamport {
     clock: u64,
+    ceiling: u64,
     queue: BTreeSet<(u64, NodeId)>,
     mine: Option<u64>,
     holding: bool,
     latest: BTreeMap<NodeId, u64>,
-    sent: BTreeMap<NodeId, u64>,
-    expected: BTreeMap<NodeId, u64>,
-    early: BTreeMap<NodeId, BTreeMap<u64, LamportMsg>>,
 }
 
 impl Lamport {
@@ -85,18 +96,23 @@ impl Lamport {
     }
 
     fn send(&mut self, mcx: &mut MCx<'_, '_, Self>, to: NodeId, kind: Kind) {
-        let n = self.sent.entry(to).or_insert(0);
-        *n += 1;
-        let msg = LamportMsg {
-            kind,
-            ts: self.clock,
-            n: *n,
-        };
-        mcx.send(to, msg);
+        self.keep_ceiling(mcx);
+        mcx.send(to, LamportMsg { kind, ts: self.clock });
+    }
+
+    /// Moves the stored ceiling ahead once the clock reaches it (stored before any message of
+    /// this call leaves, so no timestamp sent is above what a restart would start from).
+    fn keep_ceiling(&mut self, mcx: &mut MCx<'_, '_, Self>) {
+        if self.clock >= self.ceiling {
+            self.ceiling = self.clock + CLOCK_STEP;
+            let bytes = serde_json::to_vec(&Ceiling { clock: self.ceiling }).unwrap_or_default();
+            mcx.persist(bytes);
+        }
     }
 
     fn deliver(&mut self, mcx: &mut MCx<'_, '_, Self>, from: NodeId, msg: LamportMsg) {
         self.clock = self.clock.max(msg.ts) + 1;
+        self.keep_ceiling(mcx);
         self.latest.insert(from, msg.ts);
         match msg.kind {
             Kind::Request => {
@@ -127,15 +143,44 @@ impl Lamport {
 }
 
 impl Protocol for Lamport {
+    const RELIABLE: bool = true;
     type Msg = LamportMsg;
     type Timer = ();
 
-    fn new(_setup: &Setup, _peers: &[NodeId]) -> Self {
-        Lamport::default()
+    fn new(setup: &Setup, _peers: &[NodeId]) -> Self {
+        let stored: Ceiling = setup
+            .durable
+            .as_ref()
+            .and_then(|b| serde_json::from_slice(b).ok())
+            .unwrap_or_default();
+        Lamport {
+            clock: stored.clock,
+            ceiling: stored.clock,
+            ..Lamport::default()
+        }
+    }
+
+    fn peer_restarted(&mut self, mcx: &mut MCx<'_, '_, Self>, peer: NodeId) {
+        self.queue.retain(|q| q.1 != peer);
+        self.latest.remove(&peer);
+        if let Some(ts) = self.mine {
+            mcx.state_change(format!(
+                "node {peer} restarted: its old request and acknowledgements are void; REQUEST({ts}) sent to it again"
+            ));
+            mcx.send(
+                peer,
+                LamportMsg {
+                    kind: Kind::Request,
+                    ts,
+                },
+            );
+        }
+        self.maybe_enter(mcx);
     }
 
     fn request(&mut self, mcx: &mut MCx<'_, '_, Self>, _req: u64) {
         self.clock += 1;
+        self.keep_ceiling(mcx);
         let me = mcx.me();
         self.mine = Some(self.clock);
         self.queue.insert((self.clock, me));
@@ -153,26 +198,7 @@ impl Protocol for Lamport {
     }
 
     fn on_msg(&mut self, mcx: &mut MCx<'_, '_, Self>, from: NodeId, msg: LamportMsg) {
-        let want = *self.expected.get(&from).unwrap_or(&1);
-        if msg.n < want {
-            return mcx.discard(from, format!("message {} on the channel again: a duplicate", msg.n));
-        }
-        let early = self.early.entry(from).or_default();
-        if msg.n > want {
-            if early.len() >= REORDER_LIMIT {
-                return mcx.discard(from, "reorder buffer full");
-            }
-            early.insert(msg.n, msg);
-            return;
-        }
-        let mut next = Some(msg);
-        let mut n = want;
-        while let Some(m) = next {
-            self.deliver(mcx, from, m);
-            n += 1;
-            next = self.early.get_mut(&from).and_then(|e| e.remove(&n));
-        }
-        self.expected.insert(from, n);
+        self.deliver(mcx, from, msg);
         self.maybe_enter(mcx);
     }
 }

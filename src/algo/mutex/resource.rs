@@ -6,6 +6,10 @@
 //! (Kleppmann's fencing tokens): a begin with a higher token fences off every holder with a
 //! lower one, whose later writes (its `END`) are rejected, so two holders never write at once.
 //!
+//! The highest accepted token is kept on stable storage (`Context::persist`, written and
+//! fsynced by the runtime) before the begin that raised it is accepted, and read back when
+//! the resource restarts: storage that forgot it would let a fenced-off holder in again.
+//!
 //! It is a member of the cluster like any node (id [`RESOURCE_ID`](super::RESOURCE_ID)),
 //! driven by the same engine host and runtime; `coordlab resource` runs [`ResourceNode`].
 
@@ -14,6 +18,12 @@ use super::wrapper::MxMsg;
 use crate::algo::{Algorithm, Context, Cx, Event, Message, NodeId, Setup};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+
+/// What the resource keeps on stable storage: the highest fencing token it accepted.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+struct Fence {
+    highest: Option<u64>,
+}
 
 /// What the resource knows: who holds it now, and the highest fencing token it accepted.
 #[derive(Debug, Clone, Default)]
@@ -39,6 +49,25 @@ impl Resource {
         }
     }
 
+    /// The resource of `setup`, restoring the highest token it accepted before a restart.
+    pub fn restored(fencing: bool, setup: &Setup) -> Self {
+        let kept: Fence = setup
+            .durable
+            .as_ref()
+            .and_then(|b| serde_json::from_slice(b).ok())
+            .unwrap_or_default();
+        Resource {
+            fencing,
+            highest: kept.highest,
+            ..Resource::default()
+        }
+    }
+
+    /// The highest fencing token accepted (across restarts).
+    pub fn highest(&self) -> Option<u64> {
+        self.highest
+    }
+
     /// Who holds it now.
     pub fn holders(&self) -> Vec<NodeId> {
         self.holders.keys().copied().collect()
@@ -57,8 +86,13 @@ impl Resource {
                 return;
             }
         }
-        if let Some(t) = token {
-            self.highest = Some(self.highest.map_or(t, |h| h.max(t)));
+        if let Some(t) = token.filter(|&t| self.highest.is_none_or(|h| t > h)) {
+            self.highest = Some(t);
+            if self.fencing {
+                // On stable storage before the access is accepted: a restart must not forget it.
+                let bytes = serde_json::to_vec(&Fence { highest: self.highest }).unwrap_or_default();
+                cx.persist(bytes);
+            }
         }
         if let (true, Some(t)) = (self.fencing, token) {
             // Storage that saw token t refuses every lower one from now on.
@@ -87,6 +121,17 @@ impl Resource {
             let nodes = self.holders();
             log::error!("VIOLATION: nodes {nodes:?} hold the resource at once");
             cx.record(Event::Violation { nodes });
+        }
+    }
+
+    /// Node `peer` came back as a new boot (its HELLO, or its first message): its old boot is
+    /// no longer inside, whatever access it had ends here (a killed holder is not a holder).
+    pub fn peer_restarted<M, T>(&mut self, cx: &mut Context<'_, M, T>, peer: NodeId) {
+        self.fenced.remove(&peer);
+        if let Some((req, _)) = self.holders.remove(&peer) {
+            cx.state_change(format!(
+                "node {peer} came back as a new boot: its old boot's access (request {req}) ended when it died"
+            ));
         }
     }
 
@@ -138,7 +183,7 @@ impl ResourceNode {
     pub fn new(setup: &Setup) -> Result<Self, String> {
         let work = Workload::parse(setup)?;
         Ok(ResourceNode {
-            resource: Resource::new(work.fencing),
+            resource: Resource::restored(work.fencing, setup),
         })
     }
 }
@@ -154,8 +199,21 @@ impl Algorithm for ResourceNode {
             MxMsg::Begin { req, token } => self.resource.begin(cx, from, req, token),
             MxMsg::End { req } => self.resource.end(cx, from, req),
             MxMsg::Proto(v) => match v {},
+            // Its work was done by `on_peer_restart`, which the host called before this.
+            MxMsg::Hello => {}
+            m @ MxMsg::Link(_) => cx.discard(
+                from,
+                format!(
+                    "{} is between participants; the resource takes part in no protocol",
+                    m.name()
+                ),
+            ),
         }
     }
 
     fn on_timer(&mut self, _cx: &mut Cx<'_, Self>, _timer: ()) {}
+
+    fn on_peer_restart(&mut self, cx: &mut Cx<'_, Self>, peer: NodeId) {
+        self.resource.peer_restarted(cx, peer);
+    }
 }

@@ -10,6 +10,14 @@
 //! - on REPLY(t) from j for the pending request: count j once; with n-1, enter with fencing
 //!   token (ts, me) (entries happen in that order, so it grows).
 //! - release: send the deferred REPLYs.
+//! - on learning that j came back as a new boot: its old boot's request is void (drop its
+//!   deferred reply) and so is the REPLY it gave (it no longer knows it promised anything):
+//!   take it out of the replies and send the pending REQUEST to j again. The new boot's clock
+//!   may start low, so its requests may outrank older ones; each pair of requesters still
+//!   sees the other's request and one defers, which is all safety needs.
+//!
+//! The rules assume reliable channels: the messages ride the shared reliable layer
+//! ([`crate::algo::reliable`]: acknowledged with `CH_ACK`, counted apart, sent again).
 //!
 //! Messages: 2(n-1) per entry.
 
@@ -76,6 +84,7 @@ impl RicartAgrawala {
 }
 
 impl Protocol for RicartAgrawala {
+    const RELIABLE: bool = true;
     type Msg = RaMsg;
     type Timer = ();
 
@@ -96,6 +105,18 @@ impl Protocol for RicartAgrawala {
         self.holding = false;
         for (j, ts) in std::mem::take(&mut self.deferred) {
             mcx.send(j, RaMsg::Reply { ts });
+        }
+    }
+
+    fn peer_restarted(&mut self, mcx: &mut MCx<'_, '_, Self>, peer: NodeId) {
+        self.deferred.retain(|d| d.0 != peer);
+        self.last.remove(&peer);
+        if let (Some(ts), false) = (self.mine, self.holding) {
+            self.replies.remove(&peer);
+            mcx.state_change(format!(
+                "node {peer} restarted: its REPLY is void; REQUEST({ts}) sent to it again"
+            ));
+            mcx.send(peer, RaMsg::Request { ts });
         }
     }
 

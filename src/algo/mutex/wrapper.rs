@@ -4,10 +4,17 @@
 //! `cs_enter`, `cs_exit`) and the talk with the resource (`BEGIN` with the fencing token on
 //! entry, `END` on exit, sent before the protocol's release so the resource hears of the exit
 //! first). All of its plumbing -- wrapping and unwrapping messages and timers -- is in [`MCx`].
+//!
+//! A protocol that assumes reliable FIFO channels ([`Protocol::RELIABLE`]) gets them here, from
+//! the shared layer [`crate::algo::reliable`]: its messages travel numbered, acknowledged
+//! (`CH_ACK`, counted apart from the protocol's own messages) and sent again until they are.
+//! A node that restarted says HELLO to every participant, so that each learns at once that
+//! its old boot is gone ([`Protocol::peer_restarted`]).
 
 use super::options::Workload;
 use super::resource::Resource;
 use super::RESOURCE_ID;
+use crate::algo::reliable::{Channels, Frame};
 use crate::algo::{Algorithm, Context, Event, Message, NodeId, Setup};
 use crate::rng::Rng;
 use serde::{Deserialize, Serialize};
@@ -17,6 +24,9 @@ use std::time::Duration;
 
 /// A mutual-exclusion protocol, as the textbook gives it; [`Mutex`] runs the workload around it.
 pub trait Protocol: Sized {
+    /// Whether its rules assume reliable FIFO channels: the wrapper then carries its messages
+    /// on the shared reliable layer (numbered, acknowledged, sent again, in order).
+    const RELIABLE: bool = false;
     /// Its messages.
     type Msg: Message;
     /// Its own named timers (`()` when it has none).
@@ -37,6 +47,10 @@ pub trait Protocol: Sized {
     fn on_msg(&mut self, mcx: &mut MCx<'_, '_, Self>, from: NodeId, msg: Self::Msg);
     /// One of its timers expired.
     fn on_timer(&mut self, _mcx: &mut MCx<'_, '_, Self>, _timer: Self::Timer) {}
+    /// Participant `peer` came back as a new boot, which remembers only what it persisted:
+    /// forget what its old boot asked or promised, and tell the new one what it must know.
+    /// Called before the newcomer's first message is handled.
+    fn peer_restarted(&mut self, _mcx: &mut MCx<'_, '_, Self>, _peer: NodeId) {}
 }
 
 /// The wire messages of a mutual-exclusion run. The resource's two come first, so that the
@@ -57,6 +71,10 @@ pub enum MxMsg<M> {
     },
     /// A protocol message.
     Proto(M),
+    /// A protocol message on the reliable channel layer, or its acknowledgement.
+    Link(Frame<M>),
+    /// A restarted participant's first word to every other: my old boot is gone.
+    Hello,
 }
 
 impl<M: Message> Message for MxMsg<M> {
@@ -64,7 +82,17 @@ impl<M: Message> Message for MxMsg<M> {
         match self {
             MxMsg::Begin { .. } => "BEGIN",
             MxMsg::End { .. } => "END",
-            MxMsg::Proto(m) => m.name(),
+            MxMsg::Proto(m) | MxMsg::Link(Frame::Data { item: m, .. }) => m.name(),
+            MxMsg::Link(Frame::Ack { .. }) => "CH_ACK",
+            MxMsg::Hello => "HELLO",
+        }
+    }
+    fn brief(&self) -> String {
+        match self {
+            MxMsg::Proto(m) => m.brief(),
+            MxMsg::Link(Frame::Data { item, n, .. }) => format!("{} #{n}", item.brief()),
+            MxMsg::Link(Frame::Ack { inc, upto }) => format!("CH_ACK(upto={upto}, inc={inc})"),
+            _ => crate::algo::brief_from_debug(self.name(), &format!("{self:?}")),
         }
     }
 }
@@ -78,6 +106,8 @@ pub enum MxTimer<T> {
     Hold,
     /// A protocol timer.
     Proto(T),
+    /// The reliable layer's: send again what is unacknowledged.
+    Resend,
 }
 
 /// Where the node is in its loop.
@@ -98,6 +128,7 @@ pub struct MCx<'a, 'c, P: Protocol> {
     cx: &'a mut Context<'c, MxMsg<P::Msg>, MxTimer<P::Timer>>,
     peers: &'a [NodeId],
     entered: &'a mut Option<Option<u64>>,
+    link: Option<&'a mut Channels<P::Msg>>,
 }
 
 impl<'a, 'c, P: Protocol> MCx<'a, 'c, P> {
@@ -119,13 +150,18 @@ impl<'a, 'c, P: Protocol> MCx<'a, 'c, P> {
     }
     /// Sends a protocol message.
     pub fn send(&mut self, to: NodeId, msg: P::Msg) {
-        self.cx.send(to, MxMsg::Proto(msg));
+        let now = self.cx.now;
+        match self.link.as_mut() {
+            Some(link) => self.cx.send(to, MxMsg::Link(link.send(to, msg, now))),
+            None => self.cx.send(to, MxMsg::Proto(msg)),
+        }
     }
     /// Sends a protocol message to every other participant.
     pub fn send_others(&mut self, msg: P::Msg) {
         let me = self.me();
-        for &p in self.peers.iter().filter(|&&p| p != me) {
-            self.cx.send(p, MxMsg::Proto(msg.clone()));
+        let peers = self.peers;
+        for &p in peers.iter().filter(|&&p| p != me) {
+            self.send(p, msg.clone());
         }
     }
     /// Sets (or replaces) a protocol timer.
@@ -167,6 +203,14 @@ struct Member<P: Protocol> {
     resource: bool,
     phase: Phase,
     next_req: u64,
+    /// The reliable channels (used when `P::RELIABLE`).
+    link: Channels<P::Msg>,
+    /// Whether the resend timer is set (setting it again would put it off).
+    resend_armed: bool,
+    /// The retransmission period of the reliable layer.
+    rto: Duration,
+    /// This node restarted: it greets every participant on start.
+    restarted: bool,
 }
 
 /// One node of a mutual-exclusion run: a participant running protocol `P`, or -- when its id
@@ -186,7 +230,7 @@ impl<P: Protocol> Mutex<P> {
         let work = Workload::parse(setup).unwrap_or_default();
         if setup.me == RESOURCE_ID {
             return Mutex {
-                role: Role::Resource(Resource::new(work.fencing)),
+                role: Role::Resource(Resource::restored(work.fencing, setup)),
             };
         }
         let peers: Vec<NodeId> = setup.members.iter().copied().filter(|&m| m != RESOURCE_ID).collect();
@@ -199,6 +243,10 @@ impl<P: Protocol> Mutex<P> {
                 runs_workload: setup.initiator,
                 phase: Phase::Thinking,
                 next_req: 1,
+                link: Channels::default(),
+                resend_armed: false,
+                rto: setup.heartbeat.max(Duration::from_millis(10)),
+                restarted: setup.restarted,
             })),
         }
     }
@@ -249,11 +297,34 @@ impl<P: Protocol> Member<P> {
                 cx,
                 peers: &self.peers,
                 entered: &mut entered,
+                link: P::RELIABLE.then_some(&mut self.link),
             };
             f(&mut self.proto, &mut mcx);
         }
         if let Some(token) = entered {
             self.enter(cx, token);
+        }
+        self.arm_resend(cx);
+    }
+
+    fn arm_resend(&mut self, cx: &mut Cx<'_, P>) {
+        if !self.resend_armed && self.link.pending() {
+            self.resend_armed = true;
+            cx.set_timer(MxTimer::Resend, self.rto);
+        }
+    }
+
+    /// A frame of the reliable layer from participant `from`.
+    fn on_frame(&mut self, cx: &mut Cx<'_, P>, from: NodeId, frame: Frame<P::Msg>) {
+        let arrival = self.link.arrive(from, frame);
+        if let Some(ack) = arrival.ack {
+            cx.send(from, MxMsg::Link(ack));
+        }
+        if let Some(why) = arrival.ignored {
+            cx.discard(from, why);
+        }
+        for msg in arrival.deliver {
+            self.with(cx, |p, mcx| p.on_msg(mcx, from, msg));
         }
     }
 
@@ -294,6 +365,12 @@ impl<P: Protocol> Algorithm for Mutex<P> {
 
     fn on_start(&mut self, cx: &mut Cx<'_, P>) {
         let Role::Member(m) = &mut self.role else { return };
+        if m.restarted {
+            let me = cx.me;
+            for &p in m.peers.iter().filter(|&&p| p != me) {
+                cx.send(p, MxMsg::Hello);
+            }
+        }
         m.with(cx, |p, mcx| p.start(mcx));
         if m.runs_workload {
             m.think(cx);
@@ -314,16 +391,43 @@ impl<P: Protocol> Algorithm for Mutex<P> {
             (Role::Member(_), m @ (MxMsg::Begin { .. } | MxMsg::End { .. })) => {
                 cx.discard(from, format!("{} is for the resource, not a participant", m.name()))
             }
-            (Role::Member(_), MxMsg::Proto(_)) if from == RESOURCE_ID => {
+            (Role::Resource(_), MxMsg::Hello) => {}
+            (Role::Resource(_), m @ MxMsg::Link(_)) => cx.discard(
+                from,
+                format!(
+                    "{} is between participants; the resource takes part in no protocol",
+                    m.name()
+                ),
+            ),
+            (Role::Member(_), _) if from == RESOURCE_ID => {
                 cx.discard(from, "a protocol message from the resource, which is not a participant")
             }
-            (Role::Member(m), MxMsg::Proto(msg)) => {
-                if !m.peers.contains(&from) {
-                    return cx.discard(from, format!("node {from} is not a participant"));
-                }
-                m.with(cx, |p, mcx| p.on_msg(mcx, from, msg))
+            (Role::Member(m), _) if !m.peers.contains(&from) => {
+                cx.discard(from, format!("node {from} is not a participant"))
             }
+            // Its work is done by `on_peer_restart`, which the host called before this.
+            (Role::Member(_), MxMsg::Hello) => {}
+            (Role::Member(m), MxMsg::Link(frame)) => m.on_frame(cx, from, frame),
+            (Role::Member(m), MxMsg::Proto(msg)) => m.with(cx, |p, mcx| p.on_msg(mcx, from, msg)),
         }
+    }
+
+    fn on_peer_restart(&mut self, cx: &mut Cx<'_, P>, peer: NodeId) {
+        let m = match &mut self.role {
+            Role::Resource(r) => return r.peer_restarted(cx, peer),
+            Role::Member(m) => m,
+        };
+        if !m.peers.contains(&peer) {
+            return;
+        }
+        let lost = m.link.peer_restarted(peer);
+        if !lost.is_empty() {
+            cx.note(format!(
+                "{} message(s) to node {peer}'s old boot never acknowledged: dropped",
+                lost.len()
+            ));
+        }
+        m.with(cx, |p, mcx| p.peer_restarted(mcx, peer));
     }
 
     fn on_timer(&mut self, cx: &mut Cx<'_, P>, timer: Self::Timer) {
@@ -346,6 +450,13 @@ impl<P: Protocol> Algorithm for Mutex<P> {
                 m.with(cx, |p, mcx| p.release(mcx, req));
             }
             MxTimer::Proto(t) => m.with(cx, |p, mcx| p.on_timer(mcx, t)),
+            MxTimer::Resend => {
+                m.resend_armed = false;
+                for (to, frame) in m.link.due(cx.now, m.rto) {
+                    cx.send(to, MxMsg::Link(frame));
+                }
+                m.arm_resend(cx);
+            }
         }
     }
 }

@@ -39,6 +39,13 @@
 //!   first hears a leader's heartbeat (hearsay, like a NEWER naming a leader, may be stale): a term it joins through another node's message may have been
 //!   won while it was dead (bully: a higher node back from a crash answers a straggler's
 //!   ELECTION of a term node 4 already won), so it never claims one; it starts a new term.
+//! - terms survive restarts: every move to a newer term is kept on stable storage (written
+//!   and fsynced by the runtime before any message of the same step leaves), and a restarted
+//!   node starts from the term it kept, so it never claims a term it took part in before --
+//!   a leaf whose only neighbour is dead used to come back at term 0 and claim term 1, which
+//!   another node had won. What it cannot know is a term the others reached while it was
+//!   dead: one it starts itself before hearing anyone may still be one they used (only
+//!   `majority` closes that, by asking a majority first).
 //! - terms cannot be forced: a message whose term is more than [`MAX_TERM_LEAP`] above this
 //!   node's is ignored ("term X is implausibly far ahead"), so no term ever comes near 2^64
 //!   and `term + 1` cannot wrap; the arithmetic is checked all the same. A restarted node
@@ -338,6 +345,12 @@ fn unreachable(setup: &Setup) -> Option<NodeId> {
 
 type WCx<'b, M, T> = Context<'b, LMsg<M>, LTimer<T>>;
 
+/// What a node keeps on stable storage: the newest term it moved to.
+#[derive(Debug, Clone, Copy, Default, serde::Serialize, serde::Deserialize)]
+struct KeptTerm {
+    term: u64,
+}
+
 /// The wrapper's state, apart from the protocol's (so both can be borrowed at once).
 struct Core<M> {
     setup: Setup,
@@ -570,6 +583,7 @@ impl<M: Message> Core<M> {
             cx.cancel_timer(LTimer::Heartbeat);
         }
         self.term = t;
+        cx.persist(serde_json::to_vec(&KeptTerm { term: t }).unwrap_or_default());
         self.leader = None;
         self.ring.new_epoch(t);
         self.live.new_epoch(t);
@@ -688,7 +702,11 @@ impl<E: Election> Leadership<E> {
         Leadership {
             core: Core {
                 setup: setup.clone(),
-                term: 0,
+                term: setup
+                    .durable
+                    .as_ref()
+                    .and_then(|b| serde_json::from_slice::<KeptTerm>(b).ok())
+                    .map_or(0, |k| k.term),
                 leader: None,
                 live: Liveness::new(setup, reach),
                 ring: RingRepair::new(setup, sparse),
