@@ -91,7 +91,7 @@ fn link_cut(backend: &str) {
     in_order(
         &out,
         &[
-            "mesh (link-cut, 22 links) of 10 nodes running echo",
+            "mesh (link-cut: 22 links between the 10 nodes) of 10 nodes running echo",
             "1. all 10 live nodes agree",
             "2. cut the link 2-10 at",
             "the only channel between nodes 1,2,3,4 and nodes 5,6,7,8,9,10",

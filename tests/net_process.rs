@@ -399,7 +399,10 @@ fn a_restarted_node_starts_under_the_rules_in_force() {
         let up = count(rd, 3, "start") >= 2;
         (up && sent_between(rd, 4, 3, restart, u64::MAX) >= 5).then_some(())
     });
-    assert!(l.quit().success(), "{}", l.output());
+    // Node 3, cut off from the leader, may still be electing when the run stops, which the
+    // check may call a termination violation (status 1): the verdict is not this test's subject.
+    let status = l.quit();
+    assert!(matches!(status.code(), Some(0 | 1)), "{status:?}: {}", l.output());
     let rd = RunDir::load(&l.run_dir()).unwrap();
     let after: Vec<(u64, u64)> = recvs(&rd, 4, 3).into_iter().filter(|&(t, _)| t > restart).collect();
     assert_eq!(after, vec![], "the restarted node heard 4 through the cut");

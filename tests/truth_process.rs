@@ -11,18 +11,10 @@ use coordlab::exit;
 use std::fs;
 use std::process::Command;
 
-/// A central coordinator that regrants after 40 ms while holders keep the section 300 ms: two
-/// holders at once whatever ends the run, which the check calls VIOLATED.
-const OVERLAPPING: &[&str] = &[
-    "--algo",
-    "central",
-    "--set",
-    "regrant_ms=40",
-    "--hold-ms",
-    "300",
-    "--think-ms",
-    "0",
-];
+/// The anonymous ring with two initiators: two leaders of term 1 by design (no ids to tell the
+/// candidates apart) whatever ends the run, which the check calls VIOLATED. (Central with a
+/// short regrant_ms no longer overlaps by itself: a holder renews its grant while it holds.)
+const OVERLAPPING: &[&str] = &["--algo", "anon-ring", "--initiators", "2,5"];
 
 fn launch(sub: &str, n: usize, name: &str, extra: &[&str]) -> (Option<i32>, String, std::path::PathBuf) {
     let logs = temp_logs(name);
@@ -35,7 +27,7 @@ fn launch(sub: &str, n: usize, name: &str, extra: &[&str]) -> (Option<i32>, Stri
 fn a_violation_is_status_1_however_the_launch_ends() {
     let mut by_duration = OVERLAPPING.to_vec();
     by_duration.extend(["--duration", "3"]);
-    let (code, out, logs) = launch("mesh", 3, "exit-duration", &by_duration);
+    let (code, out, logs) = launch("ring", 6, "exit-duration", &by_duration);
     assert!(out.contains("checked: VIOLATED"), "{out}");
     assert_eq!(code, Some(exit::VIOLATED), "--duration:\n{out}");
     // `coordlab check` of the same run says the same.
@@ -49,21 +41,24 @@ fn a_violation_is_status_1_however_the_launch_ends() {
 
     // Stopped by `quit` at the console once two holders were seen.
     let logs = temp_logs("exit-quit");
-    let mut l = Launch::command("mesh", 3, &logs, OVERLAPPING);
-    l.wait_for("two holders at the resource", |rd| {
-        rd.resource
+    let mut l = Launch::command("ring", 6, &logs, OVERLAPPING);
+    l.wait_for("two leaders of term 1", |rd| {
+        let leaders: std::collections::BTreeSet<_> = rd
+            .node_events
             .iter()
-            .any(|r| matches!(r.event, coordlab::trace::Event::Violation { .. }))
-            .then_some(())
+            .filter(|r| matches!(r.event, coordlab::trace::Event::Leader { term: 1, leader, .. } if Some(leader) == r.node))
+            .map(|r| r.node)
+            .collect();
+        (leaders.len() >= 2).then_some(())
     });
     let status = l.quit();
     assert_eq!(status.code(), Some(exit::VIOLATED), "quit:\n{}", l.output());
     let _ = fs::remove_dir_all(&logs);
 
-    // Ended by its goal (every request served).
+    // Ended by its goal (an agreed leader).
     let mut done = OVERLAPPING.to_vec();
-    done.extend(["--until", "done", "--requests", "3"]);
-    let (code, out, logs) = launch("mesh", 3, "exit-done", &done);
+    done.extend(["--until", "elected"]);
+    let (code, out, logs) = launch("ring", 6, "exit-done", &done);
     assert!(out.contains("VIOLATED"), "{out}");
     assert_eq!(code, Some(exit::VIOLATED), "--until done:\n{out}");
     let _ = fs::remove_dir_all(&logs);

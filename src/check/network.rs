@@ -280,13 +280,27 @@ impl Network {
     /// it off (Some(t1) when it could throughout is not returned: None then); `Some(u64::MAX)`
     /// when it still could not at `t2`.
     pub fn heard_again(&self, from: NodeId, to: NodeId, t1: u64, t2: u64) -> Option<u64> {
-        if self.cut_off(from, to, t2).is_some() {
+        self.again(t1, t2, |t| self.cut_off(from, to, t).is_some())
+    }
+
+    /// Like [`Network::heard_again`], but for any network rule at all (a cut, a partition, loss
+    /// or delay, however light, on any link: messages may be relayed): when the network was
+    /// last left alone again. A suspicion's healing is only owed a bound once it is, since under
+    /// loss a node's heartbeats may go missing for longer than any timeout.
+    pub fn undisturbed_again(&self, from: NodeId, to: NodeId, t1: u64, t2: u64) -> Option<u64> {
+        self.again(t1, t2, |t| self.cut_off(from, to, t).is_some() || !self.rules_at(t).is_clear())
+    }
+
+    /// When `bad` last stopped holding within [`t1`, `t2`] (`Some(u64::MAX)`: it holds at `t2`;
+    /// None: it never held).
+    fn again(&self, t1: u64, t2: u64, bad: impl Fn(u64) -> bool) -> Option<u64> {
+        if bad(t2) {
             return Some(u64::MAX);
         }
         let mut last = None;
-        let mut was = self.cut_off(from, to, t1).is_some();
+        let mut was = bad(t1);
         for s in self.steps.iter().filter(|s| s.t > t1 && s.t <= t2) {
-            let now = self.cut_off(from, to, s.t).is_some();
+            let now = bad(s.t);
             if was && !now {
                 last = Some(s.t);
             }

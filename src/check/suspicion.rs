@@ -149,9 +149,9 @@ pub fn stale_with(run: &RunDir, timeline: &Timeline, timeout_us: u64, net: &Netw
         for (i, c) in changes.iter().enumerate().filter(|(_, c)| c.state == Proc::Running) {
             let next = changes.get(i + 1).map_or(end, |n| n.t);
             let (mut from, to) = (s.max(c.t), e.min(next));
-            // Cut off by the network, the holder had no way to hear it: the clock starts when
-            // the network lets it be heard again.
-            match net.heard_again(target, by, from, to) {
+            // Cut off (or its datagrams lost or held) by the network, the holder had no way to
+            // hear it reliably: the clock starts when the network leaves the link alone again.
+            match net.undisturbed_again(target, by, from, to) {
                 Some(u64::MAX) => continue,
                 Some(back) => from = from.max(back),
                 None => {}
