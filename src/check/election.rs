@@ -180,6 +180,9 @@ pub struct ElectionFacts {
     pub storms: Storms,
     /// The stretches during which no running node believed it led.
     pub leaderless: Vec<Leaderless>,
+    /// Why termination and agreement at the end are not held against the run: the last fault
+    /// came too shortly before the end for an election to finish (None: they are judged).
+    pub end_explanation: Option<Explanation>,
     /// Progress: the longest piece of a leaderless stretch during which a majority of the
     /// nodes was running and no link was cut, and the bound it is judged against (µs).
     pub majority_leaderless: Option<(Leaderless, u64)>,
@@ -258,7 +261,17 @@ impl ElectionFacts {
             explanations: Vec::new(),
             storms: Storms::default(),
             leaderless: Vec::new(),
+            end_explanation: None,
             majority_leaderless: None,
+        }
+    }
+
+    /// What explains violation `v`: its term's explanation, or for termination and agreement
+    /// at the end, a fault too shortly before the end.
+    pub fn explanation_of(&self, v: &Violation) -> Option<&Explanation> {
+        match v {
+            Violation::Termination { .. } | Violation::Agreement { .. } => self.end_explanation.as_ref(),
+            _ => v.term().and_then(|t| self.explanation(t)),
         }
     }
 
@@ -428,7 +441,7 @@ impl Section for ElectionFacts {
                 property: super::summary::property_name(v),
                 what: super::summary::violation_line(v, None),
                 violation: true,
-                explanation: v.term().and_then(|t| self.explanation(t)).cloned(),
+                explanation: self.explanation_of(v).cloned(),
             })
             .collect();
         if let Some((l, bound)) = self.leaderless_too_long() {

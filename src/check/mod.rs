@@ -157,6 +157,34 @@ impl Analysis {
     }
 }
 
+/// How many failure-detector timeouts an election is given after the last fault before the
+/// run's end: a run stopped sooner may end mid-election, which termination and agreement at the
+/// end do not hold against it.
+pub const END_SETTLE_TIMEOUTS: u64 = 10;
+
+/// The last fault (a signal or a network change) if it came less than `settle` before the end
+/// of the run, as the explanation of an end without a leader everyone agrees on.
+fn late_fault(run: &RunDir, timeline: &timeline::Timeline, settle: u64) -> Option<explain::Explanation> {
+    const FAULTS: [&str; 9] = ["pause", "resume", "kill", "restart", "cut", "partition", "heal", "loss", "delay"];
+    let last = run
+        .faults
+        .iter()
+        .filter(|r| FAULTS.contains(&r.event.kind()) && r.t <= timeline.end_us)
+        .max_by_key(|r| r.t)?;
+    let before_end = timeline.end_us - last.t;
+    (before_end < settle).then(|| explain::Explanation {
+        term: 0,
+        inherent: true,
+        by_design: false,
+        words: format!(
+            "the run ended {} ms after its last fault ({}{}), less than {END_SETTLE_TIMEOUTS} timeouts: an election may still have been under way",
+            before_end / 1000,
+            last.event.kind(),
+            last.node.map_or(String::new(), |n| format!(" of node {n}"))
+        ),
+    })
+}
+
 /// Works out every fact of `run`.
 pub fn analyse(run: &RunDir) -> Analysis {
     let timeline = Timeline::build(run);
@@ -191,6 +219,7 @@ pub fn analyse(run: &RunDir) -> Analysis {
         e.leaderless = storms::leaderless(&e.spans, &timeline, run.info.start_us);
         let timeout = timeout_us.filter(|&t| t > 0).unwrap_or(300_000);
         e.judge_progress(run, &timeline, election::LEADERLESS_TIMEOUTS * timeout);
+        e.end_explanation = late_fault(run, &timeline, END_SETTLE_TIMEOUTS * timeout);
         e
     });
     Analysis {

@@ -283,12 +283,15 @@ impl Network {
         self.again(t1, t2, |t| self.cut_off(from, to, t).is_some())
     }
 
-    /// Like [`Network::heard_again`], but for any network rule at all (a cut, a partition, loss
-    /// or delay, however light, on any link: messages may be relayed): when the network was
-    /// last left alone again. A suspicion's healing is only owed a bound once it is, since under
-    /// loss a node's heartbeats may go missing for longer than any timeout.
+    /// Like [`Network::heard_again`], but for any rule on the link `from`->`to` (loss or delay,
+    /// however light, beside what cuts it off): when the link was last left alone again. A
+    /// suspicion's healing is only owed a bound once it is, since under loss a node's
+    /// heartbeats may go missing for longer than any timeout.
     pub fn undisturbed_again(&self, from: NodeId, to: NodeId, t1: u64, t2: u64) -> Option<u64> {
-        self.again(t1, t2, |t| self.cut_off(from, to, t).is_some() || !self.rules_at(t).is_clear())
+        self.again(t1, t2, |t| {
+            let rules = self.rules_at(t);
+            self.cut_off(from, to, t).is_some() || rules.loss(from, to) > 0 || rules.delay(from, to) != (0, 0)
+        })
     }
 
     /// When `bad` last stopped holding within [`t1`, `t2`] (`Some(u64::MAX)`: it holds at `t2`;

@@ -347,7 +347,7 @@ fn properties(a: &Analysis, e: &ElectionFacts) -> Vec<String> {
     let mut within = Vec::new();
     for v in &e.violations {
         let line = violation_line(v, Some(a.start_us));
-        let line = match v.term().and_then(|t| e.explanation(t)) {
+        let line = match e.explanation_of(v) {
             Some(x) if x.inherent => format!("{line} [explained: {}]", x.words),
             _ => line,
         };
