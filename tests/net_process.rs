@@ -215,11 +215,7 @@ fn kernel_backend_cut_and_loss_stop_a_links_datagrams_until_healed() {
     let out = cut_then_loss("kernel", "net-kernel-cut");
     // Only this run's table: other tests' launches may hold theirs at the same time.
     let table = table_of(&out).expect("the banner names the table");
-    assert!(
-        !tables().contains(&table),
-        "a table outlived its run: {}",
-        tables()
-    );
+    assert!(!tables().contains(&table), "a table outlived its run: {}", tables());
 }
 
 #[test]

@@ -46,7 +46,9 @@ fn a_violation_is_status_1_however_the_launch_ends() {
         let leaders: std::collections::BTreeSet<_> = rd
             .node_events
             .iter()
-            .filter(|r| matches!(r.event, coordlab::trace::Event::Leader { term: 1, leader, .. } if Some(leader) == r.node))
+            .filter(
+                |r| matches!(r.event, coordlab::trace::Event::Leader { term: 1, leader, .. } if Some(leader) == r.node),
+            )
             .map(|r| r.node)
             .collect();
         (leaders.len() >= 2).then_some(())

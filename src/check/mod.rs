@@ -26,9 +26,9 @@ pub mod timeline;
 pub mod traffic;
 
 #[cfg(test)]
-mod restart_tests;
-#[cfg(test)]
 mod network_tests;
+#[cfg(test)]
+mod restart_tests;
 #[cfg(test)]
 mod tests;
 
@@ -165,7 +165,17 @@ pub const END_SETTLE_TIMEOUTS: u64 = 10;
 /// The last fault (a signal or a network change) if it came less than `settle` before the end
 /// of the run, as the explanation of an end without a leader everyone agrees on.
 fn late_fault(run: &RunDir, timeline: &timeline::Timeline, settle: u64) -> Option<explain::Explanation> {
-    const FAULTS: [&str; 9] = ["pause", "resume", "kill", "restart", "cut", "partition", "heal", "loss", "delay"];
+    const FAULTS: [&str; 9] = [
+        "pause",
+        "resume",
+        "kill",
+        "restart",
+        "cut",
+        "partition",
+        "heal",
+        "loss",
+        "delay",
+    ];
     let last = run
         .faults
         .iter()
