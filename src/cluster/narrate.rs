@@ -74,10 +74,31 @@ fn starts_line(who: impl Iterator<Item = u64>, members: usize, term: u64, also: 
     }
 }
 
-/// `node 8 was paused, not dead: a false suspicion`, from the target's process now.
-fn truth(target: Option<&Node>) -> String {
-    match target.map(|n| &n.state) {
+/// Whether `from`'s datagrams can reach `to` along the launch's graph under the rules `net`.
+fn reaches(by_id: &BTreeMap<u64, &Node>, net: &crate::net::NetRules, from: u64, to: u64) -> bool {
+    let mut seen = std::collections::BTreeSet::from([from]);
+    let mut todo = vec![from];
+    while let Some(a) = todo.pop() {
+        if a == to {
+            return true;
+        }
+        for &b in by_id.get(&a).map_or(&[][..], |n| &n.plan.neighbours[..]) {
+            if !net.blocked(a, b) && seen.insert(b) {
+                todo.push(b);
+            }
+        }
+    }
+    false
+}
+
+/// `node 8 was paused, not dead: a false suspicion`, from the target's process now and whether
+/// the network rules in force let it reach the suspecter `by`.
+fn truth(by_id: &BTreeMap<u64, &Node>, target: u64, by: u64, net: &crate::net::NetRules) -> String {
+    match by_id.get(&target).map(|n| &n.state) {
         Some(State::Paused) => "it is paused, not dead: a false suspicion".into(),
+        Some(State::Running) if !net.is_clear() && !reaches(by_id, net, target, by) => {
+            "it is running, but the network cuts it off from this node: cut off, not dead".into()
+        }
         Some(State::Running) => "it is running: a false suspicion".into(),
         Some(State::Killed) | Some(State::Exited(_)) => "it is dead: a true suspicion".into(),
         None => "it is not a member".into(),
@@ -101,7 +122,7 @@ impl Narrator {
                     "node {id} suspected node {} after {} ms of silence; {}",
                     s.target,
                     s.silence_ms,
-                    truth(by_id.get(&s.target).copied())
+                    truth(&by_id, s.target, id, &fleet.net_rules)
                 );
                 out.push((s.t, line));
             }
@@ -192,5 +213,45 @@ impl Narrator {
         out.into_iter()
             .map(|(t, line)| format!("{} {line}", fleet.rel(t)))
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::plan::NodePlan;
+    use crate::net::NetAction;
+
+    fn node(id: u64, neighbours: &[u64], state: State) -> Node {
+        let plan = NodePlan {
+            id,
+            addr: "127.0.0.1:1".parse().unwrap(),
+            neighbours: neighbours.to_vec(),
+            initiator: false,
+        };
+        Node::new(plan, state, std::path::PathBuf::from("/nonexistent"))
+    }
+
+    #[test]
+    fn a_running_node_the_network_cuts_off_is_narrated_as_cut_off_not_as_slow() {
+        // A path 1 - 2 - 3, and 4 paused.
+        let nodes = [
+            node(1, &[2], State::Running),
+            node(2, &[1, 3], State::Running),
+            node(3, &[2], State::Running),
+            node(4, &[3], State::Paused),
+        ];
+        let by_id: BTreeMap<u64, &Node> = nodes.iter().map(|n| (n.plan.id, n)).collect();
+        let mut net = crate::net::NetRules::default();
+        assert_eq!(truth(&by_id, 3, 1, &net), "it is running: a false suspicion");
+        // Cutting 2-3 cuts 3 off from 1 too, which has no direct link to it.
+        net.apply(&NetAction::Cut {
+            a: 2,
+            b: 3,
+            one_way: false,
+        });
+        assert!(truth(&by_id, 3, 1, &net).contains("cut off, not dead"));
+        assert_eq!(truth(&by_id, 2, 1, &net), "it is running: a false suspicion");
+        assert_eq!(truth(&by_id, 4, 1, &net), "it is paused, not dead: a false suspicion");
     }
 }

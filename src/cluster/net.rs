@@ -172,6 +172,7 @@ impl NetControl {
                 }
             }
         }
+        fleet.net_rules = next.clone();
         self.rules = next;
         let t = match action {
             NetAction::Heal { .. } => before,

@@ -60,6 +60,9 @@ pub struct Fleet {
     pub beliefs: Beliefs,
     /// The family's own progress toward its goal (None for elections: see `beliefs`).
     pub progress: Option<Box<dyn Progress>>,
+    /// The network rules in force (set by the launcher's network control), so that the
+    /// narration can tell a node cut off from one that is merely slow.
+    pub net_rules: crate::net::NetRules,
     args: NodeArgs,
     faults: JsonlWriter,
     group: Option<Pid>,
@@ -85,6 +88,7 @@ impl Fleet {
             write_failures: Vec::new(),
             beliefs: Beliefs::default(),
             progress: None,
+            net_rules: crate::net::NetRules::default(),
             args,
             faults,
             group: None,
