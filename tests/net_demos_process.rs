@@ -113,6 +113,11 @@ fn link_cut(backend: &str) {
         _ => None,
     });
     assert_eq!(cut, Some((vec![(2, 10), (10, 2)], backend.to_string())), "{out}");
+    // The live narration already tells a node cut off from one that is slow.
+    assert!(
+        out.contains("it is running, but the network cuts it off from this node: cut off, not dead"),
+        "{out}"
+    );
     assert_eq!(
         net_events(&rd).iter().map(|e| e.0.as_str()).collect::<Vec<_>>(),
         vec!["cut", "heal"]
