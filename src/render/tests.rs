@@ -408,16 +408,7 @@ fn mutex_run(fencing: bool) -> RunDir {
         ("fencing", if fencing { "true" } else { "false" }),
     ];
     let mut s = testkit::sim::<Central>(3, NetConfig::default(), &opts);
-    s.run_until(Duration::from_secs(1), |s| {
-        s.events("cs_enter").iter().any(|r| r.node != Some(3))
-    });
-    let first = s
-        .events("cs_enter")
-        .iter()
-        .find(|r| r.node != Some(3))
-        .unwrap()
-        .node
-        .unwrap();
+    let first = testkit::first_to_enter(&mut s, Duration::from_secs(1), 3);
     s.pause(first);
     s.run_for(Duration::from_millis(300));
     s.resume(first);

@@ -377,16 +377,7 @@ mod lease_tests {
     fn a_holder_cut_off_from_the_coordinator_is_regranted_and_fencing_rejects_it() {
         for fencing in ["false", "true"] {
             let mut s = sim::<Central>(3, NetConfig::default(), &opts(fencing));
-            s.run_until(Duration::from_secs(2), |s| {
-                s.events("cs_enter").iter().any(|r| r.node != Some(3))
-            });
-            let holder = s
-                .events("cs_enter")
-                .iter()
-                .find(|r| r.node != Some(3))
-                .unwrap()
-                .node
-                .unwrap();
+            let holder = crate::algo::mutex::testkit::first_to_enter(&mut s, Duration::from_secs(2), 3);
             // The coordinator (3) stops hearing the holder; the resource (0) still does.
             s.partition(&[holder], &[3]);
             s.run_for(Duration::from_millis(600));

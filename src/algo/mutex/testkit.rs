@@ -90,3 +90,14 @@ pub fn rough(seed: u64) -> NetConfig {
         duplicate: 0.05,
     }
 }
+
+/// Runs `s` for at most `within` until a node other than `not` (the coordinator) enters the
+/// section, and returns that node (panics if none did: the test's premise failed).
+pub fn first_to_enter<P: Protocol>(s: &mut Sim<Mutex<P>>, within: Duration, not: NodeId) -> NodeId {
+    s.run_until(within, |s| s.events("cs_enter").iter().any(|r| r.node != Some(not)));
+    s.events("cs_enter")
+        .iter()
+        .find(|r| r.node != Some(not))
+        .and_then(|r| r.node)
+        .expect("no node entered the section")
+}

@@ -295,16 +295,7 @@ fn regrant_gives_two_holders_and_fencing_rejects_the_stale_one() {
             ("fencing", fencing),
         ];
         let mut s = sim::<Central>(3, NetConfig::default(), &opts);
-        s.run_until(Duration::from_secs(1), |s| {
-            s.events("cs_enter").iter().any(|r| r.node != Some(3))
-        });
-        let first = s
-            .events("cs_enter")
-            .iter()
-            .find(|r| r.node != Some(3))
-            .unwrap()
-            .node
-            .unwrap();
+        let first = crate::algo::mutex::testkit::first_to_enter(&mut s, Duration::from_secs(1), 3);
         // Paused mid-hold; its END comes after the coordinator regranted.
         s.pause(first);
         s.run_for(Duration::from_millis(300));
