@@ -94,33 +94,23 @@ impl Run {
         node_events.sort_by_key(|r| r.t);
         let mut faults = self.faults.clone();
         faults.sort_by_key(|r| r.t);
-        RunDir {
-            path: PathBuf::from("synthetic"),
-            info: RunInfo {
-                algo: self.algo.into(),
-                topology: self.topology.into(),
-                nodes: self
-                    .nodes
-                    .iter()
-                    .map(|(id, peers)| RunNode {
-                        id: *id,
-                        addr: String::new(),
-                        peers: peers.clone(),
-                    })
-                    .collect(),
-                start_us: START,
-                options: json!({"set": self.set, "timeout_ms": 300}),
-                control: None,
-            },
-            node_events,
-            faults,
-            resource: self.resource.clone(),
-            bad_lines: 0,
-            bad: Vec::new(),
-            unknown: BTreeMap::new(),
-            missing: Vec::new(),
-            incomplete: Vec::new(),
-        }
+        let info = RunInfo {
+            algo: self.algo.into(),
+            topology: self.topology.into(),
+            nodes: self
+                .nodes
+                .iter()
+                .map(|(id, peers)| RunNode {
+                    id: *id,
+                    addr: String::new(),
+                    peers: peers.clone(),
+                })
+                .collect(),
+            start_us: START,
+            options: json!({"set": self.set, "timeout_ms": 300}),
+            control: None,
+        };
+        RunDir::whole("synthetic", info, node_events, faults, self.resource.clone())
     }
 }
 

@@ -4,7 +4,6 @@
 
 use super::*;
 use crate::trace::{Event, JsonlWriter, Record, RunInfo, RunNode};
-use std::collections::BTreeMap;
 
 const START: u64 = 1_700_000_000_000_000;
 
@@ -124,18 +123,7 @@ impl R {
         let mut faults = self.faults.clone();
         faults.push(rec(end_ms, None, Event::Shutdown {}));
         faults.sort_by_key(|r| r.t);
-        RunDir {
-            path: PathBuf::from("synthetic"),
-            info: self.info(),
-            node_events,
-            faults,
-            resource: self.resource.clone(),
-            bad_lines: 0,
-            bad: Vec::new(),
-            unknown: BTreeMap::new(),
-            missing: Vec::new(),
-            incomplete: Vec::new(),
-        }
+        RunDir::whole("synthetic", self.info(), node_events, faults, self.resource.clone())
     }
 }
 

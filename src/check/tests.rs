@@ -149,18 +149,7 @@ impl Run {
     fn load(&self) -> RunDir {
         let mut node_events = self.node_events.clone();
         node_events.sort_by_key(|r| r.t);
-        RunDir {
-            path: PathBuf::from("synthetic"),
-            info: self.info(),
-            node_events,
-            faults: self.faults.clone(),
-            resource: Vec::new(),
-            bad_lines: 0,
-            bad: Vec::new(),
-            unknown: BTreeMap::new(),
-            missing: Vec::new(),
-            incomplete: Vec::new(),
-        }
+        RunDir::whole("synthetic", self.info(), node_events, self.faults.clone(), Vec::new())
     }
 
     fn analyse(&self) -> Analysis {

@@ -215,6 +215,29 @@ pub struct RunDir {
 }
 
 impl RunDir {
+    /// A complete run made in memory (the simulator's, or a test's), named `path`: nothing
+    /// missing, nothing bad, every record as given.
+    pub fn whole(
+        path: &str,
+        info: RunInfo,
+        node_events: Vec<Record>,
+        faults: Vec<Record>,
+        resource: Vec<Record>,
+    ) -> Self {
+        RunDir {
+            path: PathBuf::from(path),
+            info,
+            node_events,
+            faults,
+            resource,
+            bad_lines: 0,
+            bad: Vec::new(),
+            unknown: BTreeMap::new(),
+            missing: Vec::new(),
+            incomplete: Vec::new(),
+        }
+    }
+
     /// Loads `dir` (following the `latest` symlink if given one).
     pub fn load(dir: &Path) -> io::Result<Self> {
         Self::load_with(dir, BTreeMap::new())
