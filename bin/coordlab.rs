@@ -102,7 +102,7 @@ enum Cmd {
         /// Ping-pong rounds for the loopback floor.
         #[arg(long, default_value_t = 20_000)]
         rounds: usize,
-        /// Sections to run: floor, rings (with the floor), elections, mutex, flood, clocks, or all.
+        /// Sections to run: floor, rings (with the floor), elections, mutex, flood, clocks, net, or all.
         #[arg(long, default_value = "all")]
         only: String,
         /// Seed of the shuffled id arrangements and random graphs.

@@ -449,3 +449,23 @@ fn a_rule_the_kernel_refuses_mid_run_is_reported_and_recorded() {
         l.output()
     );
 }
+
+/// `bench --only net` measures the user filter in every case and, where nftables works, the
+/// kernel partition beside its floor, and leaves no table of its own behind.
+#[test]
+fn the_network_benchmark_reports_both_backends_and_cleans_up() {
+    let out = Command::new(BIN).args(["bench", "--only", "net"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
+    for row in ["no rule in force", "a rule on another link", "20 % loss", "delay 5:5", "one loopback hop"] {
+        let line = text.lines().find(|l| l.contains(row)).unwrap_or_else(|| panic!("no '{row}' in:\n{text}"));
+        assert!(line.contains(" us") || line.contains(" ns per datagram"), "{line}");
+    }
+    if nft_usable() {
+        assert!(text.contains("partition into halves in force:"), "{text}");
+        assert!(text.contains("floor, one link cut"), "{text}");
+        assert!(!tables().contains("coordlab-bench-"), "{}", tables());
+    } else {
+        assert!(text.contains("kernel backend: not measured here"), "{text}");
+    }
+}

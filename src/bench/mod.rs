@@ -14,6 +14,7 @@ mod floor;
 mod formulas;
 mod launch;
 mod mutex;
+mod net;
 pub mod mutex_formulas;
 mod plot;
 mod readings;
@@ -55,6 +56,8 @@ pub struct Sections {
     pub startup: bool,
     /// Cristian and Berkeley on skewed clocks.
     pub clocks: bool,
+    /// The network faults: the user filter per datagram, a kernel partition of 4,096 nodes.
+    pub net: bool,
 }
 
 impl Sections {
@@ -67,6 +70,7 @@ impl Sections {
         flood: true,
         startup: true,
         clocks: true,
+        net: true,
     };
 
     /// Parses `floor,rings,elections` (any of them, or `all`).
@@ -79,6 +83,7 @@ impl Sections {
             flood: false,
             startup: false,
             clocks: false,
+            net: false,
         };
         let mut out = none;
         for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
@@ -91,16 +96,17 @@ impl Sections {
                 "flood" => out.flood = true,
                 "startup" => out.startup = true,
                 "clocks" => out.clocks = true,
+                "net" => out.net = true,
                 other => {
                     return Err(usage(format!(
-                    "--only: '{other}' is not a section (floor, rings, elections, mutex, flood, startup, clocks, all)"
+                    "--only: '{other}' is not a section (floor, rings, elections, mutex, flood, startup, clocks, net, all)"
                 )))
                 }
             }
         }
         if out == none {
             return Err(usage(
-                "--only: name at least one section (floor, rings, elections, mutex, flood, startup, clocks, all)",
+                "--only: name at least one section (floor, rings, elections, mutex, flood, startup, clocks, net, all)",
             ));
         }
         Ok(out)
@@ -153,6 +159,11 @@ pub fn run(sizes: &[usize], rounds: usize, sections: Sections, seed: u64) -> Res
     }
     if sections.flood {
         flood::print_flood(BUILD)?;
+    }
+    if sections.net {
+        println!();
+        println!("== network faults ({BUILD})");
+        net::run_net(rounds.min(5000))?;
     }
     Ok(())
 }

@@ -171,6 +171,15 @@ impl NetFilter {
         self.active = !self.by_sender.is_empty();
     }
 
+    /// What the runtime asks of every datagram: with no rule in force, one branch and `Pass`.
+    #[inline]
+    pub fn admit(&mut self, from: Option<NodeId>, bytes: &[u8], src: SocketAddr) -> Verdict {
+        if !self.active {
+            return Verdict::Pass;
+        }
+        self.judge(from, bytes, src, Instant::now())
+    }
+
     /// Judges a datagram from member `from` (None: not a member, left to the engine); a held
     /// datagram is copied and kept.
     pub fn judge(&mut self, from: Option<NodeId>, bytes: &[u8], src: SocketAddr, now: Instant) -> Verdict {
