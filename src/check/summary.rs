@@ -234,8 +234,34 @@ pub fn verdict(a: &Analysis) -> String {
         };
         format!("no property violated ({props}){tail}")
     } else {
-        format!("VIOLATED: {}{tail}", failing.join(", "))
+        format!("VIOLATED: {}{tail}", with_repeats(failing).join(", "))
     }
+}
+
+/// Eight overlaps are one property broken eight times: `mutual exclusion (nodes) x8`, in the
+/// order of first appearance.
+fn with_repeats(names: Vec<String>) -> Vec<String> {
+    let mut counted: Vec<(String, usize)> = Vec::new();
+    for p in names {
+        match counted.iter_mut().find(|(q, _)| *q == p) {
+            Some((_, k)) => *k += 1,
+            None => counted.push((p, 1)),
+        }
+    }
+    counted
+        .into_iter()
+        .map(|(p, k)| if k == 1 { p } else { format!("{p} x{k}") })
+        .collect()
+}
+
+#[cfg(test)]
+#[test]
+fn a_property_broken_many_times_is_named_once_with_its_count() {
+    let names = ["mutual exclusion (resource)", "mutual exclusion (resource)", "fencing", "mutual exclusion (resource)"];
+    assert_eq!(
+        with_repeats(names.iter().map(|s| s.to_string()).collect()),
+        vec!["mutual exclusion (resource) x3", "fencing"]
+    );
 }
 
 /// The property a violation breaks, in a word or two: `uniqueness (term 11)`.
