@@ -139,6 +139,21 @@ fn pictures_of_a_real_run_render_in_a_browser() {
     assert!(dom.contains(r#"data-lines="4""#), "four node lines");
     assert!(dom.contains(&format!(r#"data-arrows="{arrows}""#)), "{arrows} arrows");
 
+    // Zoom, pan and the filters, driven inside the page as a user would (see page.js).
+    let dom = logs.join("timeline-selftest.dom");
+    let mut c = chromium(&browser);
+    c.args(["--virtual-time-budget=3000", "--dump-dom"])
+        .arg(format!("{}#selftest", url(&dir.join("timeline.html"))));
+    assert!(run_to(c, &dom), "chromium renders timeline.html#selftest");
+    let dom = fs::read_to_string(dom).unwrap();
+    assert!(!dom.contains("data-errors=\""), "script errors: {dom}");
+    let said = dom
+        .split("data-selftest=\"")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .unwrap_or("(no data-selftest: the self-test did not run)");
+    assert_eq!(said, "ok", "zoom, pan and filters in a browser");
+
     for (page, png, size) in [
         (dir.join("timeline.html"), "timeline.png", "1400,500"),
         (dir.join("graph.svg"), "graph.png", "780,840"),

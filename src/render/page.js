@@ -385,5 +385,50 @@
   b.setAttribute('data-drawn', String(drawn));
   b.setAttribute('data-view', view.a.toFixed(3) + ',' + view.b.toFixed(3));
   b.setAttribute('data-open-ms', performance.now().toFixed(0));
+  if (window.location.hash === '#selftest') selftest(b);
   b.setAttribute('data-ok', 'yes');
+
+  // #selftest: the browser test drives the page as a user would -- the wheel, a shifted
+  // wheel, the node filter, a message type unticked -- and reads what went wrong (or "ok")
+  // from data-selftest, since a headless browser's DOM dump is all it can see.
+  function selftest(body) {
+    var bad = [];
+    var r = canvas.getBoundingClientRect();
+    function wheel(dy, shift) {
+      canvas.dispatchEvent(new WheelEvent('wheel', {
+        deltaY: dy, shiftKey: !!shift, clientX: r.left + (r.width + LEFT - RIGHT) / 2,
+        clientY: r.top + AXIS + 10, bubbles: true, cancelable: true
+      }));
+    }
+    var span = view.b - view.a, lanesBefore = lanes.length;
+    wheel(-120);
+    if (!(view.b - view.a < span * 0.9)) bad.push('the wheel did not zoom in on time');
+    if (lanes.length !== lanesBefore || laneOf.some(function (l, i) { return l !== i; })) bad.push('zooming changed the lanes');
+    var a = view.a, w = view.b - view.a;
+    // Pan away from whichever end of the run the view touches.
+    wheel(view.b >= D.t1 ? -120 : 120, true);
+    if (view.a === a || Math.abs(view.b - view.a - w) > w * 1e-6) bad.push('shift+wheel did not pan time alone');
+    wheel(120);
+    if (!(view.b - view.a > w)) bad.push('the wheel did not zoom out');
+    document.getElementById('all').click();
+    if (Math.abs(view.a - D.t0) + Math.abs(view.b - D.t1) > (D.t1 - D.t0) * 1e-9) bad.push('"all" did not show the whole run');
+    var everything = draw();
+    nodesInput.value = String(D.nodes[0]);
+    nodesInput.dispatchEvent(new Event('change'));
+    if (lanes.length !== 1) bad.push('the node filter "' + nodesInput.value + '" left ' + lanes.length + ' lanes');
+    if (!(draw() < everything) && everything > 0) bad.push('the node filter did not hide the other nodes\' arrows');
+    nodesInput.value = '';
+    nodesInput.dispatchEvent(new Event('change'));
+    if (lanes.length !== D.nodes.length) bad.push('clearing the node filter left ' + lanes.length + ' lanes');
+    var boxes = document.querySelectorAll('#types input');
+    var k = D.types.findIndex(function (t, i) { return typeOn[i] && t.count > 0; });
+    if (k >= 0) {
+      boxes[k].click();
+      if (typeOn[k]) bad.push('unticking ' + D.types[k].name + ' left it on');
+      if (!(draw() < everything)) bad.push('unticking ' + D.types[k].name + ' hid no arrow');
+      boxes[k].click();
+    }
+    if (draw() !== everything) bad.push('undoing the filters did not bring every arrow back');
+    body.setAttribute('data-selftest', bad.length ? bad.join('; ') : 'ok');
+  }
 })();
