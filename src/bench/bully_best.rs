@@ -65,8 +65,8 @@ fn story(dir: &Path, algo: &str, n: usize) -> Result<(RunDir, u64), CliError> {
     }
     wait_for("the others following n-1", patience, || learned(&run, 1..nn, nn - 1, 2))?;
     command(&run, "quit")?;
-    let mut rss = None;
-    let done = l.wait(&mut rss)?;
+    let mut mem = None;
+    let done = l.wait(&mut mem)?;
     let killed = done
         .faults
         .iter()

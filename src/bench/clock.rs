@@ -89,8 +89,8 @@ pub fn run_clocks(sizes: &[usize], seed: u64) -> Result<Vec<ClockRow>, CliError>
                 "--duration",
                 &secs,
             ];
-            let mut rss = None;
-            match launch(&dir, Shape::Mesh("complete"), n, &args, &mut rss) {
+            let mut mem = None;
+            match launch(&dir, Shape::Mesh("complete"), n, &args, &mut mem) {
                 Ok(run) => {
                     let r = row(algo, n, &run);
                     println!(

@@ -94,8 +94,8 @@ fn measure(dir: &Path, algo: &'static str, n: usize, seed: u64, c: &Case) -> Ele
                 "--initiators",
                 initiators,
             ];
-            let mut rss = None;
-            launch(dir, c.shape, n, &args, &mut rss)
+            let mut mem = None;
+            launch(dir, c.shape, n, &args, &mut mem)
                 .map(|run| (election_ms(&run), counts(&run), notes(&run, n, 1)))
                 .map_err(|e| e.to_string())
         }

@@ -1,6 +1,7 @@
 //! Launching a ring or a mesh of real processes through `coordlab ring|mesh`, waiting for it
 //! to end, and sampling the nodes' memory meanwhile.
 
+use super::memory::Memory;
 use crate::error::{failed, CliError};
 use crate::trace::{read_jsonl_file, Event, RunDir};
 use std::path::{Path, PathBuf};
@@ -68,8 +69,8 @@ impl Launch {
     }
 
     /// Waits for the launch to end by itself and loads its run; meanwhile samples the nodes'
-    /// resident memory once they are all up.
-    pub(super) fn wait(mut self, rss: &mut Option<u64>) -> Result<RunDir, CliError> {
+    /// memory once they are all up.
+    pub(super) fn wait(mut self, mem: &mut Option<Memory>) -> Result<RunDir, CliError> {
         let deadline = Instant::now() + Duration::from_secs(120);
         loop {
             if let Some(status) = self.child.try_wait().map_err(|e| failed(e.to_string()))? {
@@ -96,8 +97,7 @@ impl Launch {
                     })
                     .collect();
                 if pids.len() == self.n {
-                    let seen = pids.iter().filter_map(|p| rss_kib(*p)).max();
-                    *rss = (*rss).max(seen);
+                    Memory::keep_worst(mem, Memory::worst_of(&pids));
                 }
             }
             std::thread::sleep(Duration::from_millis(100));
@@ -128,13 +128,7 @@ pub(super) fn launch(
     shape: Shape<'_>,
     n: usize,
     args: &[&str],
-    rss: &mut Option<u64>,
+    mem: &mut Option<Memory>,
 ) -> Result<RunDir, CliError> {
-    Launch::spawn(logs, shape, n, args)?.wait(rss)
-}
-
-fn rss_kib(pid: u32) -> Option<u64> {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = s.lines().find(|l| l.starts_with("VmRSS:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
+    Launch::spawn(logs, shape, n, args)?.wait(mem)
 }

@@ -13,6 +13,7 @@ mod flood;
 mod floor;
 mod formulas;
 mod launch;
+mod memory;
 mod mutex;
 mod net;
 pub mod mutex_formulas;
@@ -203,7 +204,7 @@ fn rings_and_floor(sizes: &[usize], rounds: usize, with_rings: bool) -> Result<(
         "worst run",
         "n(n+1)/2",
         "ELECTED",
-        "RSS (KiB)"
+        "PSS/priv KiB"
     );
     for r in &figs {
         let n = r.n as u64;
@@ -222,7 +223,7 @@ fn rings_and_floor(sizes: &[usize], rounds: usize, with_rings: bool) -> Result<(
             r.worst_election_msgs,
             n * (n + 1) / 2,
             r.elected_msgs,
-            r.max_rss_kib.map(|k| k.to_string()).unwrap_or_else(|| "-".into()),
+            memory::Memory::cell(r.memory),
         );
     }
     println!();
@@ -234,7 +235,10 @@ fn rings_and_floor(sizes: &[usize], rounds: usize, with_rings: bool) -> Result<(
         "event, every node initiating, ids increasing along the ring (best case, 2n-1). worst run: ids decreasing, all"
     );
     println!(
-        "initiating (n(n+1)/2). ELECTED: the announcement lap (n). RSS: largest node resident set (target < 4096 KiB)."
+        "initiating (n(n+1)/2). ELECTED: the announcement lap (n). PSS/priv: the largest node's proportional set size"
+    );
+    println!(
+        "(shared pages divided among the processes sharing them) and private memory, KiB, of up to 64 nodes sampled."
     );
     println!();
     Ok(())

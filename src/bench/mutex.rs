@@ -115,8 +115,8 @@ pub fn run_mutex(one_hop_us: f64) -> Result<Vec<MutexRow>, CliError> {
             let mut args = vec!["--algo", e.name];
             args.extend(full_contention(&k));
             let dir = tmp.join(format!("{}-{n}", e.name));
-            let mut rss = None;
-            match launch(Path::new(&dir), shape, n, &args, &mut rss) {
+            let mut mem = None;
+            match launch(Path::new(&dir), shape, n, &args, &mut mem) {
                 Ok(run) => {
                     let r = measure(&run, e.name, n, formula(n));
                     println!(

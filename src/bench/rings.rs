@@ -29,7 +29,7 @@ pub struct RingFigures {
     /// ELECTED messages of the best-case run.
     pub elected_msgs: u64,
     /// The largest node resident set seen, KiB.
-    pub max_rss_kib: Option<u64>,
+    pub memory: Option<super::memory::Memory>,
 }
 
 fn ids(n: usize, reverse: bool) -> String {
@@ -73,7 +73,7 @@ pub fn run_rings(sizes: &[usize]) -> Result<Vec<RingFigures>, CliError> {
     let root: PathBuf = std::env::temp_dir().join(format!("coordlab-bench-{}", std::process::id()));
     let mut out = Vec::new();
     for &n in sizes {
-        let mut rss = None;
+        let mut mem = None;
         let dir = root.join(format!("hop-{n}"));
         let top = n.to_string();
         let hop = launch(
@@ -81,7 +81,7 @@ pub fn run_rings(sizes: &[usize]) -> Result<Vec<RingFigures>, CliError> {
             Shape::Ring,
             n,
             &["--until", "elected", "--initiators", &top, "--ids", &ids(n, false)],
-            &mut rss,
+            &mut mem,
         )?;
         let lap = |name: &str| {
             round_trip_us(&hop, n as u64, name)
@@ -103,7 +103,7 @@ pub fn run_rings(sizes: &[usize]) -> Result<Vec<RingFigures>, CliError> {
                 "--set",
                 "laps=200",
             ],
-            &mut rss,
+            &mut mem,
         )?;
         let hop_runtime_us = probe_hop_us(&probe, n as u64)
             .ok_or_else(|| failed(format!("ring {n}: the probe token did not go round")))?;
@@ -112,14 +112,14 @@ pub fn run_rings(sizes: &[usize]) -> Result<Vec<RingFigures>, CliError> {
             Shape::Ring,
             n,
             &["--until", "elected", "--initiators", "all", "--ids", &ids(n, false)],
-            &mut rss,
+            &mut mem,
         )?;
         let worst = launch(
             &root.join(format!("worst-{n}")),
             Shape::Ring,
             n,
             &["--until", "elected", "--initiators", "all", "--ids", &ids(n, true)],
-            &mut rss,
+            &mut mem,
         )?;
         out.push(RingFigures {
             n,
@@ -131,7 +131,7 @@ pub fn run_rings(sizes: &[usize]) -> Result<Vec<RingFigures>, CliError> {
             best_election_msgs: sent(&best, "ELECTION"),
             worst_election_msgs: sent(&worst, "ELECTION"),
             elected_msgs: sent(&best, "ELECTED"),
-            max_rss_kib: rss,
+            memory: mem,
         });
     }
     let _ = std::fs::remove_dir_all(&root);

@@ -6,6 +6,7 @@
 
 use super::plot::{log_log, Series};
 use super::readings::median;
+use super::memory::Memory;
 use crate::error::{failed, CliError};
 use crate::trace::{wall_us, Event, RunDir};
 use std::fmt::Write as _;
@@ -33,11 +34,8 @@ pub struct Measured {
     pub exit_ms: f64,
     /// Distinct terms in which some node learned a leader.
     pub terms: usize,
-    /// Largest resident set among the sampled nodes, KiB (VmRSS: shared code pages included).
-    pub max_rss_kib: Option<u64>,
-    /// Largest private memory among the sampled nodes, KiB (smaps_rollup's Private_Clean +
-    /// Private_Dirty: what each node costs beyond the pages all nodes share).
-    pub max_private_kib: Option<u64>,
+    /// The largest PSS and private memory among the sampled nodes (see [`Memory`]).
+    pub memory: Option<Memory>,
 }
 
 /// A `coordlab` child killed and reaped if dropped early.
@@ -75,8 +73,7 @@ fn measure(logs: &Path, n: usize, args: &[&str], memory: bool) -> Result<(Measur
         .map_err(|e| failed(format!("cannot launch ring {n}: {e}")))?;
     let mut child = Guard(child);
     let deadline = t0 + Duration::from_secs(120 + n as u64 / 20);
-    let mut rss: Option<u64> = None;
-    let mut private: Option<u64> = None;
+    let mut memory_seen: Option<Memory> = None;
     let mut sampled = !memory;
     let status = loop {
         if let Some(s) = child.0.try_wait().map_err(|e| failed(e.to_string()))? {
@@ -88,11 +85,7 @@ fn measure(logs: &Path, n: usize, args: &[&str], memory: bool) -> Result<(Measur
         if !sampled {
             let pids = spawned_pids(&logs.join("latest"));
             if pids.len() == n {
-                // A sample spread over the ring: reading 4,096 status files would disturb it.
-                let step = (n / 64).max(1);
-                let sample: Vec<u32> = pids.iter().step_by(step).copied().collect();
-                rss = sample.iter().filter_map(|&p| rss_kib(p)).max();
-                private = sample.iter().filter_map(|&p| private_kib(p)).max();
+                memory_seen = Memory::worst_of(&pids);
                 sampled = true;
             }
         }
@@ -126,8 +119,7 @@ fn measure(logs: &Path, n: usize, args: &[&str], memory: bool) -> Result<(Measur
         election_ms: super::readings::election_ms(&run).unwrap_or(f64::NAN),
         exit_ms,
         terms: terms.len(),
-        max_rss_kib: rss,
-        max_private_kib: private,
+        memory: memory_seen,
     };
     Ok((m, run))
 }
@@ -143,28 +135,12 @@ fn spawned_pids(run_dir: &Path) -> Vec<u32> {
         .collect()
 }
 
-fn rss_kib(pid: u32) -> Option<u64> {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let line = s.lines().find(|l| l.starts_with("VmRSS:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
-}
-
 /// The machine's load averages, as /proc/loadavg gives them (`-` when unreadable).
 fn load_average() -> String {
     std::fs::read_to_string("/proc/loadavg")
         .ok()
         .map(|s| s.split_whitespace().take(3).collect::<Vec<_>>().join(", "))
         .unwrap_or_else(|| "-".into())
-}
-
-/// A process's private memory, KiB: the pages no other process maps.
-fn private_kib(pid: u32) -> Option<u64> {
-    let s = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).ok()?;
-    let field = |name: &str| -> Option<u64> {
-        let line = s.lines().find(|l| l.starts_with(name))?;
-        line.split_whitespace().nth(1)?.parse().ok()
-    };
-    Some(field("Private_Clean:")? + field("Private_Dirty:")?)
 }
 
 /// The ELECTION lap on `run` per hop, microseconds: from the initiator's first ELECTION send to
@@ -317,7 +293,7 @@ pub fn run_startup(sizes: &[usize]) -> Result<(), CliError> {
     );
     let _ = writeln!(
         md,
-        "| n | start-up (ms) | election (ms) | launch to exit (ms) | terms | node RSS (KiB) | node private (KiB) |\n|---:|---:|---:|---:|---:|---:|---:|"
+        "| n | start-up (ms) | election (ms) | launch to exit (ms) | terms | node PSS (KiB) | node private (KiB) |\n|---:|---:|---:|---:|---:|---:|---:|"
     );
     for m in &rows {
         let _ = writeln!(
@@ -328,16 +304,17 @@ pub fn run_startup(sizes: &[usize]) -> Result<(), CliError> {
             m.election_ms,
             m.exit_ms,
             m.terms,
-            m.max_rss_kib.map_or("-".into(), |k| k.to_string()),
-            m.max_private_kib.map_or("-".into(), |k| k.to_string())
+            m.memory.map_or("-".into(), |m| m.pss_kib.to_string()),
+            m.memory.map_or("-".into(), |m| m.private_kib.to_string())
         );
     }
     let _ = writeln!(
         md,
         "\nstart-up: from launch until every node has run its first handler (its `start` event). election: first \
          `election_start` to the last `leader`. Targets: ring 1024 exits in < 2000 ms, ring 4096 in < 10000 ms with \
-         one term; node RSS < 4096 KiB (VmRSS, the largest of a sample of up to 64 nodes; it counts the code pages \
-         every node shares; private: the pages only that node maps). Figures vary from run to run, and with the machine's load."
+         one term; node PSS < 512 KiB (proportional set size: a page shared by k processes counts 1/k in each; the \
+         largest of a sample of up to 64 nodes; private: the pages only that node maps). Figures vary from run to run, \
+         and with the machine's load."
     );
     // Other work on the machine slows every figure above: say how busy it was.
     let _ = writeln!(
