@@ -43,16 +43,7 @@ struct Guard(Child);
 
 impl Drop for Guard {
     fn drop(&mut self) {
-        if matches!(self.0.try_wait(), Ok(None)) {
-            let pid = nix::unistd::Pid::from_raw(self.0.id() as i32);
-            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
-            let deadline = Instant::now() + Duration::from_secs(20);
-            while matches!(self.0.try_wait(), Ok(None)) && Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
+        super::launch::stop(&mut self.0);
     }
 }
 
