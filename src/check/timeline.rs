@@ -119,11 +119,6 @@ impl Timeline {
         self.last_change(node, |c| c.t <= t)
     }
 
-    /// The state of `node` just before `t` (changes strictly before `t`).
-    pub fn state_before(&self, node: NodeId, t: u64) -> Proc {
-        self.last_change(node, |c| c.t < t).0
-    }
-
     /// Whether `node` was running (not paused, not dead) at the end of the run.
     pub fn live_at_end(&self, node: NodeId) -> bool {
         self.state_at(node, self.end_us).0 == Proc::Running

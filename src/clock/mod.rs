@@ -29,9 +29,6 @@ pub struct ClockOptions {
 }
 
 impl ClockOptions {
-    /// The `--set` keys these options read.
-    pub const KEYS: &'static [&'static str] = &["max_slew_ppm", "step", "vc"];
-
     /// Reads the options of `setup`; the error names the bad value.
     pub fn from_setup(setup: &Setup) -> Result<Self, String> {
         let flag = |k: &str, default: bool| match setup.opts.get(k).map(String::as_str) {

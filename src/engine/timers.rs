@@ -43,11 +43,6 @@ impl<T: Copy + Eq + Hash> Timers<T> {
         }
     }
 
-    /// Whether `key` is set.
-    pub fn is_set(&self, key: T) -> bool {
-        self.live.contains_key(&key)
-    }
-
     /// The earliest live deadline.
     pub fn next_deadline(&mut self) -> Option<Duration> {
         while let Some(&Reverse((d, gen))) = self.heap.peek() {

@@ -25,9 +25,6 @@ pub struct SyncOptions {
 }
 
 impl SyncOptions {
-    /// The `--set` keys read here.
-    pub const KEYS: &'static [&'static str] = &["server", "period_ms", "samples", "min_delay_us", "outlier_ms"];
-
     /// Reads and checks the options of `setup`; the error names the bad value.
     pub fn from_setup(setup: &Setup) -> Result<Self, String> {
         let num = |k: &str, default: u64, min: u64| -> Result<u64, String> {

@@ -123,11 +123,6 @@ pub fn family(name: &str) -> Option<&'static Family> {
     find(name).map(|e| e.family)
 }
 
-/// Whether `name` is a known algorithm.
-pub fn is_known(name: &str) -> bool {
-    find(name).is_some()
-}
-
 /// The list of names, for error messages.
 pub fn names() -> String {
     ENTRIES.iter().map(|e| e.name).collect::<Vec<_>>().join(", ")
