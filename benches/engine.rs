@@ -1,0 +1,207 @@
+//! The engine's work per message, in one process, no sockets: `cargo bench --bench engine`.
+//!
+//! A ring of 64 hosts of an algorithm, each built as a node builds it (the registry's
+//! composition, vector clocks on), passes its token round; one iteration is one hop: the
+//! datagram is delivered to its host (header checks, MAC, decoding, the three clocks, the
+//! algorithm, the trace records) and the sealed datagram it sends comes out. Beside it, each
+//! step alone on a datagram captured from the same ring, and the trace records of a hop written
+//! as the node writes them (JSON lines to a file, here /dev/null). Issue 22's target: a hop at
+//! most 3 us median at n = 64.
+
+use coordlab::algo::registry::{self, GroupRunner};
+use coordlab::algo::{Algorithm, Setup};
+use coordlab::engine::host::{Host, Now, Outgoing};
+use coordlab::engine::key::Key;
+use coordlab::engine::wire::{Envelope, Sealer};
+use coordlab::trace::{Event, JsonlWriter, NodeId, Record};
+use divan::{black_box, Bencher};
+use std::path::Path;
+use std::time::Duration;
+
+const N: u64 = 64;
+
+fn main() {
+    divan::main();
+}
+
+/// A ring of `n` members of `algo` with its token in flight: the hosts, and the datagram.
+struct Ring<A: Algorithm> {
+    hosts: Vec<Host<A>>,
+    ids: Vec<NodeId>,
+    in_flight: (NodeId, Outgoing),
+    now: Now,
+}
+
+impl<A: Algorithm> Ring<A> {
+    fn new(setups: &[Setup], algos: Vec<A>) -> Self {
+        let key = Key::simulated();
+        let mut hosts: Vec<Host<A>> = setups
+            .iter()
+            .zip(algos)
+            .map(|(s, a)| Host::with_key(s, a, &key, 1))
+            .collect();
+        let ids: Vec<NodeId> = setups.iter().map(|s| s.me).collect();
+        let now = Now {
+            mono: Duration::from_millis(1),
+            wall_us: 1_000_000,
+        };
+        for (h, &me) in hosts.iter_mut().zip(&ids) {
+            let start = Event::Start {
+                addr: "127.0.0.1:0".into(),
+                algo: "bench".into(),
+                pid: me as u32,
+                peers: vec![],
+            };
+            h.start(now, start);
+            let _ = h.take_records().count();
+        }
+        let first = hosts
+            .iter_mut()
+            .zip(&ids)
+            .find_map(|(h, &me)| h.take_outbox().next().map(|o| (me, o)))
+            .expect("the initiator sends its token at start");
+        let mut ring = Ring {
+            hosts,
+            ids,
+            in_flight: first,
+            now,
+        };
+        // Past the first lap: every host has met the token and its peers' clocks.
+        for _ in 0..3 * N {
+            ring.hop(|_| {});
+        }
+        ring
+    }
+
+    /// Delivers the datagram in flight; the records of the hop go to `records`.
+    fn hop(&mut self, mut records: impl FnMut(Record)) {
+        let (from, out) = std::mem::replace(&mut self.in_flight, (0, Outgoing { to: 0, bytes: Vec::new() }));
+        let k = self.ids.iter().position(|&x| x == out.to).expect("a member");
+        self.now.mono += Duration::from_micros(20);
+        self.now.wall_us += 20;
+        let h = &mut self.hosts[k];
+        h.deliver(self.now, Some(from), &out.bytes, "127.0.0.1:0");
+        for r in h.take_records() {
+            records(r);
+        }
+        let next = h.take_outbox().next().expect("the token goes on");
+        for _ in h.take_outbox() {}
+        self.in_flight = (self.ids[k], next);
+    }
+}
+
+/// Runs `f` on a ring of 64 hosts of `algo` (vector clocks on, laps without end).
+fn with_ring<R: GroupRunner>(algo: &str, runner: R) -> R::Output {
+    let ids: Vec<NodeId> = (1..=N).collect();
+    let mut setups = coordlab::sim::ring(&ids, &[1]);
+    for s in &mut setups {
+        s.opts.insert("laps".into(), u64::MAX.to_string());
+    }
+    registry::dispatch_group(algo, &setups, runner).expect("a known algorithm")
+}
+
+struct Hop<'a, 'b>(Bencher<'a, 'b>);
+
+impl GroupRunner for Hop<'_, '_> {
+    type Output = ();
+    fn run<A: Algorithm>(self, setups: &[Setup], algos: Vec<A>) {
+        let mut ring = Ring::new(setups, algos);
+        self.0.bench_local(|| ring.hop(|r| drop(black_box(r))));
+    }
+}
+
+/// One hop: deliver, records made, sealed datagram out (records not written).
+#[divan::bench]
+fn hop_without_writing(b: Bencher) {
+    with_ring("ring-probe", Hop(b));
+}
+
+struct HopWritten<'a, 'b>(Bencher<'a, 'b>);
+
+impl GroupRunner for HopWritten<'_, '_> {
+    type Output = ();
+    fn run<A: Algorithm>(self, setups: &[Setup], algos: Vec<A>) {
+        let mut ring = Ring::new(setups, algos);
+        let mut w = JsonlWriter::append(Path::new("/dev/null")).expect("/dev/null");
+        self.0.bench_local(|| {
+            ring.hop(|r| w.write(&r).expect("write"));
+            w.flush().expect("flush");
+        });
+    }
+}
+
+/// One hop with its records written as the node writes them (JSON lines, one write a hop).
+#[divan::bench]
+fn hop_with_records_written(b: Bencher) {
+    with_ring("ring-probe", HopWritten(b));
+}
+
+/// The steps of a hop, each alone, on a datagram of the same ring.
+struct Steps<'a, 'b>(Bencher<'a, 'b>, Step);
+
+#[derive(Clone, Copy)]
+enum Step {
+    Header,
+    Verify,
+    Decode,
+    Seal,
+    WriteRecords,
+}
+
+impl GroupRunner for Steps<'_, '_> {
+    type Output = ();
+    fn run<A: Algorithm>(self, setups: &[Setup], algos: Vec<A>) {
+        let mut ring = Ring::new(setups, algos);
+        let mut recs = Vec::new();
+        ring.hop(|r| recs.push(r));
+        let bytes = ring.in_flight.1.bytes.clone();
+        let sealer = Sealer::new(&Key::simulated());
+        let h = sealer.header(&bytes).expect("header");
+        let env: Envelope<A::Msg> = Sealer::body(&h, &bytes).expect("body");
+        match self.1 {
+            Step::Header => self.0.bench_local(|| sealer.header(black_box(&bytes)).is_ok()),
+            Step::Verify => self.0.bench_local(|| sealer.verify(black_box(&bytes)).is_ok()),
+            Step::Decode => self.0.bench_local(|| Sealer::body::<A::Msg>(&h, black_box(&bytes)).is_ok()),
+            Step::Seal => self.0.bench_local(|| sealer.seal(black_box(&env)).len()),
+            Step::WriteRecords => {
+                let mut w = JsonlWriter::append(Path::new("/dev/null")).expect("/dev/null");
+                self.0.bench_local(|| {
+                    for r in &recs {
+                        w.write(r).expect("write");
+                    }
+                    w.flush().expect("flush");
+                })
+            }
+        }
+    }
+}
+
+/// Header checks (length, version, run, addresses), a few byte compares.
+#[divan::bench]
+fn step_header(b: Bencher) {
+    with_ring("ring-probe", Steps(b, Step::Header));
+}
+
+/// The MAC (BLAKE3 keyed hash) over the datagram.
+#[divan::bench]
+fn step_verify(b: Bencher) {
+    with_ring("ring-probe", Steps(b, Step::Verify));
+}
+
+/// Decoding the envelope (bincode): stamps with a 64-entry vector clock, and the message.
+#[divan::bench]
+fn step_decode(b: Bencher) {
+    with_ring("ring-probe", Steps(b, Step::Decode));
+}
+
+/// Encoding and sealing an envelope like the one that leaves.
+#[divan::bench]
+fn step_seal(b: Bencher) {
+    with_ring("ring-probe", Steps(b, Step::Seal));
+}
+
+/// A hop's trace records as JSON lines, one write to /dev/null.
+#[divan::bench]
+fn step_write_records(b: Bencher) {
+    with_ring("ring-probe", Steps(b, Step::WriteRecords));
+}
