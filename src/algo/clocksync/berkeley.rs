@@ -95,8 +95,8 @@ struct Estimate {
 /// One node's state (master or not).
 #[derive(Debug, Clone)]
 pub struct Berkeley {
-    /// Restarted: its clock lost the corrections of its old boot (said at start).
-    restarted: bool,
+    /// Restarted: whether its clock restored the correction it kept (said at start).
+    restart_note: Option<String>,
     opts: SyncOptions,
     others: Vec<NodeId>,
     timeout: Duration,
@@ -119,7 +119,7 @@ impl Berkeley {
     pub fn new(setup: &Setup) -> Self {
         let opts = SyncOptions::from_setup(setup).unwrap_or_else(|e| panic!("berkeley: {e}"));
         Berkeley {
-            restarted: setup.restarted,
+            restart_note: super::restart_note(setup),
             others: setup.members.iter().copied().filter(|&m| m != setup.me).collect(),
             opts,
             timeout: setup.timeout,
@@ -187,8 +187,8 @@ impl Algorithm for Berkeley {
     type Timer = BerkeleyTimer;
 
     fn on_start(&mut self, cx: &mut Cx<'_, Self>) {
-        if self.restarted {
-            cx.state_change(super::CORRECTIONS_LOST);
+        if let Some(note) = self.restart_note.take() {
+            cx.state_change(note);
         }
         if cx.me == self.opts.server {
             cx.set_timer(BerkeleyTimer::Round, Duration::from_millis(20));
