@@ -125,6 +125,12 @@ impl Algorithm for Cristian {
     type Timer = CristianTimer;
 
     fn on_start(&mut self, cx: &mut Cx<'_, Self>) {
+        // Request ids unique across this node's boots: a late reply to a request of an older
+        // boot, with an id a fresh count from 0 would reuse, must not be taken for the answer
+        // to this boot's request (its server reading may predate that request). The clock at
+        // start, in microseconds, times 4096: two boots' ids meet only if their clocks read
+        // within (ids used) / 4096 microseconds of each other when they started.
+        self.next_id = cx.pt.wrapping_mul(4096);
         if let Some(note) = self.restart_note.take() {
             cx.state_change(note);
         }

@@ -320,3 +320,92 @@ fn a_refused_state_file_is_said_and_the_clock_resynchronises() {
     run(Cristian::new);
     run(Berkeley::new);
 }
+
+/// How many `msg` datagrams `from` sent (to `to`, if given).
+fn sends(s: &Sim<impl crate::algo::Algorithm>, from: NodeId, to: Option<NodeId>, msg: &str) -> usize {
+    s.trace
+        .iter()
+        .filter(|r| r.node == Some(from))
+        .filter(|r| matches!(&r.event, crate::trace::Event::Send { msg: m, to: t, .. } if m == msg && to.is_none_or(|x| x == *t)))
+        .count()
+}
+
+#[test]
+fn a_late_reply_to_an_older_boot_is_not_taken_for_the_new_boots_answer() {
+    // Node 2's first request is answered, the reply held 800 ms (a network that delays with
+    // jitter holds some datagrams long). Node 2 restarts meanwhile; its new boot asks again,
+    // the server (paused) not answering; the old reply arrives while the new request is
+    // outstanding. Counting ids from 1 again, the new boot took it for the answer to its own
+    // request: a server reading from before that request, its bound broken by about 0.4 s.
+    let mut setups = skewed(3, 50, 0, 11);
+    for s in &mut setups {
+        s.opts.insert("samples".into(), "1".into());
+        s.timeout = Duration::from_secs(2);
+    }
+    let fixed = |ms: u64| NetConfig {
+        seed: 11,
+        min_delay: Duration::from_micros(ms),
+        max_delay: Duration::from_micros(ms),
+        ..NetConfig::default()
+    };
+    let mut s = Sim::new(fixed(200), setups, Cristian::new);
+    assert!(s.run_until(Duration::from_secs(1), |s| sends(s, 2, None, "TIME_REQUEST") == 1));
+    s.set_net(fixed(800_000));
+    let limit = s.now() + Duration::from_millis(10);
+    assert!(s.run_until(limit, |s| sends(s, 1, Some(2), "TIME_REPLY") == 1));
+    s.set_net(fixed(200));
+    s.pause(1);
+    s.crash(2);
+    let restart_t = s.now().as_micros() as u64;
+    s.restart(2);
+    s.run_for(Duration::from_millis(900));
+    // The new boot asked before the old reply came, and refused it.
+    let asked = s.trace.iter().any(|r| {
+        r.node == Some(2)
+            && r.t > restart_t
+            && matches!(&r.event, crate::trace::Event::Send { msg, .. } if msg == "TIME_REQUEST")
+    });
+    assert!(asked, "the new boot asked while the old reply was held");
+    let refused = s.events("ignore").iter().any(|r| {
+        r.node == Some(2)
+            && matches!(&r.event, crate::trace::Event::Ignore { reason, .. } if reason.contains("not the outstanding sample"))
+    });
+    let f = analyse_records(&s.trace);
+    for c in &f.claims {
+        assert!(c.holds(), "claim broken: {c:?}");
+    }
+    assert!(refused, "the old boot's reply was refused");
+}
+
+#[test]
+fn berkeley_rounds_end_under_a_delay_longer_than_the_period_allows() {
+    // 5 nodes, 4 samples each: 16 polls one at a time, each a round trip of 80-160 ms, take
+    // about 2 s, longer than the 1 s period. Restarted every period, no round ever ended and
+    // no clock was corrected while the delay lasted; now a round still polling finishes.
+    let net = NetConfig {
+        seed: 5,
+        min_delay: Duration::from_millis(40),
+        max_delay: Duration::from_millis(80),
+        ..NetConfig::default()
+    };
+    let mut s = Sim::new(net, skewed(5, 100, 50, 5), Berkeley::new);
+    s.run_for(Duration::from_secs(8));
+    assert!(s.sent("ADJUST") >= 4 * 2, "{} ADJUST in 8 s", s.sent("ADJUST"));
+    let f = analyse_records(&s.trace);
+    assert_sound(&f);
+    assert!(f.spread_after_us() < f.spread_before_us() / 2, "{f:?}");
+}
+
+#[test]
+fn berkeley_goes_on_correcting_while_a_node_is_dead() {
+    // A dead node costs its poll's timeout once per round, not once per sample: the others
+    // are corrected every round (4 timeouts of 300 ms made each round outlast the period).
+    let mut s = Sim::new(jittery(6), skewed(5, 100, 50, 6), Berkeley::new);
+    s.run_for(Duration::from_millis(500));
+    s.crash(5);
+    let before = s.sent("ADJUST");
+    s.run_for(Duration::from_secs(5));
+    let during = s.sent("ADJUST") - before;
+    assert!(during >= 3 * 4, "{during} ADJUST in 5 s with node 5 dead");
+    assert_sound(&analyse_records(&s.trace));
+}
