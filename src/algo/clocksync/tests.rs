@@ -283,7 +283,13 @@ fn a_restarted_node_restores_its_kept_correction_within_its_bound() {
             restart_note(&s, 2)
         );
         s.run_for(Duration::from_secs(2));
-        assert_sound(&analyse_records(&s.trace));
+        let f = analyse_records(&s.trace);
+        assert_sound(&f);
+        let summary = crate::check::clock::summary(&f);
+        assert!(
+            summary.contains("restarts: 1 of 1 restarted clocks restored the correction they kept\n"),
+            "{summary}"
+        );
     }
     run(Cristian::new);
     run(Berkeley::new);
@@ -316,6 +322,8 @@ fn a_refused_state_file_is_said_and_the_clock_resynchronises() {
             f.claims.iter().any(|c| c.node == 2 && c.t > restart_t),
             "corrected again after the restart"
         );
+        let summary = crate::check::clock::summary(&f);
+        assert!(summary.contains("restarts: 0 of 1 restarted clocks restored the correction they kept; back at their original offset until resynchronised: node(s) 2"), "{summary}");
     }
     run(Cristian::new);
     run(Berkeley::new);
