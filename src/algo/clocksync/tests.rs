@@ -229,15 +229,14 @@ fn a_restarted_node_restores_its_kept_correction_within_its_bound() {
         // No drift: the simulated hardware clock starts drifting afresh at each boot, which a
         // kept correction cannot know of (clock::kept).
         let mut setups = skewed(4, 100, 0, 3);
-        setups[1].clock.offset_us = 30_000 + setups[1].clock.offset_us;
+        setups[1].clock.offset_us += 30_000;
         let mut s = Sim::new(jittery(3), setups, factory);
         s.run_for(Duration::from_secs(3));
         let f = analyse_records(&s.trace);
         let last_bound = f
             .claims
             .iter()
-            .filter(|c| c.node == 2)
-            .last()
+            .rfind(|c| c.node == 2)
             .expect("node 2 was corrected")
             .bound_us;
         // Where node 2's last correction was taking its clock (its pt then, moved by the
