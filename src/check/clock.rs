@@ -84,6 +84,8 @@ pub struct ClockFacts {
     pub within_from: Option<u64>,
     /// What the network was doing at the first broken claim or backwards reading (None: nothing).
     pub network: Option<String>,
+    /// Each restart of a clock-sync node: (node, true time, whether it restored a kept correction).
+    pub restarts: Vec<(NodeId, u64, bool)>,
 }
 
 impl ClockFacts {
@@ -174,6 +176,13 @@ pub fn analyse_records(records: &[Record]) -> ClockFacts {
         if matches!(r.event, Event::Start { .. }) {
             // A restarted process starts its clock afresh.
             last_pt.remove(&node);
+        }
+        if let Event::Note { text, .. } = &r.event {
+            if text.starts_with(crate::algo::clocksync::CORRECTION_RESTORED) {
+                f.restarts.push((node, r.t, true));
+            } else if text.starts_with(crate::algo::clocksync::CORRECTIONS_LOST) {
+                f.restarts.push((node, r.t, false));
+            }
         }
         let after_step = stepped.get(&node).copied().unwrap_or(false);
         if let Some(&prev) = last_pt.get(&node) {
@@ -318,6 +327,23 @@ pub fn summary(f: &ClockFacts) -> String {
                 );
             }
         }
+    }
+    if !f.restarts.is_empty() {
+        let restored = f.restarts.iter().filter(|r| r.2).count();
+        let lost: Vec<String> = f.restarts.iter().filter(|r| !r.2).map(|r| r.0.to_string()).collect();
+        s += &format!(
+            "restarts: {} of {} restarted clocks restored the correction they kept{}\n",
+            restored,
+            f.restarts.len(),
+            if lost.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; back at their original offset until resynchronised: node(s) {}",
+                    lost.join(", ")
+                )
+            }
+        );
     }
     if f.unverifiable > 0 {
         s += &format!(

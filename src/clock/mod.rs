@@ -2,6 +2,7 @@
 //! stamped on events (Lamport's scalar clock, vector clocks, hybrid logical clocks).
 
 pub mod hlc;
+pub mod kept;
 pub mod lamport;
 pub mod physical;
 pub mod skew;

@@ -90,6 +90,19 @@ impl PhysicalClock {
         self.last = (self.last_h + self.applied).round().max(0.0) as u64;
     }
 
+    /// The clock's total correction once slewed in (software minus hardware), microseconds:
+    /// what a restarted node restores ([`crate::clock::kept`]).
+    pub fn correction_us(&self) -> i64 {
+        (self.applied + self.pending).round() as i64
+    }
+
+    /// Starts this clock with `correction_us` already applied, before its first reading (a
+    /// restarted node restoring the correction it kept): the new boot's first reading is corrected.
+    pub fn restore(&mut self, correction_us: i64) {
+        self.applied = correction_us as f64;
+        self.pending = 0.0;
+    }
+
     /// The correction still to be slewed in, microseconds.
     pub fn pending_us(&self) -> i64 {
         self.pending.round() as i64
@@ -137,6 +150,22 @@ mod tests {
         // 200 ms absorbed at 10% takes about 2 s of hardware time.
         assert!((1_900_000..=2_100_000).contains(&t), "{t}");
         assert_eq!(c.read(t + 1_000) as i64 - (t as i64 + 1_000), 0);
+    }
+
+    #[test]
+    fn a_restored_correction_is_there_from_the_first_reading() {
+        let spec = ClockSpec {
+            offset_us: 80_000,
+            drift_ppm: 0.0,
+        };
+        let mut old = PhysicalClock::new(spec, DEFAULT_MAX_SLEW_PPM);
+        old.read(0);
+        old.slew(-80_000);
+        old.read(100_000);
+        assert_eq!(old.correction_us(), -80_000, "the target, half slewed in or not");
+        let mut new = PhysicalClock::new(spec, DEFAULT_MAX_SLEW_PPM);
+        new.restore(old.correction_us());
+        assert_eq!(new.read(5_000_000), 5_000_000);
     }
 
     #[test]

@@ -7,6 +7,7 @@ use super::key::Key;
 use super::replay::ReplayWindow;
 use super::timers::Timers;
 use crate::algo::{Algorithm, ClockCorrection, Command, Context, Message, Setup};
+use crate::clock::kept::KeptCorrection;
 use crate::clock::{ClockOptions, Hlc, PhysicalClock, VectorClock};
 use crate::engine::wire::{Envelope, Sealer, Stamps, WireError};
 use crate::rng::Rng;
@@ -90,6 +91,12 @@ impl<A: Algorithm> Host<A> {
     /// grow from one start of this node to the next (e.g. its start time): peers refuse
     /// datagrams of an older boot as replays.
     pub fn with_key(setup: &Setup, algo: A, key: &Key, boot: u64) -> Self {
+        // The launcher and the node check the options first (registry::check_setup).
+        let mut clock = PhysicalClock::new(setup.clock, clock_opts(setup).max_slew_ppm);
+        // A restarted clock-sync node starts with the correction it kept (clock::kept).
+        if let Some(k) = setup.durable.as_deref().and_then(KeptCorrection::decode) {
+            clock.restore(k.clock_correction_us);
+        }
         Host {
             algo,
             me: setup.me,
@@ -105,8 +112,7 @@ impl<A: Algorithm> Host<A> {
             outbox: Vec::new(),
             records: Vec::new(),
             cmds: Vec::new(),
-            // The launcher and the node check the options first (registry::check_setup).
-            clock: PhysicalClock::new(setup.clock, clock_opts(setup).max_slew_ppm),
+            clock,
             step: clock_opts(setup).step,
             vc: clock_opts(setup).vc.then(VectorClock::default),
             hlc: Hlc::default(),
@@ -344,6 +350,11 @@ impl<A: Algorithm> Host<A> {
         } else {
             self.clock.slew(c.offset_us);
         }
+        // Kept for a restart, on stable storage before any message of this call leaves.
+        let kept = KeptCorrection {
+            clock_correction_us: self.clock.correction_us(),
+        };
+        self.persisted = Some(kept.encode());
     }
 
     fn with_cx(&mut self, now: Now, f: impl FnOnce(&mut A, &mut Context<'_, A::Msg, A::Timer>)) {

@@ -3,7 +3,9 @@
 //!
 //! Rules (master: `--set server=ID`, default the smallest id):
 //! - every period the master polls every node `samples` times, one poll at a time (POLL; the
-//!   next when the answer came or the timeout passed). One at a time, because answers to a
+//!   next when the answer came or the timeout passed; a node that did not answer in time is
+//!   not polled again that round). A round still polling when the next is due finishes first.
+//!   One at a time, because answers to a
 //!   broadcast poll queue up at the master, and that wait, all on the way back, would skew the
 //!   RTT/2 estimate of the later ones by up to the whole queue.
 //! - on POLL at a node: answer CLOCK(C), C = its clock now; remember C and when it answered.
@@ -95,8 +97,8 @@ struct Estimate {
 /// One node's state (master or not).
 #[derive(Debug, Clone)]
 pub struct Berkeley {
-    /// Restarted: its clock lost the corrections of its old boot (said at start).
-    restarted: bool,
+    /// Restarted: whether its clock restored the correction it kept (said at start).
+    restart_note: Option<String>,
     opts: SyncOptions,
     others: Vec<NodeId>,
     timeout: Duration,
@@ -119,7 +121,7 @@ impl Berkeley {
     pub fn new(setup: &Setup) -> Self {
         let opts = SyncOptions::from_setup(setup).unwrap_or_else(|e| panic!("berkeley: {e}"));
         Berkeley {
-            restarted: setup.restarted,
+            restart_note: super::restart_note(setup),
             others: setup.members.iter().copied().filter(|&m| m != setup.me).collect(),
             opts,
             timeout: setup.timeout,
@@ -187,8 +189,8 @@ impl Algorithm for Berkeley {
     type Timer = BerkeleyTimer;
 
     fn on_start(&mut self, cx: &mut Cx<'_, Self>) {
-        if self.restarted {
-            cx.state_change(super::CORRECTIONS_LOST);
+        if let Some(note) = self.restart_note.take() {
+            cx.state_change(note);
         }
         if cx.me == self.opts.server {
             cx.set_timer(BerkeleyTimer::Round, Duration::from_millis(20));
@@ -257,6 +259,12 @@ impl Algorithm for Berkeley {
         match timer {
             BerkeleyTimer::Round => {
                 cx.set_timer(BerkeleyTimer::Round, self.opts.period);
+                if self.polling.is_some() {
+                    // The round in progress is not over (answers delayed, a node timing out):
+                    // starting afresh would throw its samples away, and under a delay longer than
+                    // period / polls no round would ever end and no clock be corrected.
+                    return;
+                }
                 self.round += 1;
                 self.est.clear();
                 // Popped from the back: sample 1 of every node, then sample 2, ...
@@ -266,8 +274,14 @@ impl Algorithm for Berkeley {
                     .collect();
                 self.poll(cx);
             }
-            BerkeleyTimer::Collect if self.polling.is_some() => self.poll(cx),
-            BerkeleyTimer::Collect => {}
+            BerkeleyTimer::Collect => {
+                if let Some((j, _, _)) = self.polling {
+                    // No answer in time: j is dead, paused or cut off; its other samples of this
+                    // round would only wait as long, keeping every other node uncorrected.
+                    self.todo.retain(|&(n, _)| n != j);
+                    self.poll(cx);
+                }
+            }
         }
     }
 }

@@ -63,8 +63,8 @@ struct Sample {
 /// One node's state (server or client).
 #[derive(Debug, Clone)]
 pub struct Cristian {
-    /// Restarted: its clock lost the corrections of its old boot (said at start).
-    restarted: bool,
+    /// Restarted: whether its clock restored the correction it kept (said at start).
+    restart_note: Option<String>,
     opts: SyncOptions,
     timeout: Duration,
     next_id: u64,
@@ -80,7 +80,7 @@ impl Cristian {
     pub fn new(setup: &Setup) -> Self {
         let opts = SyncOptions::from_setup(setup).unwrap_or_else(|e| panic!("cristian: {e}"));
         Cristian {
-            restarted: setup.restarted,
+            restart_note: super::restart_note(setup),
             opts,
             timeout: setup.timeout,
             next_id: 0,
@@ -125,8 +125,14 @@ impl Algorithm for Cristian {
     type Timer = CristianTimer;
 
     fn on_start(&mut self, cx: &mut Cx<'_, Self>) {
-        if self.restarted {
-            cx.state_change(super::CORRECTIONS_LOST);
+        // Request ids unique across this node's boots: a late reply to a request of an older
+        // boot, with an id a fresh count from 0 would reuse, must not be taken for the answer
+        // to this boot's request (its server reading may predate that request). The clock at
+        // start, in microseconds, times 4096: two boots' ids meet only if their clocks read
+        // within (ids used) / 4096 microseconds of each other when they started.
+        self.next_id = cx.pt.wrapping_mul(4096);
+        if let Some(note) = self.restart_note.take() {
+            cx.state_change(note);
         }
         if cx.me != self.opts.server {
             // Spread the clients' rounds over half a period so that they do not all hit the

@@ -54,5 +54,35 @@ impl SyncOptions {
 #[cfg(test)]
 mod tests;
 
-/// The note a restarted node writes at start: the corrections of its old boot are gone.
-pub const CORRECTIONS_LOST: &str = "restarted: the corrections made before the restart are lost; this clock is back at its original offset until the next round corrects it";
+/// The start of the note a restarted node writes when it restored the correction it kept.
+pub const CORRECTION_RESTORED: &str = "restarted: restored the clock correction kept before the restart";
+
+/// The start of the note a restarted node writes when it has no correction to restore.
+pub const CORRECTIONS_LOST: &str = "restarted without a kept clock correction";
+
+/// What a restarted node says at start about its clock (None: not a restart). The engine
+/// restored the correction already (`clock::kept`); this says which case it was, so that the
+/// trace and the checker's summary tell a restored clock from one back at its original offset.
+pub fn restart_note(setup: &Setup) -> Option<String> {
+    if !setup.restarted && setup.durable.is_none() {
+        return None;
+    }
+    let kept = setup
+        .durable
+        .as_deref()
+        .and_then(crate::clock::kept::KeptCorrection::decode);
+    Some(match (kept, &setup.durable_refused) {
+        (Some(k), _) => format!(
+            "{CORRECTION_RESTORED} ({:+.3} ms); the next round refines it",
+            k.clock_correction_us as f64 / 1000.0
+        ),
+        (None, Some(why)) => format!(
+            "{CORRECTIONS_LOST}: the state file was refused ({why}); this clock is back at its original \
+             offset until the next round resynchronises it"
+        ),
+        (None, None) => format!(
+            "{CORRECTIONS_LOST}: none was made before the restart; this clock is at its original offset \
+             until the next round corrects it"
+        ),
+    })
+}
