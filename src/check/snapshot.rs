@@ -166,7 +166,16 @@ pub fn analyse_until(records: &[Record], end: u64, period_ms: u64) -> SnapshotFa
     // The times epochs begin: each restart's starting-balance record.
     let mut epochs: Vec<u64> = Vec::new();
     for r in records {
-        if let (Some(n), Event::Snapshot { method, balance, in_flight, .. }) = (r.node, &r.event) {
+        if let (
+            Some(n),
+            Event::Snapshot {
+                method,
+                balance,
+                in_flight,
+                ..
+            },
+        ) = (r.node, &r.event)
+        {
             if method == "restored" {
                 f.restored.push((n, r.t, *balance, *in_flight));
                 // A restored account not seen starting (its first trace lost) still counts once.
@@ -234,14 +243,11 @@ pub fn analyse_until(records: &[Record], end: u64, period_ms: u64) -> SnapshotFa
         })
         .collect();
     let last_restart = epochs.iter().chain(f.restored.iter().map(|r| &r.1)).max().copied();
-    let cl_before = last_restart
-        .is_some_and(|last| f.complete.iter().any(|g| g.method == "chandy-lamport" && g.t < last));
+    let cl_before =
+        last_restart.is_some_and(|last| f.complete.iter().any(|g| g.method == "chandy-lamport" && g.t < last));
     if let (true, Some(last)) = (cl_before, last_restart) {
         let after = end.saturating_sub(last);
-        let none = !f
-            .complete
-            .iter()
-            .any(|g| g.method == "chandy-lamport" && g.t > last);
+        let none = !f.complete.iter().any(|g| g.method == "chandy-lamport" && g.t > last);
         if none && after > (STOPPED_PERIODS * period_ms * 1000).max(2_000_000) {
             f.stopped = Some((last, after));
         }

@@ -97,7 +97,10 @@ impl Message for BankMsg {
     fn brief(&self) -> String {
         match self {
             BankMsg::Link(Frame::Data { item, n, .. }) => {
-                format!("{} #{n}", crate::algo::brief_from_debug(self.name(), &format!("{item:?}")))
+                format!(
+                    "{} #{n}",
+                    crate::algo::brief_from_debug(self.name(), &format!("{item:?}"))
+                )
             }
             BankMsg::Link(Frame::Ack { inc, upto }) => format!("ACK(upto={upto}, inc={inc})"),
             BankMsg::Hello => "HELLO".into(),
@@ -442,7 +445,10 @@ impl Bank {
                     self.snap = snap;
                     self.start_recording(cx, snap, Some(from));
                 }
-                None => cx.discard(from, format!("marker of snapshot {snap}, already recorded or abandoned")),
+                None => cx.discard(
+                    from,
+                    format!("marker of snapshot {snap}, already recorded or abandoned"),
+                ),
             },
         }
     }
@@ -539,7 +545,10 @@ impl Algorithm for Bank {
         self.held.retain(|(to, _)| *to != peer);
         self.acks.remove(&peer);
         let lost = self.channels.peer_restarted(peer);
-        let transfers: Vec<Item> = lost.into_iter().filter(|i| matches!(i, Item::Transfer { .. })).collect();
+        let transfers: Vec<Item> = lost
+            .into_iter()
+            .filter(|i| matches!(i, Item::Transfer { .. }))
+            .collect();
         if !transfers.is_empty() {
             cx.note(format!(
                 "node {peer} restarted: {} transfer(s) of {} it never acknowledged sent again (it ignores those it applied)",

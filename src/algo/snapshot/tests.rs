@@ -125,7 +125,11 @@ fn a_restarted_account_takes_back_its_money_and_snapshots_go_on() {
             .iter()
             .filter(|g| g.method == "chandy-lamport" && g.t > back)
             .collect();
-        assert!(after.len() >= 3, "seed {seed}: {} snapshots after the restart", after.len());
+        assert!(
+            after.len() >= 3,
+            "seed {seed}: {} snapshots after the restart",
+            after.len()
+        );
         assert!(after.iter().all(|g| g.total() == 5000), "seed {seed}: {after:?}");
         // It came back with what it stored, not its starting balance, and trades again.
         assert_ne!(f.restored[0].2, 1000, "seed {seed}");
@@ -149,7 +153,11 @@ fn a_damaged_state_file_starts_a_new_epoch_and_the_checker_says_so() {
     };
     let (_, f) = kill_and_restart_2(net, true);
     assert!(f.restored.is_empty());
-    assert_eq!(f.restarts.len(), 1, "the damaged store is refused: starting balance again");
+    assert_eq!(
+        f.restarts.len(),
+        1,
+        "the damaged store is refused: starting balance again"
+    );
     assert_eq!(f.restarts[0].2, 1000);
     assert!(f.broken().is_empty(), "each epoch counted on its own: {:?}", f.broken());
     assert!(f.stopped.is_none());
