@@ -1,5 +1,5 @@
 //! Reliable FIFO channels over UDP, shared by every algorithm that assumes them (Lamport's
-//! mutex, Ricart-Agrawala, the bank's Chandy-Lamport snapshots).
+//! (Lamport's mutex, Ricart-Agrawala, Maekawa, the bank's Chandy-Lamport snapshots).
 //!
 //! UDP may lose, duplicate and reorder datagrams, and a peer may crash and come back as a new
 //! boot that remembers nothing. Rules, per directed channel i -> j:
