@@ -1,4 +1,4 @@
-//! Reliable FIFO channels over UDP, shared by every algorithm that assumes them (Lamport's
+//! Reliable FIFO channels over UDP, shared by every algorithm that assumes them
 //! (Lamport's mutex, Ricart-Agrawala, Maekawa, the bank's Chandy-Lamport snapshots).
 //!
 //! UDP may lose, duplicate and reorder datagrams, and a peer may crash and come back as a new
