@@ -1,5 +1,5 @@
-//! Reliable FIFO channels over UDP, shared by every algorithm that assumes them (Lamport's
-//! mutex, Ricart-Agrawala, the bank's Chandy-Lamport snapshots).
+//! Reliable FIFO channels over UDP, shared by every algorithm that assumes them
+//! (Lamport's mutex, Ricart-Agrawala, Maekawa, the bank's Chandy-Lamport snapshots).
 //!
 //! UDP may lose, duplicate and reorder datagrams, and a peer may crash and come back as a new
 //! boot that remembers nothing. Rules, per directed channel i -> j:
@@ -118,7 +118,10 @@ impl<M: Clone> Channels<M> {
     pub fn arrive(&mut self, from: NodeId, frame: Frame<M>) -> Arrival<M> {
         match frame {
             Frame::Ack { inc, upto } => {
-                if let Some(o) = self.out.get_mut(&from).filter(|o| o.inc == inc) {
+                // An ACK above anything numbered yet was meant for an older boot of this node
+                // (same incarnation number, counted afresh): acting on it would forget items
+                // never delivered.
+                if let Some(o) = self.out.get_mut(&from).filter(|o| o.inc == inc && upto <= o.next) {
                     o.unacked = o.unacked.split_off(&(upto + 1));
                 }
                 Arrival {
@@ -196,6 +199,13 @@ impl<M: Clone> Channels<M> {
             }
         }
         again
+    }
+
+    /// Every item not yet acknowledged, channel by channel in sending order.
+    pub fn unacked(&self) -> impl Iterator<Item = (NodeId, &M)> + '_ {
+        self.out
+            .iter()
+            .flat_map(|(&to, o)| o.unacked.values().map(move |(m, _)| (to, m)))
     }
 
     /// Whether any item waits for its acknowledgement.

@@ -4,12 +4,14 @@
 //! reported, since with skewed clocks it is expected. Self-contained: [`analyse`], [`summary`].
 //!
 //! Money is counted, not assumed: an account is counted once, at its first boot. A restarted
-//! account records its starting balance again (`snapshot snap 0 method initial`): that begins
-//! a new epoch, in which the money may differ (what the restart created or destroyed). Each
-//! epoch's snapshots are compared with the money of that epoch, which the first complete
-//! Chandy-Lamport snapshot of the epoch measures; a change across a restart is reported (as
-//! the restart's lesson, explained), a change within an epoch is a violation, and snapshots
-//! that stop after a restart are one too.
+//! account that took back its stored state records it (`snapshot snap 0 method restored`):
+//! the money must not change, so the snapshots after it are held to the same total. One that
+//! came back without it (no state file, or one that did not verify) records its starting
+//! balance again (`method initial`): that begins a new epoch, in which the money may differ
+//! (what the restart created or destroyed). Each epoch's snapshots are compared with the money
+//! of that epoch, which the first complete Chandy-Lamport snapshot of the epoch measures; a
+//! change across such a restart is reported (explained: the state was lost), a change within
+//! an epoch is a violation, and snapshots that stop after any restart are one too.
 
 use super::section::{Finding, Section};
 use super::timeline::Timeline;
@@ -57,13 +59,17 @@ pub struct SnapshotFacts {
     /// Global states some node never finished (the run ended first, a node was dead, or a
     /// restart fell in the middle of it).
     pub incomplete: usize,
-    /// Each restart of an account: (node, when, the balance it came back with).
+    /// Each restart of an account without its stored state, which begins an epoch: (node,
+    /// when, the balance it came back with).
     pub restarts: Vec<(NodeId, u64, u64)>,
+    /// Each restart of an account that took back its stored state: (node, when, its balance,
+    /// the money in its transfers not yet acknowledged).
+    pub restored: Vec<(NodeId, u64, u64, u64)>,
     /// Per epoch after the first: the money the epoch's first complete Chandy-Lamport snapshot
     /// counted (None: none completed in it).
     pub epoch_money: Vec<Option<u64>>,
-    /// Chandy-Lamport snapshots completed before a restart but none in the time after the last
-    /// one: (the restart's time, how long the run went on after it), when that time exceeds
+    /// Chandy-Lamport snapshots completed before a restart (of either kind) but none in the
+    /// time after the last one: (the restart's time, how long the run went on after it), when that time exceeds
     /// [`STOPPED_PERIODS`] periods and 2 s.
     pub stopped: Option<(u64, u64)>,
     /// The zero of the times in the words: the run's start (or the first record's time).
@@ -160,8 +166,25 @@ pub fn analyse_until(records: &[Record], end: u64, period_ms: u64) -> SnapshotFa
     // The times epochs begin: each restart's starting-balance record.
     let mut epochs: Vec<u64> = Vec::new();
     for r in records {
-        if let (Some(n), Event::Snapshot { method, balance, .. }) = (r.node, &r.event) {
-            if method == "initial" {
+        if let (
+            Some(n),
+            Event::Snapshot {
+                method,
+                balance,
+                in_flight,
+                ..
+            },
+        ) = (r.node, &r.event)
+        {
+            if method == "restored" {
+                f.restored.push((n, r.t, *balance, *in_flight));
+                // A restored account not seen starting (its first trace lost) still counts once.
+                if let std::collections::btree_map::Entry::Vacant(v) = booted.entry(n) {
+                    v.insert(*balance + *in_flight);
+                    f.initial += balance + in_flight;
+                    f.nodes += 1;
+                }
+            } else if method == "initial" {
                 if let std::collections::btree_map::Entry::Vacant(v) = booted.entry(n) {
                     v.insert(*balance);
                     f.initial += balance;
@@ -188,7 +211,7 @@ pub fn analyse_until(records: &[Record], end: u64, period_ms: u64) -> SnapshotFa
             },
         ) = (r.node, &r.event)
         {
-            if method != "initial" {
+            if method != "initial" && method != "restored" {
                 let e = parts.entry((method.clone(), *snap, epoch_of(r.t))).or_default();
                 e.0.insert(n, (*balance, *in_flight));
                 e.1 = e.1.max(r.t);
@@ -219,13 +242,12 @@ pub fn analyse_until(records: &[Record], end: u64, period_ms: u64) -> SnapshotFa
                 .map(GlobalState::total)
         })
         .collect();
-    let cl_before = f.complete.iter().any(|g| g.method == "chandy-lamport" && g.epoch == 0);
-    if let (true, Some(&last)) = (cl_before, epochs.last()) {
+    let last_restart = epochs.iter().chain(f.restored.iter().map(|r| &r.1)).max().copied();
+    let cl_before =
+        last_restart.is_some_and(|last| f.complete.iter().any(|g| g.method == "chandy-lamport" && g.t < last));
+    if let (true, Some(last)) = (cl_before, last_restart) {
         let after = end.saturating_sub(last);
-        let none = !f
-            .complete
-            .iter()
-            .any(|g| g.method == "chandy-lamport" && g.epoch == epochs.len());
+        let none = !f.complete.iter().any(|g| g.method == "chandy-lamport" && g.t > last);
         if none && after > (STOPPED_PERIODS * period_ms * 1000).max(2_000_000) {
             f.stopped = Some((last, after));
         }
@@ -239,15 +261,21 @@ pub fn summary(f: &SnapshotFacts) -> String {
         return String::new();
     }
     let mut s = format!("\nsnapshots: {} accounts, {} in all at the start\n", f.nodes, f.initial);
+    for &(n, t, b, out) in &f.restored {
+        s += &format!(
+            "  node {n} restarted at {} and took back its stored state: a balance of {b} and {out} in transfers not yet acknowledged; the money must not change\n",
+            super::summary::at(f.start_us, t)
+        );
+    }
     for &(n, t, b) in &f.restarts {
         s += &format!(
-            "  node {n} restarted at {} with a balance of {b}: a new epoch, whose money its snapshots count\n",
+            "  node {n} restarted at {} without its stored state (no state file, or one that did not verify) and with the starting balance of {b}: a new epoch, whose money its snapshots count\n",
             super::summary::at(f.start_us, t)
         );
     }
     for (k, m) in f.changed_by_restarts() {
         s += &format!(
-            "  EXPLAINED: after restart {k} the snapshots count {m}, {:+} against the {} at the start: the restart created or destroyed money (no stable storage)\n",
+            "  EXPLAINED: after restart {k} the snapshots count {m}, {:+} against the {} at the start: the restart created or destroyed money (its stored state was missing or refused)\n",
             m as i64 - f.initial as i64,
             f.initial
         );
@@ -358,7 +386,7 @@ impl Section for SnapshotFacts {
                     inherent: true,
                     by_design: false,
                     words: format!(
-                        "node {n} came back with a balance of {b}, not what it held when it died: a restart without stable storage creates or destroys money"
+                        "node {n} came back without its stored state (no state file, or one that did not verify) and with a balance of {b}, not what it held when it died: a restart without stable storage creates or destroys money"
                     ),
                 }),
             });

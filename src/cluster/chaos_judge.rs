@@ -5,8 +5,8 @@
 //!   and entries resuming within the settling time after each fault was undone;
 //! - clock synchronisation: no clock ran backwards unannounced, every claimed bound held, and
 //!   the clocks back within the checker's spread by the end;
-//! - snapshots (the bank): at least one Chandy-Lamport global state, and every one conserves
-//!   the money;
+//! - snapshots (the bank): at least one Chandy-Lamport global state, every one conserves
+//!   the money, and they go on after every restart;
 //! - anything else (the ring probe): the checker's findings of its section.
 //!
 //! The election criteria stay in [`super::chaos`].
@@ -251,7 +251,7 @@ fn clocks(f: &ClockFacts, run: &RunDir) -> Vec<Criterion> {
 fn snapshots(f: &crate::check::snapshot::SnapshotFacts) -> Vec<Criterion> {
     let cl = f.complete.iter().filter(|g| g.method == "chandy-lamport").count();
     let broken = f.broken();
-    vec![Criterion {
+    let mut out = vec![Criterion {
         ok: cl > 0 && broken.is_empty(),
         words: match broken.first() {
             None if cl == 0 => format!(
@@ -271,7 +271,24 @@ fn snapshots(f: &crate::check::snapshot::SnapshotFacts) -> Vec<Criterion> {
                 f.initial
             ),
         },
-    }]
+    }];
+    if !f.restored.is_empty() || !f.restarts.is_empty() {
+        out.push(Criterion {
+            ok: f.stopped.is_none(),
+            words: match f.stopped {
+                None => format!(
+                    "snapshots go on after a restart: {} restart(s) with the stored state taken back, {} without",
+                    f.restored.len(),
+                    f.restarts.len()
+                ),
+                Some((_, after)) => format!(
+                    "snapshots go on after a restart: NONE completed in the {:.1} s after the last one",
+                    after as f64 / 1e6
+                ),
+            },
+        });
+    }
+    out
 }
 
 fn rel(run: &RunDir, t: u64) -> String {

@@ -7,11 +7,20 @@
 //! [`voting`](super::voting): REQUEST, LOCKED (named GRANT in the traces), RELEASE, and
 //! INQUIRE, RELINQUISH and FAILED so that it cannot deadlock, fencing tokens included.
 //!
+//! Maekawa assumes reliable channels: the messages ride the shared reliable layer
+//! ([`crate::algo::reliable`]: numbered, acknowledged with `CH_ACK`, sent again, delivered once
+//! and in order). On learning that a node restarted (see [`Voting::peer_restarted`]): as a
+//! voter, a vote locked for its old boot's request is taken back and its queued requests
+//! dropped (that boot will never release them); as a participant, a missing or now forgotten
+//! vote of it is asked for again at once.
+//!
 //! Messages per entry: 3K without contention (K the quorum size, own vote included), up to
 //! about 5K under contention -- the course's 3*sqrt(n) to 5*sqrt(n) with K about sqrt(n) in
 //! its square-grid count.
 
 use super::voter::{Ballot, Voter};
+#[cfg(doc)]
+use super::voting::Voting;
 use crate::algo::{NodeId, Setup};
 
 /// The grid quorum of participant `me` among `peers` (in their order).
@@ -40,6 +49,8 @@ pub type Maekawa = Voter<Grid>;
 pub struct Grid;
 
 impl Ballot for Grid {
+    const RELIABLE: bool = true;
+
     fn ballot(setup: &Setup, peers: &[NodeId]) -> (Vec<NodeId>, usize) {
         let q = grid_quorum(peers, setup.me);
         let need = q.len();

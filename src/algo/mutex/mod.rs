@@ -21,6 +21,8 @@ pub mod voting;
 mod wrapper;
 
 #[cfg(test)]
+mod maekawa_tests;
+#[cfg(test)]
 mod restart_tests;
 #[cfg(test)]
 pub(crate) mod testkit;

@@ -11,6 +11,9 @@ use std::time::Duration;
 
 /// Whom a voting protocol asks, and how many votes it needs.
 pub trait Ballot {
+    /// Whether the protocol's rules assume reliable FIFO channels (Maekawa's do): its messages
+    /// then ride the shared reliable layer ([`Protocol::RELIABLE`]).
+    const RELIABLE: bool = false;
     /// The voters participant `setup.me` asks among `peers` (in ring order), and the votes it
     /// needs; `setup` was checked by [`Ballot::check`].
     fn ballot(setup: &Setup, peers: &[NodeId]) -> (Vec<NodeId>, usize);
@@ -39,6 +42,7 @@ fn restored(setup: &Setup) -> Option<Durable> {
 }
 
 impl<B: Ballot> Protocol for Voter<B> {
+    const RELIABLE: bool = B::RELIABLE;
     type Msg = VoteMsg;
     type Timer = Retry;
 
@@ -72,6 +76,10 @@ impl<B: Ballot> Protocol for Voter<B> {
 
     fn on_msg(&mut self, mcx: &mut MCx<'_, '_, Self>, from: NodeId, msg: VoteMsg) {
         self.voting.on_msg(mcx, from, msg);
+    }
+
+    fn peer_restarted(&mut self, mcx: &mut MCx<'_, '_, Self>, peer: NodeId) {
+        self.voting.peer_restarted(mcx, peer);
     }
 
     fn on_timer(&mut self, mcx: &mut MCx<'_, '_, Self>, _t: Retry) {

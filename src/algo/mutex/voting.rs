@@ -24,7 +24,10 @@
 //!   is given straight back with RELEASE, and left out of the final RELEASE: any two sets of
 //!   `need` votes still meet, and the voter is free for the next request meanwhile.
 //! - on FAILED: this request is outranked somewhere: answer every INQUIRE held so far (and any
-//!   later one) with RELINQUISH, giving that vote back.
+//!   later one) with RELINQUISH, giving that vote back -- until a LOCKED from the voter that
+//!   said FAILED shows that it chose this request after all. Without that, the highest request
+//!   of all, once told FAILED, gave its votes back at every INQUIRE for ever (each re-asked
+//!   REQUEST of a queued participant brings one): a livelock seen under 20% loss.
 //! - on INQUIRE: in the section, or never told FAILED: hold it (answer later); else RELINQUISH.
 //!   An INQUIRE about the request released last: RELEASE it again.
 //! - voter, on RELINQUISH(req) from its locked owner: queue that request again, lock for the
@@ -151,7 +154,8 @@ pub struct Voting {
     votes: BTreeMap<NodeId, u64>,
     /// Votes that came after entry and were given straight back.
     returned: BTreeSet<NodeId>,
-    failed: bool,
+    /// The voters whose FAILED about this request still stands (no LOCKED from them since).
+    failed: BTreeSet<NodeId>,
     inquiries: BTreeSet<NodeId>,
     /// The fencing token while in the section.
     holding: Option<u64>,
@@ -185,7 +189,7 @@ impl Voting {
             mine: None,
             votes: BTreeMap::new(),
             returned: BTreeSet::new(),
-            failed: false,
+            failed: BTreeSet::new(),
             inquiries: BTreeSet::new(),
             holding: None,
             epoch,
@@ -288,7 +292,7 @@ impl Voting {
         self.mine = Some((self.clock, req));
         self.votes.clear();
         self.returned.clear();
-        self.failed = false;
+        self.failed.clear();
         self.inquiries.clear();
         self.holding = None;
         // Its own coordinator first, then downwards round the ids.
@@ -309,6 +313,37 @@ impl Voting {
             mcx.send(v, VoteMsg::Request { ts, req });
         }
         true
+    }
+
+    /// Node `peer` came back as a new boot (called before its first message of that boot).
+    /// As voter: its old boot's request will never be released, so a vote locked for it is
+    /// taken back (the next queued request gets it, stamped above every earlier grant) and its
+    /// queued requests are dropped; its new boot's request ids carry a higher boot count, and
+    /// in case its stored boot count was lost, its released ids are forgotten too. As
+    /// participant: the new boot remembers no vote it gave (unless `--durable`): a waiting
+    /// request asks it again at once. A vote of it in hand while in the section is kept: that
+    /// is the voter's amnesia, which only `--durable` (or fencing at the resource) covers.
+    pub fn peer_restarted<P: Protocol<Msg = VoteMsg>>(&mut self, mcx: &mut MCx<'_, '_, P>, peer: NodeId) {
+        self.released.remove(&peer);
+        self.queue.retain(|t| t.1 != peer);
+        self.told.retain(|t| t.1 != peer);
+        if let Some(t) = self.locked.filter(|t| t.1 == peer) {
+            mcx.state_change(format!(
+                "node {peer} restarted: the vote locked for its request {} is taken back",
+                t.2
+            ));
+            self.lock_next(mcx);
+        } else if self.locked.is_some() {
+            self.tell_failed(mcx);
+        }
+        if let Some((ts, req)) = self.mine.filter(|_| self.holding.is_none()) {
+            if self.quorum.contains(&peer) {
+                self.failed.remove(&peer);
+                self.votes.remove(&peer);
+                self.inquiries.remove(&peer);
+                mcx.send(peer, VoteMsg::Request { ts, req });
+            }
+        }
     }
 
     /// The participant left.
@@ -406,6 +441,8 @@ impl Voting {
                 }
             }
             VoteMsg::Locked { req, stamp } if current(req, self) => {
+                // Its FAILED is over: it chose this request after all.
+                self.failed.remove(&from);
                 self.votes.insert(from, stamp);
                 if self.holding.is_none() && self.votes.len() >= self.need {
                     let token = self.votes.values().copied().max().unwrap_or(0);
@@ -415,7 +452,7 @@ impl Voting {
                 }
             }
             VoteMsg::Failed { req } if current(req, self) => {
-                self.failed = true;
+                self.failed.insert(from);
                 if self.holding.is_none() {
                     for v in std::mem::take(&mut self.inquiries) {
                         self.relinquish(mcx, v);
@@ -426,7 +463,7 @@ impl Voting {
                 if self.holding.is_some() || !self.votes.contains_key(&from) {
                     return;
                 }
-                if self.failed {
+                if !self.failed.is_empty() {
                     self.relinquish(mcx, from);
                 } else {
                     self.inquiries.insert(from);

@@ -515,6 +515,13 @@ registry! {
                 set_by: SetBy::User,
             },
             Key {
+                name: "flush_ms",
+                kind: Kind::Int { min: 1, max: 1_000_000_000 },
+                default: "25",
+                help: "how often the account's state is stored (fsynced) before what depends on it is sent",
+                set_by: SetBy::User,
+            },
+            Key {
                 name: "settle_ms",
                 kind: Kind::Int { min: 1, max: 1_000_000_000 },
                 default: "500",

@@ -3,9 +3,12 @@
 //!
 //! Rules:
 //! - every `transfer_ms` (random, at most twice that): pick a neighbour and an amount up to 50
-//!   (not more than the balance); balance -= amount; send TRANSFER on the FIFO channel to it.
-//! - on TRANSFER delivered (in channel order): balance += amount. Every channel item is
-//!   acknowledged (ACK) and sent again until it is (see [`super::fifo`]): no money is lost.
+//!   (not more than the balance); balance -= amount; send TRANSFER(id) to it, `id` this
+//!   sender's next transfer number (kept on stable storage, so it only ever grows).
+//! - on TRANSFER(id) delivered from j (in channel order): if id > applied[j]: balance += amount,
+//!   applied[j] := id; otherwise it was applied before (sent again after a restart): ignored.
+//! - channels: the shared reliable layer ([`crate::algo::reliable`]): numbered, acknowledged
+//!   (ACK), sent again until they are, delivered once and in order. No money is lost in them.
 //! - `--set snapshot=chandy-lamport` (Chandy & Lamport 1985): every `snapshot_ms` the initiator
 //!   (the smallest id) records its balance, sends MARKER(k) on every outgoing channel and starts
 //!   recording every incoming one. On the first MARKER(k) from j: record the balance, the
@@ -22,8 +25,27 @@
 //!   (by a clock ahead) that arrives before its receiver records (by a clock behind) is counted
 //!   in the receiver's balance: the recorded state holds more money than there is.
 //! - `--set snapshot=both` takes both on the same run (`--demo snapshot`).
+//!
+//! Crash and restart: a restart neither creates nor destroys money. Each node keeps on stable
+//! storage, in one file written atomically, its balance, its next transfer id, applied[j] for
+//! every sender, the transfers it sent that are not yet acknowledged, and the highest snapshot
+//! it took part in. Every `flush_ms` (when something changed) it stores that state, and only
+//! then lets out what it sent meanwhile: no transfer leaves before its debit is stored, and no
+//! ACK before the credit it acknowledges is. A crash loses only what was never let out (the
+//! debit and its transfer together; a credit whose ACK never left, so its sender sends the
+//! transfer again). Storing at each flush rather than at each transfer keeps the fsyncs to
+//! about 1000 / `flush_ms` per second.
+//! - on restart with a stored state: take it back (`snapshot snap 0 method restored`), send
+//!   again every transfer not acknowledged (its receiver ignores the ones it applied), say
+//!   HELLO to every neighbour. Without a stored state (none, or one that did not verify) the
+//!   account starts from `balance` again (`method initial`): money created or destroyed,
+//!   which the checker counts.
+//! - on learning that neighbour j came back as a new boot: every transfer it never
+//!   acknowledged is sent again on the new channel (it will ignore those it applied); markers
+//!   to its old boot are dropped, and every snapshot in progress here is abandoned (noted):
+//!   the new boot knows nothing of it. The next snapshot completes.
 
-use super::fifo::Channels;
+use crate::algo::reliable::{Channels, Frame};
 use crate::algo::{Algorithm, Cx, Event, Message, NodeId, Setup};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -34,9 +56,11 @@ use std::time::Duration;
 pub enum Item {
     /// Money.
     Transfer {
+        /// The sender's transfer number: its receiver applies each id once.
+        id: u64,
         /// How much.
         amount: u64,
-        /// The sender's physical clock at the (first) send, microseconds.
+        /// The sender's physical clock at the debit, microseconds.
         sent_pt: u64,
     },
     /// Chandy-Lamport's marker of snapshot `snap`.
@@ -49,32 +73,37 @@ pub enum Item {
 /// The bank's messages.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum BankMsg {
-    /// Item number `ch` of the sender's channel to the receiver.
-    Data {
-        /// The channel sequence number.
-        ch: u64,
-        /// The item.
-        item: Item,
-    },
-    /// Item number `ch` arrived.
-    Ack {
-        /// The channel sequence number.
-        ch: u64,
-    },
+    /// A channel item of the reliable layer, or its acknowledgement.
+    Link(Frame<Item>),
+    /// A restarted account's first word to every neighbour: my old boot is gone.
+    Hello,
 }
 
 impl Message for BankMsg {
     fn name(&self) -> &'static str {
         match self {
-            BankMsg::Data {
+            BankMsg::Link(Frame::Data {
                 item: Item::Transfer { .. },
                 ..
-            } => "TRANSFER",
-            BankMsg::Data {
+            }) => "TRANSFER",
+            BankMsg::Link(Frame::Data {
                 item: Item::Marker { .. },
                 ..
-            } => "MARKER",
-            BankMsg::Ack { .. } => "ACK",
+            }) => "MARKER",
+            BankMsg::Link(Frame::Ack { .. }) => "ACK",
+            BankMsg::Hello => "HELLO",
+        }
+    }
+    fn brief(&self) -> String {
+        match self {
+            BankMsg::Link(Frame::Data { item, n, .. }) => {
+                format!(
+                    "{} #{n}",
+                    crate::algo::brief_from_debug(self.name(), &format!("{item:?}"))
+                )
+            }
+            BankMsg::Link(Frame::Ack { inc, upto }) => format!("ACK(upto={upto}, inc={inc})"),
+            BankMsg::Hello => "HELLO".into(),
         }
     }
 }
@@ -84,8 +113,9 @@ impl Message for BankMsg {
 pub enum BankTimer {
     /// Send a transfer.
     Transfer,
-    /// Send unacknowledged items again.
-    Retransmit,
+    /// Store the state if it changed, then let out what waits for it and send again what is
+    /// unacknowledged.
+    Flush,
     /// Start a Chandy-Lamport snapshot (initiator).
     Initiate,
     /// Check whether the clock reached the next recording time.
@@ -112,6 +142,8 @@ pub struct BankOptions {
     pub transfer: Duration,
     /// Retransmission period: `retransmit_ms`, default 100.
     pub retransmit: Duration,
+    /// How often the state is stored and what waits for it let out: `flush_ms`, default 25.
+    pub flush: Duration,
     /// Snapshot period: `snapshot_ms`, default 1000.
     pub every: Duration,
     /// How long a clock snapshot waits for transfers in flight: `settle_ms`, default 500.
@@ -126,6 +158,7 @@ impl BankOptions {
         "balance",
         "transfer_ms",
         "retransmit_ms",
+        "flush_ms",
         "snapshot_ms",
         "settle_ms",
         "snapshot",
@@ -172,6 +205,7 @@ impl BankOptions {
             balance: num("balance", 1000, 0)?,
             transfer: Duration::from_millis(num("transfer_ms", 20, 1)?),
             retransmit: Duration::from_millis(num("retransmit_ms", 100, 1)?),
+            flush: Duration::from_millis(num("flush_ms", 25, 1)?),
             every: Duration::from_millis(num("snapshot_ms", 1000, 10)?),
             settle: Duration::from_millis(num("settle_ms", 500, 1)?),
             methods,
@@ -195,6 +229,35 @@ struct Taken {
     in_flight: u64,
 }
 
+/// What an account keeps on stable storage (one file, replaced atomically).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Stored {
+    /// The balance.
+    pub balance: u64,
+    /// The last transfer id used.
+    pub next_id: u64,
+    /// Per sender, the highest transfer id applied.
+    pub applied: BTreeMap<NodeId, u64>,
+    /// Transfers sent and not known to be acknowledged, in sending order: (receiver, transfer).
+    pub outbox: Vec<(NodeId, Item)>,
+    /// The highest Chandy-Lamport snapshot taken part in.
+    pub snap: u64,
+}
+
+impl Stored {
+    /// The money in the transfers not yet acknowledged.
+    pub fn outbox_money(&self) -> u64 {
+        self.outbox.iter().map(|(_, i)| money(i)).sum()
+    }
+}
+
+fn money(item: &Item) -> u64 {
+    match item {
+        Item::Transfer { amount, .. } => *amount,
+        Item::Marker { .. } => 0,
+    }
+}
+
 /// One account.
 #[derive(Debug, Clone)]
 pub struct Bank {
@@ -204,44 +267,92 @@ pub struct Bank {
     /// The balance now.
     pub balance: u64,
     channels: Channels<Item>,
+    next_id: u64,
+    applied: BTreeMap<NodeId, u64>,
     snap: u64,
     recording: BTreeMap<u64, Recording>,
     next_clock_us: u64,
     taken: BTreeMap<u64, Taken>,
+    /// Frames that wait for the next store to be let out.
+    held: Vec<(NodeId, Frame<Item>)>,
+    /// The acknowledgement to send each sender at the next flush (the latest covers the rest).
+    acks: BTreeMap<NodeId, Frame<Item>>,
+    /// The stored state is behind the state in memory.
+    dirty: bool,
+    /// What the previous boot stored (taken back at start).
+    restored: Option<Stored>,
+    /// This node ran before in this run.
+    restarted: bool,
 }
 
 impl Bank {
     /// An account set up as `setup` (options checked by [`BankOptions::from_setup`] first).
     pub fn new(setup: &Setup) -> Self {
         let opts = BankOptions::from_setup(setup).unwrap_or_else(|e| panic!("bank: {e}"));
+        let restored: Option<Stored> = setup.durable.as_ref().and_then(|b| serde_json::from_slice(b).ok());
         Bank {
             balance: opts.balance,
             opts,
             neighbours: setup.neighbours.clone(),
             initiator: setup.members.iter().min() == Some(&setup.me),
             channels: Channels::default(),
+            next_id: 0,
+            applied: BTreeMap::new(),
             snap: 0,
             recording: BTreeMap::new(),
             next_clock_us: 0,
             taken: BTreeMap::new(),
+            held: Vec::new(),
+            acks: BTreeMap::new(),
+            dirty: false,
+            restored,
+            restarted: setup.restarted || setup.durable.is_some(),
         }
     }
 
     /// Money sent and not yet acknowledged by its receiver.
     pub fn unacked_money(&self) -> u64 {
-        self.channels
-            .unacked()
-            .iter()
-            .map(|(_, _, i)| match i {
-                Item::Transfer { amount, .. } => *amount,
-                Item::Marker { .. } => 0,
-            })
-            .sum()
+        self.channels.unacked().map(|(_, i)| money(i)).sum()
     }
 
+    /// The state as it would be stored now.
+    pub fn stored(&self) -> Stored {
+        Stored {
+            balance: self.balance,
+            next_id: self.next_id,
+            applied: self.applied.clone(),
+            outbox: self
+                .channels
+                .unacked()
+                .filter(|(_, i)| matches!(i, Item::Transfer { .. }))
+                .map(|(to, i)| (to, i.clone()))
+                .collect(),
+            snap: self.snap,
+        }
+    }
+
+    /// Numbers `item` on the channel to `to`; it leaves at the next flush, after the store.
     fn send(&mut self, cx: &mut Cx<'_, Self>, to: NodeId, item: Item) {
-        let ch = self.channels.push(to, item.clone());
-        cx.send(to, BankMsg::Data { ch, item });
+        let frame = self.channels.send(to, item, cx.now);
+        self.held.push((to, frame));
+    }
+
+    /// Stores the state if it changed, then lets out what waited for it and sends again what
+    /// is unacknowledged (only after a store, so nothing unstored is ever sent again either).
+    fn flush(&mut self, cx: &mut Cx<'_, Self>) {
+        if self.dirty {
+            cx.persist(serde_json::to_vec(&self.stored()).unwrap_or_default());
+            self.dirty = false;
+        }
+        for (to, f) in std::mem::take(&mut self.held) {
+            cx.send(to, BankMsg::Link(f));
+        }
+        for (to, f) in std::mem::take(&mut self.acks) {
+            cx.send(to, BankMsg::Link(f));
+        }
+        for (to, f) in self.channels.due(cx.now, self.opts.retransmit) {
+            cx.send(to, BankMsg::Link(f));
+        }
     }
 
     fn every_us(&self) -> u64 {
@@ -275,6 +386,9 @@ impl Bank {
     }
 
     fn start_recording(&mut self, cx: &mut Cx<'_, Self>, snap: u64, except: Option<NodeId>) {
+        // The snapshot number is stored before the markers leave: a restarted node must never
+        // take part again in a snapshot its old boot began.
+        self.dirty = true;
         let open = self.neighbours.iter().copied().filter(|&j| Some(j) != except).collect();
         self.recording.insert(
             snap,
@@ -304,7 +418,16 @@ impl Bank {
 
     fn deliver(&mut self, cx: &mut Cx<'_, Self>, from: NodeId, item: Item) {
         match item {
-            Item::Transfer { amount, sent_pt } => {
+            Item::Transfer { id, amount, sent_pt } => {
+                let applied = self.applied.entry(from).or_insert(0);
+                if id <= *applied {
+                    return cx.discard(
+                        from,
+                        format!("TRANSFER {id} of {amount} again: applied before (sent again after a restart)"),
+                    );
+                }
+                *applied = id;
+                self.dirty = true;
                 self.balance += amount;
                 for r in self.recording.values_mut().filter(|r| r.open.contains(&from)) {
                     r.in_flight += amount;
@@ -322,7 +445,10 @@ impl Bank {
                     self.snap = snap;
                     self.start_recording(cx, snap, Some(from));
                 }
-                None => cx.discard(from, format!("marker of snapshot {snap}, already recorded")),
+                None => cx.discard(
+                    from,
+                    format!("marker of snapshot {snap}, already recorded or abandoned"),
+                ),
             },
         }
     }
@@ -333,30 +459,110 @@ impl Algorithm for Bank {
     type Timer = BankTimer;
 
     fn on_start(&mut self, cx: &mut Cx<'_, Self>) {
-        cx.record(Event::Snapshot {
-            snap: 0,
-            method: "initial".into(),
-            balance: self.balance,
-            in_flight: 0,
-        });
+        match self.restored.take() {
+            Some(st) => {
+                cx.record(Event::Snapshot {
+                    snap: 0,
+                    method: "restored".into(),
+                    balance: st.balance,
+                    in_flight: st.outbox_money(),
+                });
+                cx.state_change(format!(
+                    "restarted with its stored state: balance {}, {} transfer(s) of {} not acknowledged, sent again",
+                    st.balance,
+                    st.outbox.len(),
+                    st.outbox_money()
+                ));
+                self.balance = st.balance;
+                self.next_id = st.next_id;
+                self.applied = st.applied;
+                self.snap = st.snap;
+                for (to, item) in st.outbox {
+                    if self.neighbours.contains(&to) {
+                        self.send(cx, to, item);
+                    }
+                }
+            }
+            None => {
+                cx.record(Event::Snapshot {
+                    snap: 0,
+                    method: "initial".into(),
+                    balance: self.balance,
+                    in_flight: 0,
+                });
+                if self.restarted {
+                    cx.state_change(format!(
+                        "restarted without a stored state (none, or one that did not verify): the starting balance {} again",
+                        self.balance
+                    ));
+                }
+                // Stored at once, so that a kill before the first transfer restores it too.
+                self.dirty = true;
+            }
+        }
+        if self.restarted {
+            for &j in &self.neighbours {
+                cx.send(j, BankMsg::Hello);
+            }
+        }
         cx.set_timer(BankTimer::Transfer, self.opts.transfer);
-        cx.set_timer(BankTimer::Retransmit, self.opts.retransmit);
+        cx.set_timer(BankTimer::Flush, self.opts.flush);
         if self.opts.methods.markers && self.initiator {
             cx.set_timer(BankTimer::Initiate, self.opts.every);
         }
         self.clock_snapshot_due(cx);
+        self.flush(cx);
     }
 
     fn on_msg(&mut self, cx: &mut Cx<'_, Self>, from: NodeId, msg: BankMsg) {
         self.clock_snapshot_due(cx);
+        if !self.neighbours.contains(&from) {
+            return cx.discard(from, format!("node {from} is not a neighbour"));
+        }
         match msg {
-            BankMsg::Data { ch, item } => {
-                cx.send(from, BankMsg::Ack { ch });
-                for item in self.channels.arrive(from, ch, item) {
+            BankMsg::Link(frame) => {
+                let arrival = self.channels.arrive(from, frame);
+                if let Some(ack) = arrival.ack {
+                    // Held to the next flush: it must not leave before the credit is stored.
+                    self.acks.insert(from, ack);
+                }
+                if let Some(why) = arrival.ignored {
+                    cx.discard(from, why);
+                }
+                for item in arrival.deliver {
                     self.deliver(cx, from, item);
                 }
             }
-            BankMsg::Ack { ch } => self.channels.ack(from, ch),
+            // Its work is done by `on_peer_restart`, which the host called before this.
+            BankMsg::Hello => {}
+        }
+    }
+
+    fn on_peer_restart(&mut self, cx: &mut Cx<'_, Self>, peer: NodeId) {
+        if !self.neighbours.contains(&peer) {
+            return;
+        }
+        self.held.retain(|(to, _)| *to != peer);
+        self.acks.remove(&peer);
+        let lost = self.channels.peer_restarted(peer);
+        let transfers: Vec<Item> = lost
+            .into_iter()
+            .filter(|i| matches!(i, Item::Transfer { .. }))
+            .collect();
+        if !transfers.is_empty() {
+            cx.note(format!(
+                "node {peer} restarted: {} transfer(s) of {} it never acknowledged sent again (it ignores those it applied)",
+                transfers.len(),
+                transfers.iter().map(money).sum::<u64>()
+            ));
+        }
+        for item in transfers {
+            self.send(cx, peer, item);
+        }
+        for (snap, _) in std::mem::take(&mut self.recording) {
+            cx.state_change(format!(
+                "snapshot {snap} abandoned: node {peer} restarted in the middle of it"
+            ));
         }
     }
 
@@ -371,15 +577,15 @@ impl Algorithm for Bank {
                     let to = self.neighbours[cx.rng.range(0, self.neighbours.len() as u64) as usize];
                     let amount = cx.rng.range(1, self.balance.min(50) + 1);
                     self.balance -= amount;
-                    let sent_pt = cx.pt;
-                    self.send(cx, to, Item::Transfer { amount, sent_pt });
+                    self.next_id += 1;
+                    self.dirty = true;
+                    let (id, sent_pt) = (self.next_id, cx.pt);
+                    self.send(cx, to, Item::Transfer { id, amount, sent_pt });
                 }
             }
-            BankTimer::Retransmit => {
-                cx.set_timer(BankTimer::Retransmit, self.opts.retransmit);
-                for (to, ch, item) in self.channels.unacked() {
-                    cx.send(to, BankMsg::Data { ch, item });
-                }
+            BankTimer::Flush => {
+                cx.set_timer(BankTimer::Flush, self.opts.flush);
+                self.flush(cx);
             }
             BankTimer::Initiate => {
                 cx.set_timer(BankTimer::Initiate, self.opts.every);

@@ -2,7 +2,6 @@
 //! by Chandy-Lamport's markers or by every node at the same time on its own clock.
 
 pub mod bank;
-pub mod fifo;
 
 #[cfg(test)]
 mod tests;
