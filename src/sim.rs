@@ -242,6 +242,11 @@ impl<A: Algorithm> Sim<A> {
         self.nodes.get(&id).is_some_and(|n| matches!(n.state, State::Up))
     }
 
+    /// Changes the network's behaviour from now on.
+    pub fn set_net(&mut self, net: NetConfig) {
+        self.net = net;
+    }
+
     /// Runs one queued item; false when nothing is left.
     pub fn step(&mut self) -> bool {
         let Some(Reverse((at, seq))) = self.queue.pop() else {
