@@ -195,6 +195,76 @@ fn mutex(a: &Analysis, run: &RunDir, settle_us: u64) -> Vec<Criterion> {
     out
 }
 
+/// The soak's figures in one line (`figures: ...`), for a table of soaks: faults injected,
+/// entries per second before the first fault and after the last was undone, the longest
+/// stretch with requests waiting and no entry, violations and stale tokens rejected. None for
+/// families other than mutual exclusion.
+pub fn figures(a: &Analysis) -> Option<String> {
+    let f = &a
+        .all_sections()
+        .into_iter()
+        .find(|s| s.family() == "mutex")?
+        .as_any()
+        .downcast_ref::<crate::check::mutex::Section>()?
+        .facts;
+    let run = RunDir::load(&a.dir).ok()?;
+    let start = run.info.start_us;
+    let end = a.timeline.end_us.max(start);
+    let injected = |r: &&crate::trace::Record| {
+        matches!(r.event, Event::Pause { .. } | Event::Kill { .. })
+            || (crate::net::NetAction::from_event(&r.event).is_some() && !matches!(r.event, Event::Heal { .. }))
+    };
+    let process = run
+        .faults
+        .iter()
+        .filter(|r| matches!(r.event, Event::Pause { .. } | Event::Kill { .. }))
+        .count();
+    let all = run.faults.iter().filter(injected).count();
+    let first = run.faults.iter().filter(injected).map(|r| r.t).min().unwrap_or(end);
+    // The last fault ends when it is undone: a resume, a restart, the network healed.
+    let last = run
+        .faults
+        .iter()
+        .filter(|r| injected(r) || matches!(r.event, Event::Resume { .. } | Event::Restart { .. } | Event::Heal { .. }))
+        .map(|r| r.t)
+        .max()
+        .unwrap_or(start);
+    let rate = |from: u64, to: u64| {
+        let n = f.entries.iter().filter(|e| e.enter >= from && e.enter < to).count();
+        if to > from {
+            format!("{:.1}", n as f64 / ((to - from) as f64 / 1e6))
+        } else {
+            "-".into()
+        }
+    };
+    let longest = crate::check::mutex_progress::stalls(&run, &a.timeline, 0)
+        .iter()
+        .map(|s| s.us())
+        .max()
+        .unwrap_or(0);
+    let overlaps = f.resource_violations.len() + f.node_overlaps.len();
+    let unexplained = f
+        .resource_violations
+        .iter()
+        .chain(&f.node_overlaps)
+        .filter(|o| o.explained.is_none())
+        .count();
+    Some(format!(
+        "figures: faults {all} ({process} process, {} network); entries/s {} before the first fault ({}), {} after the last was undone ({} to the end); \
+         longest stall {}; violations {} at the resource, {} by the nodes' traces ({} explained, {unexplained} not); stale tokens rejected {}",
+        all - process,
+        rate(start, first),
+        dur(first.saturating_sub(start)),
+        rate(last, end),
+        dur(end.saturating_sub(last)),
+        dur(longest),
+        f.resource_violations.len(),
+        f.node_overlaps.len(),
+        overlaps - unexplained,
+        f.rejected
+    ))
+}
+
 fn clocks(f: &ClockFacts, run: &RunDir) -> Vec<Criterion> {
     let back: Vec<_> = f.backwards.iter().filter(|b| !b.stepped).collect();
     let broken = f.claims.iter().filter(|c| !c.holds()).count();
