@@ -245,6 +245,17 @@ fn a_dead_holder_blocking_central_is_explained_and_a_restarted_one_is_a_violatio
     let mut r = base();
     r.restart(2100, 1).ev(2500, 2, Event::CsEnter { req: 1, token: None });
     assert!(progress_findings(&analyse(&r.load(4000))).is_empty());
+    // A paused participant that holds nothing blocks no one under central: the coordinator
+    // (3) ran, node 1 had left, so node 1's wait is not explained by node 2's pause (a chaos
+    // soak's lost RELEASE was once passed off that way).
+    let mut r = R::new("central", &[1, 2, 3]);
+    r.ev(100, 1, Event::CsRequest { req: 1 })
+        .ev(110, 1, Event::CsEnter { req: 1, token: None })
+        .ev(120, 1, Event::CsExit { req: 1 })
+        .ev(300, 1, Event::CsRequest { req: 2 })
+        .fault(500, 2, Event::Pause { pid: 0 });
+    let p = progress_findings(&analyse(&r.load(8000)));
+    assert!(p.len() == 1 && p[0].fails(), "{p:?}");
 }
 
 #[test]
