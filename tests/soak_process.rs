@@ -32,12 +32,8 @@ fn topology(e: &Entry) -> Vec<&'static str> {
     }
 }
 
-/// A chaos soak of `e` on 5 nodes for 8 s, seed 7; returns whether it passed and its output.
-fn soak(e: &Entry) -> (bool, String) {
-    soak_with(e, &[])
-}
-
-/// [`soak`] with `extra` options (`--fencing`).
+/// A chaos soak of `e` on 5 nodes for 8 s, seed 7, with `extra` options (`--fencing`);
+/// returns whether it passed and its output.
 fn soak_with(e: &Entry, extra: &[&'static str]) -> (bool, String) {
     let logs = temp_logs(&format!("soak-{}{}", e.name, extra.concat()));
     let mut args = vec!["--duration", "8", "--seed", "7", "--algo", e.name];

@@ -45,7 +45,12 @@ pub fn explain(run: &RunDir, net: &Network, entries: &[Entry], o: &Overlap, wind
     let held: Vec<&Entry> = o
         .nodes
         .iter()
-        .filter_map(|&n| entries.iter().filter(|e| e.node == n && e.enter <= o.t).max_by_key(|e| e.enter))
+        .filter_map(|&n| {
+            entries
+                .iter()
+                .filter(|e| e.node == n && e.enter <= o.t)
+                .max_by_key(|e| e.enter)
+        })
         .collect();
     if o.at_resource {
         // By its own trace a holder had left: its END reached the resource late or never.

@@ -302,16 +302,30 @@ fn two_holders_after_a_pause_are_explained_for_the_token_ring_but_never_for_lamp
             phase: phase.into(),
         };
         let mut r = R::new(algo, &[0, 1, 2]);
-        r.ev(100, 1, Event::CsEnter { req: 1, token: Some(10) })
-            .res(101, access(1, "begin", Some(10)))
-            .fault(150, 1, Event::Pause { pid: 0 })
-            .ev(900, 2, Event::CsEnter { req: 1, token: Some(20) })
-            .res(901, access(2, "begin", Some(20)))
-            .res(901, Event::Violation { nodes: vec![1, 2] })
-            .ev(910, 2, Event::CsExit { req: 1 })
-            .res(911, access(2, "end", None))
-            .fault(1000, 1, Event::Resume { pid: 0 })
-            .ev(1001, 1, Event::CsExit { req: 1 });
+        r.ev(
+            100,
+            1,
+            Event::CsEnter {
+                req: 1,
+                token: Some(10),
+            },
+        )
+        .res(101, access(1, "begin", Some(10)))
+        .fault(150, 1, Event::Pause { pid: 0 })
+        .ev(
+            900,
+            2,
+            Event::CsEnter {
+                req: 1,
+                token: Some(20),
+            },
+        )
+        .res(901, access(2, "begin", Some(20)))
+        .res(901, Event::Violation { nodes: vec![1, 2] })
+        .ev(910, 2, Event::CsExit { req: 1 })
+        .res(911, access(2, "end", None))
+        .fault(1000, 1, Event::Resume { pid: 0 })
+        .ev(1001, 1, Event::CsExit { req: 1 });
         let a = analyse(&r.load(2000));
         let f = &a.sections[0].as_any().downcast_ref::<mutex::Section>().unwrap().facts;
         assert_eq!(f.resource_violations.len(), 1, "{algo}");

@@ -109,7 +109,12 @@ fn mutex(a: &Analysis, run: &RunDir, settle_us: u64) -> Vec<Criterion> {
         .collect();
     // A wait inside a stall the checker explained (the coordinator or the holder dead, the
     // course's lesson) is that fault's doing: named, not failed.
-    let lesson: Vec<(u64, u64)> = f.stalls.iter().filter(|s| s.explained).map(|s| (s.from, s.to)).collect();
+    let lesson: Vec<(u64, u64)> = f
+        .stalls
+        .iter()
+        .filter(|s| s.explained)
+        .map(|s| (s.from, s.to))
+        .collect();
     let in_lesson = |t: u64| lesson.iter().any(|&(a, b)| t >= a && t <= b);
     let mut explained_waits = 0usize;
     let mut entries: Vec<u64> = Vec::new();
@@ -242,7 +247,13 @@ pub fn figures(a: &Analysis) -> Option<String> {
     let last = run
         .faults
         .iter()
-        .filter(|r| injected(r) || matches!(r.event, Event::Resume { .. } | Event::Restart { .. } | Event::Heal { .. }))
+        .filter(|r| {
+            injected(r)
+                || matches!(
+                    r.event,
+                    Event::Resume { .. } | Event::Restart { .. } | Event::Heal { .. }
+                )
+        })
         .map(|r| r.t)
         .max()
         .unwrap_or(start);
