@@ -259,6 +259,39 @@ fn a_dead_holder_blocking_central_is_explained_and_a_restarted_one_is_a_violatio
 }
 
 #[test]
+fn chaos_judges_central_blocked_by_a_dead_holder_as_the_courses_lesson() {
+    // Node 1 holds and is killed for good; node 2 waits to the end. The checker explains the
+    // stall (the dead holder), and the soak's criteria count the wait as that lesson, not as
+    // a request the algorithm failed to serve. Back as a new boot, the same wait fails.
+    for restarted in [false, true] {
+        let mut r = R::new("central", &[1, 2, 3]);
+        r.ev(100, 1, Event::CsRequest { req: 1 })
+            .ev(110, 1, Event::CsEnter { req: 1, token: None })
+            .ev(200, 2, Event::CsRequest { req: 1 })
+            .kill(2000, 1);
+        if restarted {
+            r.restart(2500, 1);
+        }
+        let dir = temp(&format!("chaos-dead-holder-{restarted}"));
+        write_run(&dir, &r, 12000);
+        let a = analyse(&RunDir::load(&dir).unwrap());
+        let c = crate::cluster::chaos_judge::criteria("mutex", &a, 5_000_000);
+        let served = c.iter().find(|c| c.words.starts_with("every request served")).unwrap();
+        let progress = c.iter().find(|c| c.words.starts_with("progress after each fault"));
+        if restarted {
+            assert!(!served.ok || progress.is_some_and(|p| !p.ok), "{c:?}");
+        } else {
+            assert!(c.iter().all(|c| c.ok), "{c:?}");
+            assert!(
+                served.words.contains("1 never served in a stall the faults explain"),
+                "{c:?}"
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+#[test]
 fn a_killed_holder_is_not_a_holder_at_the_resource_but_a_paused_one_is() {
     let access = |by: NodeId, phase: &str, token: Option<u64>| Event::Access {
         by,
