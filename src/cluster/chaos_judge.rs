@@ -257,6 +257,8 @@ pub fn figures(a: &Analysis) -> Option<String> {
         .map(|r| r.t)
         .max()
         .unwrap_or(start);
+    // From the first entry: the nodes' start-up is not the algorithm's rate.
+    let served_from = f.entries.first().map_or(start, |e| e.enter).min(first);
     let rate = |from: u64, to: u64| {
         let n = f.entries.iter().filter(|e| e.enter >= from && e.enter < to).count();
         if to > from {
@@ -278,11 +280,11 @@ pub fn figures(a: &Analysis) -> Option<String> {
         .filter(|o| o.explained.is_none())
         .count();
     Some(format!(
-        "figures: faults {all} ({process} process, {} network); entries/s {} before the first fault ({}), {} after the last was undone ({} to the end); \
+        "figures: faults {all} ({process} process, {} network); entries/s {} before the first fault ({} from the first entry), {} after the last was undone ({} to the end); \
          longest stall {}; violations {} at the resource, {} by the nodes' traces ({} explained, {unexplained} not); stale tokens rejected {}",
         all - process,
-        rate(start, first),
-        dur(first.saturating_sub(start)),
+        rate(served_from, first),
+        dur(first.saturating_sub(served_from)),
         rate(last, end),
         dur(end.saturating_sub(last)),
         dur(longest),
