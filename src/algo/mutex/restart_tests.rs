@@ -167,7 +167,13 @@ fn ricart_agrawala_tokens_stay_above_the_old_ones_after_a_restart() {
         s.run_for(Duration::from_millis(200));
         s.crash(2);
         s.run_for(Duration::from_millis(20));
+        // The others paused: node 2's first request is made before it hears from anyone.
+        s.pause(1);
+        s.pause(3);
         s.restart(2);
+        s.run_for(Duration::from_millis(30));
+        s.resume(1);
+        s.resume(3);
         let t = s.now();
         assert!(s.run_until(t + Duration::from_secs(10), |s| exits_after(s, 2, t) >= 3));
         let mut top = 0;
