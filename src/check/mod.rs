@@ -14,6 +14,7 @@ pub mod cut;
 pub mod election;
 pub mod explain;
 pub mod mutex;
+pub mod mutex_lesson;
 pub mod mutex_progress;
 pub mod network;
 pub mod probe;

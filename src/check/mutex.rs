@@ -43,6 +43,8 @@ pub struct Overlap {
     pub faults: Vec<String>,
     /// What the network was doing then, in words (None: nothing).
     pub network: Option<String>,
+    /// The fault's lesson it shows, in words ([`super::mutex_lesson`]); None: nothing explains it.
+    pub explained: Option<String>,
 }
 
 /// Everything the mutex section found.
@@ -244,6 +246,7 @@ pub fn analyse_with(run: &RunDir, timeline: &Timeline) -> Option<MutexFacts> {
                 at_resource: false,
                 faults: before(e.enter),
                 network: net.during(e.enter, e.enter),
+                explained: None,
             });
         }
     }
@@ -264,6 +267,7 @@ pub fn analyse_with(run: &RunDir, timeline: &Timeline) -> Option<MutexFacts> {
             at_resource: true,
             faults: before(t),
             network: net.during(t, t),
+            explained: None,
         })
         .collect();
     f.dead_holders = dead_holders;
@@ -271,6 +275,10 @@ pub fn analyse_with(run: &RunDir, timeline: &Timeline) -> Option<MutexFacts> {
         f.breaches = super::mutex_progress::fencing_breaches(run);
     }
     f.bound_us = super::mutex_progress::bound_us(run);
+    let window = 2 * f.bound_us;
+    for o in f.node_overlaps.iter_mut().chain(f.resource_violations.iter_mut()) {
+        o.explained = super::mutex_lesson::explain(run, &net, &f.entries, o, window);
+    }
     f.stalls = super::mutex_progress::stalls(run, timeline, f.bound_us);
 
     let promises_fifo = crate::algo::registry::find(&run.info.algo)
@@ -343,6 +351,7 @@ pub fn summary(f: &MutexFacts, start_us: u64) -> String {
             o.nodes
         );
         let _ = writeln!(out, "    faults before it: {}", faults(o));
+        lesson_line(&mut out, o);
     }
     more(
         &mut out,
@@ -363,6 +372,7 @@ pub fn summary(f: &MutexFacts, start_us: u64) -> String {
             o.nodes
         );
         let _ = writeln!(out, "    faults before it: {}", faults(o));
+        lesson_line(&mut out, o);
     }
     more(
         &mut out,
@@ -444,6 +454,26 @@ pub fn summary(f: &MutexFacts, start_us: u64) -> String {
     out
 }
 
+fn lesson_line(out: &mut String, o: &Overlap) {
+    match &o.explained {
+        Some(w) => {
+            let _ = writeln!(out, "    EXPLAINED (the faults' lesson, still a violation): {w}");
+        }
+        None => out.push_str("    NOT explained by the faults\n"),
+    }
+}
+
+/// The explanation of `o` for a finding: a lesson the algorithm teaches (it still fails the
+/// check, as the election's by-design overlaps do), None when nothing explains it.
+fn lesson(o: &Overlap) -> Option<super::explain::Explanation> {
+    o.explained.as_ref().map(|w| super::explain::Explanation {
+        term: 0,
+        inherent: false,
+        by_design: true,
+        words: w.clone(),
+    })
+}
+
 fn more(out: &mut String, total: usize, shown: usize, what: &str) {
     if total > shown {
         let _ = writeln!(out, "  ... {total} {what} in all");
@@ -499,8 +529,9 @@ impl super::section::Section for Section {
         let mut out: Vec<Finding> = f
             .resource_violations
             .iter()
-            .map(|o| {
-                Finding::violation(
+            .map(|o| Finding {
+                explanation: lesson(o),
+                ..Finding::violation(
                     "mutual exclusion (resource)",
                     format!(
                         "mutex: nodes {:?} held the resource at once at {}{}",
@@ -520,7 +551,7 @@ impl super::section::Section for Section {
                 network_then(o)
             ),
             violation: !f.fenced_off(),
-            explanation: None,
+            explanation: lesson(o),
         }));
         out.extend(f.breaches.iter().map(|b| {
             Finding::violation(

@@ -155,10 +155,11 @@ pub fn stalls(run: &RunDir, timeline: &Timeline, bound: u64) -> Vec<Stall> {
         close(from, end, true, &seen, &mut raw);
     }
     for (from, to, to_end, waiting) in raw {
-        let all_running = longest_all_running(run, timeline, &who, from, to);
+        let needed = needed(run, &who, from);
+        let all_running = longest_all_running(run, timeline, &needed, from, to);
         let explained = all_running.1 - all_running.0 <= bound;
         let cause = if explained {
-            fault_cause(run, timeline, &who, from, to)
+            fault_cause(run, timeline, &needed, from, to)
         } else {
             bug_cause(run, timeline, &waiting, from, all_running)
         };
@@ -173,6 +174,35 @@ pub fn stalls(run: &RunDir, timeline: &Timeline, bound: u64) -> Vec<Stall> {
         });
     }
     out
+}
+
+/// The participants a stall from `from` needs running: every one, save for `central`, which
+/// serves with only its coordinator (the highest id) and the holder that has not left (a dead
+/// or paused participant that holds nothing blocks no one there).
+fn needed(run: &RunDir, who: &[NodeId], from: u64) -> Vec<NodeId> {
+    if run.info.algo != "central" {
+        return who.to_vec();
+    }
+    let mut need: Vec<NodeId> = who.iter().copied().max().into_iter().collect();
+    let last = run
+        .node_events
+        .iter()
+        .rev()
+        .filter(|r| r.t <= from)
+        .find_map(|r| match r.event {
+            Event::CsEnter { req, .. } => r.node.map(|n| (r.t, n, req)),
+            _ => None,
+        });
+    if let Some((t, n, req)) = last {
+        let left = run
+            .node_events
+            .iter()
+            .any(|r| r.node == Some(n) && r.t >= t && matches!(r.event, Event::CsExit { req: q } if q == req));
+        if !left && !need.contains(&n) {
+            need.push(n);
+        }
+    }
+    need
 }
 
 /// Whether the launcher had cut links (a partition not healed yet) at `t`.
@@ -265,9 +295,14 @@ fn fault_cause(run: &RunDir, timeline: &Timeline, who: &[NodeId], from: u64, to:
         parts.push("links cut by a partition".into());
     }
     let mut words = format!(
-        "{}: {} cannot serve a request while a participant is dead or unreachable",
+        "{}: {} cannot serve a request while {} dead or unreachable",
         parts.join("; "),
-        run.info.algo
+        run.info.algo,
+        if run.info.algo == "central" {
+            "its coordinator or the holder is"
+        } else {
+            "a participant is"
+        }
     );
     if let Some(h) = last_holder_gone(run, timeline, from) {
         words = format!("{h}; {words}");

@@ -184,6 +184,7 @@ impl Goal {
                     c.iter()
                         .map(|c| format!("  {}: {}", if c.ok { "ok" } else { "FAILED" }, c.words)),
                 );
+                lines.extend(super::chaos_judge::figures(analysis).map(|f| format!("  {f}")));
                 lines.push(format!("chaos: {}", if failed { "FAILED" } else { "passed" }));
                 (lines, failed)
             }

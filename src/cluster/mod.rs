@@ -23,7 +23,7 @@ macro_rules! say {
 }
 
 mod chaos;
-mod chaos_judge;
+pub mod chaos_judge;
 mod chaos_net;
 mod console;
 pub mod control;

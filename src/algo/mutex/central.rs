@@ -5,8 +5,11 @@
 //! - request: send REQUEST(req) to the coordinator (the coordinator queues its own at once);
 //!   `req` carries the node's boot count above the request's number, so that a restarted
 //!   node's requests are new to the coordinator.
-//! - coordinator, on REQUEST(req) from j: a request id j already sent is a duplicate, ignored;
-//!   otherwise append (j, req) to the queue; if nobody holds, grant the head.
+//! - coordinator, on REQUEST(req) from j: if j holds the grant of req, its GRANT was lost:
+//!   send it again. If j holds the grant of an older request, j left that section (a node
+//!   asks for its next one only after leaving) and its RELEASE was lost: take the grant back
+//!   as if released. Then a request id j already sent is a duplicate, ignored; otherwise
+//!   append (j, req) to the queue; if nobody holds, grant the head.
 //! - grant: counter := counter + 1; send GRANT(req, token) to the head, where the fencing
 //!   token is (epoch, counter) in one u64 (32 bits each): the epoch is the coordinator's boot
 //!   count, kept on stable storage, so every token of a restarted coordinator is above all the
@@ -135,6 +138,24 @@ impl Central {
     }
 
     fn enqueue(&mut self, mcx: &mut MCx<'_, '_, Self>, from: NodeId, req: u64) {
+        if let Some((h, r, token)) = self.holder.filter(|h| h.0 == from) {
+            if r == req {
+                // The holder asks again for what it was granted: its GRANT was lost.
+                if from != mcx.me() {
+                    mcx.send(from, CentralMsg::Grant { req, token });
+                }
+                return;
+            }
+            if req > r {
+                // A node asks for its next section only after leaving the last one: its
+                // RELEASE was lost, and waiting for it would block everyone for ever.
+                mcx.state_change(format!(
+                    "node {h} asks again (request {req}) while holding request {r}'s grant (token {token}): it left, its RELEASE was lost; granting the next"
+                ));
+                self.holder = None;
+                mcx.cancel_timer(Regrant(token));
+            }
+        }
         if self.seen.get(&from).is_some_and(|&r| r >= req) {
             return mcx.discard(from, format!("REQUEST {req} again: already queued or served"));
         }

@@ -12,9 +12,14 @@
 //! - release: send the deferred REPLYs.
 //! - on learning that j came back as a new boot: its old boot's request is void (drop its
 //!   deferred reply) and so is the REPLY it gave (it no longer knows it promised anything):
-//!   take it out of the replies and send the pending REQUEST to j again. The new boot's clock
-//!   may start low, so its requests may outrank older ones; each pair of requesters still
-//!   sees the other's request and one defers, which is all safety needs.
+//!   take it out of the replies and send the pending REQUEST to j again.
+//! - a node keeps a ceiling of its clock on stable storage (moved
+//!   [`CLOCK_STEP`](super::lamport::CLOCK_STEP) ahead whenever the clock reaches it, before
+//!   any message of that step leaves), and a restarted node's clock starts at it: its requests,
+//!   and so its fencing tokens, stay above every one it made or saw before. (Safety does not
+//!   need it -- each pair of requesters sees the other's request and one defers -- but a
+//!   token that started low again after a restart was refused as stale by a fencing
+//!   resource, though nobody else held.)
 //!
 //! The rules assume reliable channels: the messages ride the shared reliable layer
 //! ([`crate::algo::reliable`]: acknowledged with `CH_ACK`, counted apart, sent again).
@@ -25,6 +30,12 @@ use super::wrapper::{MCx, Protocol};
 use crate::algo::{Message, NodeId, Setup};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
+
+/// What a node keeps on stable storage: a bound above every timestamp it sent or saw.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+struct Ceiling {
+    clock: u64,
+}
 
 /// Ricart-Agrawala messages.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -59,6 +70,7 @@ pub fn fencing(ts: u64, id: NodeId) -> u64 {
 #[derive(Debug, Clone, Default)]
 pub struct RicartAgrawala {
     clock: u64,
+    ceiling: u64,
     mine: Option<u64>,
     holding: bool,
     replies: BTreeSet<NodeId>,
@@ -70,6 +82,16 @@ impl RicartAgrawala {
     /// The nodes whose replies are deferred.
     pub fn deferred(&self) -> Vec<NodeId> {
         self.deferred.iter().map(|d| d.0).collect()
+    }
+
+    /// Moves the stored ceiling ahead once the clock reaches it (stored before any message of
+    /// this call leaves, so no timestamp sent is above what a restart would start from).
+    fn keep_ceiling(&mut self, mcx: &mut MCx<'_, '_, Self>) {
+        if self.clock >= self.ceiling {
+            self.ceiling = self.clock + super::lamport::CLOCK_STEP;
+            let bytes = serde_json::to_vec(&Ceiling { clock: self.ceiling }).unwrap_or_default();
+            mcx.persist(bytes);
+        }
     }
 
     fn maybe_enter(&mut self, mcx: &mut MCx<'_, '_, Self>) {
@@ -88,12 +110,22 @@ impl Protocol for RicartAgrawala {
     type Msg = RaMsg;
     type Timer = ();
 
-    fn new(_setup: &Setup, _peers: &[NodeId]) -> Self {
-        RicartAgrawala::default()
+    fn new(setup: &Setup, _peers: &[NodeId]) -> Self {
+        let stored: Ceiling = setup
+            .durable
+            .as_ref()
+            .and_then(|b| serde_json::from_slice(b).ok())
+            .unwrap_or_default();
+        RicartAgrawala {
+            clock: stored.clock,
+            ceiling: stored.clock,
+            ..RicartAgrawala::default()
+        }
     }
 
     fn request(&mut self, mcx: &mut MCx<'_, '_, Self>, _req: u64) {
         self.clock += 1;
+        self.keep_ceiling(mcx);
         self.mine = Some(self.clock);
         self.replies.clear();
         mcx.send_others(RaMsg::Request { ts: self.clock });
@@ -128,6 +160,7 @@ impl Protocol for RicartAgrawala {
                 }
                 self.last.insert(from, ts);
                 self.clock = self.clock.max(ts) + 1;
+                self.keep_ceiling(mcx);
                 let me = mcx.me();
                 let defer = self.holding || self.mine.is_some_and(|mine| (mine, me) < (ts, from));
                 if defer {
