@@ -431,8 +431,8 @@ fn list(ns: &[NodeId]) -> String {
     }
 }
 
-/// One of the leaders was suspected while it ran, by a node whose link with it was losing
-/// datagrams then (see the module's rules): the suspecting side could not tell it from dead.
+/// A running node was suspected, over a link losing datagrams then, by or of one of the
+/// leaders (see the module's rules): the suspecting side could not tell it from dead.
 fn fooled_by_loss(
     run: &RunDir,
     timeline: &Timeline,
@@ -458,7 +458,10 @@ fn fooled_by_loss(
             continue;
         };
         let Some(by) = r.node else { continue };
-        if !parties.contains(&target) || timeline.state_at(target, r.t).0 != Proc::Running {
+        // The suspected leader itself, or a leader that suspected a running node it would
+        // otherwise have deferred to (bully: the higher id whose OK was lost).
+        let involved = parties.contains(&target) || parties.contains(&by);
+        if !involved || timeline.state_at(target, r.t).0 != Proc::Running {
             continue;
         }
         // A heartbeat goes from the suspected node to the suspecter; a forward and its ACK
