@@ -310,10 +310,15 @@ impl Network {
     /// however light, beside what cuts it off): when the link was last left alone again. A
     /// suspicion's healing is only owed a bound once it is, since under loss a node's
     /// heartbeats may go missing for longer than any timeout.
+    /// Either direction counts: a suspicion heals through a PROBE and its ALIVE, so a one-way
+    /// cut from `to` to `from` keeps it as surely as one from `from` to `to`.
     pub fn undisturbed_again(&self, from: NodeId, to: NodeId, t1: u64, t2: u64) -> Option<u64> {
         self.again(t1, t2, |t| {
             let rules = self.rules_at(t);
-            self.cut_off(from, to, t).is_some() || rules.loss(from, to) > 0 || rules.delay(from, to) != (0, 0)
+            let one = |a: NodeId, b: NodeId| {
+                self.cut_off(a, b, t).is_some() || rules.loss(a, b) > 0 || rules.delay(a, b) != (0, 0)
+            };
+            one(from, to) || one(to, from)
         })
     }
 
