@@ -380,3 +380,33 @@ fn a_leader_suspected_over_a_lossy_link_explains_two_leaders_and_nothing_else_do
     assert!(!x.inherent, "{x:?}");
     assert!(a.violated());
 }
+
+/// Franklin on the two-way ring 1-2-3-4-5-1: node 1 leads term 1, then `killed` die at +1000 ms
+/// and nobody leads until the end at +9000 ms.
+fn leaderless_on_a_ring(killed: &[NodeId]) -> Analysis {
+    let nodes = vec![
+        (1, vec![5, 2]),
+        (2, vec![1, 3]),
+        (3, vec![2, 4]),
+        (4, vec![3, 5]),
+        (5, vec![4, 1]),
+    ];
+    let mut r = Run::new("franklin", "ring", nodes);
+    r.leads(100, 1, 1, &[2, 3, 4, 5]);
+    for &k in killed {
+        r.fault(json!({"t": 1000, "node": k, "ev": "kill", "pid": 100 + k, "signal": "SIGKILL"}))
+            .fault(json!({"t": 1000, "node": k, "ev": "exit", "pid": 100 + k, "status": "signal SIGKILL"}));
+    }
+    r.fault(json!({"t": 9000, "ev": "shutdown"}));
+    analyse(&r.load())
+}
+
+#[test]
+fn progress_is_owed_only_while_the_running_majority_can_talk_over_the_ring() {
+    // 1 and 3 dead: 2 | 4, 5 -- three running, but no two-way path joins a majority.
+    let a = leaderless_on_a_ring(&[1, 3]);
+    assert!(a.election.as_ref().unwrap().leaderless_too_long().is_none());
+    // Only 1 dead: 2, 3, 4, 5 are joined and owe a leader within 20 timeouts.
+    let a = leaderless_on_a_ring(&[1]);
+    assert!(a.election.as_ref().unwrap().leaderless_too_long().is_some());
+}
