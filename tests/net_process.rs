@@ -457,8 +457,17 @@ fn the_network_benchmark_reports_both_backends_and_cleans_up() {
     let out = Command::new(BIN).args(["bench", "--only", "net"]).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}\n{}", String::from_utf8_lossy(&out.stderr));
-    for row in ["no rule in force", "a rule on another link", "20 % loss", "delay 5:5", "one loopback hop"] {
-        let line = text.lines().find(|l| l.contains(row)).unwrap_or_else(|| panic!("no '{row}' in:\n{text}"));
+    for row in [
+        "no rule in force",
+        "a rule on another link",
+        "20 % loss",
+        "delay 5:5",
+        "one loopback hop",
+    ] {
+        let line = text
+            .lines()
+            .find(|l| l.contains(row))
+            .unwrap_or_else(|| panic!("no '{row}' in:\n{text}"));
         assert!(line.contains(" us") || line.contains(" ns per datagram"), "{line}");
     }
     if nft_usable() {

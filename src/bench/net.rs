@@ -88,8 +88,7 @@ fn kernel_partition() -> Result<(), CliError> {
     let ids: Vec<NodeId> = (1..=n).collect();
     // Ports far from the ephemeral range; no socket is bound: only the rules are measured.
     let members: Vec<(NodeId, u16)> = ids.iter().map(|&i| (i, 20_000 + i as u16)).collect();
-    let mut table =
-        NftTable::create(&format!("coordlab-bench-{}", std::process::id()), &members).map_err(failed)?;
+    let mut table = NftTable::create(&format!("coordlab-bench-{}", std::process::id()), &members).map_err(failed)?;
     let side = |r: std::ops::RangeInclusive<u64>| r.map(|i| i.to_string()).collect::<Vec<_>>().join(",");
     let (a, b) = (side(1..=n / 2), side(n / 2 + 1..=n));
     let clear = rules(&[], &ids)?;
@@ -131,6 +130,8 @@ pub fn run_net(rounds: usize) -> Result<(), CliError> {
             ns / 1000.0 / hop
         );
     }
-    println!("  floor: one loopback hop, half a plain UDP ping-pong, this run: {hop:.1} us; target: no rule under 1 us");
+    println!(
+        "  floor: one loopback hop, half a plain UDP ping-pong, this run: {hop:.1} us; target: no rule under 1 us"
+    );
     kernel_partition()
 }

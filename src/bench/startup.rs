@@ -4,9 +4,9 @@
 //! from launch until every node ran its first handler, the election, launch to exit, terms and
 //! memory; written as `bench/startup.md` and plotted as `bench/startup.svg`.
 
+use super::memory::Memory;
 use super::plot::{log_log, Series};
 use super::readings::median;
-use super::memory::Memory;
 use crate::error::{failed, CliError};
 use crate::trace::{wall_us, Event, RunDir};
 use std::fmt::Write as _;

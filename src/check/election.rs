@@ -183,8 +183,8 @@ pub struct ElectionFacts {
     /// Why termination and agreement at the end are not held against the run: the last fault
     /// came too shortly before the end for an election to finish (None: they are judged).
     pub end_explanation: Option<Explanation>,
-    /// Progress: the longest piece of a leaderless stretch during which a majority of the
-    /// nodes was running and no link was cut, and the bound it is judged against (µs).
+    /// Progress: the longest piece of a leaderless stretch during which a connected majority
+    /// of the nodes was running and no link was cut, and the bound it is judged against (µs).
     pub majority_leaderless: Option<(Leaderless, u64)>,
 }
 
@@ -287,9 +287,11 @@ impl ElectionFacts {
     }
 
     /// Judges progress: the longest piece of the leaderless stretches during which more than
-    /// half of the nodes ran and no partition was in force, against `bound` µs.
+    /// half of the nodes ran, could reach each other over the graph, and no partition was in
+    /// force, against `bound` µs.
     pub fn judge_progress(&mut self, run: &RunDir, timeline: &Timeline, bound: u64) {
         let n = timeline.nodes().count();
+        let net = super::network::Network::of(run);
         let mut best: Option<Leaderless> = None;
         for l in &self.leaderless {
             let mut cuts: Vec<u64> = vec![l.from, l.to];
@@ -301,11 +303,15 @@ impl ElectionFacts {
             cuts.dedup();
             let mut open: Option<u64> = None;
             for w in cuts.windows(2) {
-                let running = timeline
+                let down: Vec<NodeId> = timeline
                     .nodes()
-                    .filter(|&x| timeline.state_at(x, w[0]).0 == Proc::Running)
-                    .count();
-                let ok = 2 * running > n && !super::mutex_progress::partitioned_at(run, w[0]);
+                    .filter(|&x| timeline.state_at(x, w[0]).0 != Proc::Running)
+                    .collect();
+                // A majority must also be able to talk: on a two-way ring (Franklin, Echo,
+                // Yo-Yo) two stopped nodes leave the running majority in pieces, none of which
+                // can gather a majority or hear of the others' candidates.
+                let connected = net.groups_at(w[0], &down).iter().any(|g| 2 * g.len() > n);
+                let ok = 2 * (n - down.len()) > n && connected && !super::mutex_progress::partitioned_at(run, w[0]);
                 if ok {
                     let from = *open.get_or_insert(w[0]);
                     if best.is_none_or(|b| w[1] - from > b.to - b.from) {

@@ -194,6 +194,13 @@ pub fn explain(v: &Violation, run: &RunDir, timeline: &Timeline, g: &Ground) -> 
             return Some(e);
         }
     }
+    if let Some(e) = g
+        .network
+        .as_ref()
+        .and_then(|net| fooled_by_loss(run, timeline, term, &parties, &moments, net, g))
+    {
+        return Some(e);
+    }
     let named: Vec<NodeId> = match v {
         Violation::TermAgreement { groups, .. } => groups.keys().copied().collect(),
         _ => parties.clone(),
@@ -422,4 +429,71 @@ fn list(ns: &[NodeId]) -> String {
         [init @ .., last] => format!("nodes {} and {last}", init.join(", ")),
         [] => "no node".into(),
     }
+}
+
+/// A running node was suspected, over a link losing datagrams then, by or of one of the
+/// leaders (see the module's rules): the suspecting side could not tell it from dead.
+fn fooled_by_loss(
+    run: &RunDir,
+    timeline: &Timeline,
+    term: u64,
+    parties: &[NodeId],
+    moments: &BTreeSet<u64>,
+    net: &Network,
+    g: &Ground,
+) -> Option<Explanation> {
+    let at = |t: u64| super::summary::at(g.start_us, t);
+    let (&first, &last) = (moments.first()?, moments.last()?);
+    // The suspicion that started the term comes at its first moment; one timeout before
+    // covers a suspicion that preceded the election start by a step.
+    let from = first.saturating_sub(g.timeout_us.unwrap_or(300_000));
+    for r in run.node_events.iter().filter(|r| r.t >= from && r.t <= last) {
+        let Event::Suspect {
+            target,
+            silence_ms,
+            ref cause,
+            ..
+        } = r.event
+        else {
+            continue;
+        };
+        let Some(by) = r.node else { continue };
+        // The suspected leader itself, or a leader that suspected a running node it would
+        // otherwise have deferred to (bully: the higher id whose OK was lost).
+        let involved = parties.contains(&target) || parties.contains(&by);
+        if !involved || timeline.state_at(target, r.t).0 != Proc::Running {
+            continue;
+        }
+        // A heartbeat goes from the suspected node to the suspecter; a forward and its ACK
+        // both ways.
+        let span = net
+            .loss_span(target, by, r.t)
+            .map(|s| (target, by, s))
+            .or_else(|| (cause != "heartbeat").then(|| net.loss_span(by, target, r.t).map(|s| (by, target, s)))?);
+        let Some((a, b, (pct, start, end))) = span else {
+            continue;
+        };
+        let until = end
+            .map(|e| format!("to {}", at(e)))
+            .unwrap_or_else(|| "to the end".into());
+        let what = if cause.is_empty() {
+            "an answer".to_string()
+        } else {
+            format!("its {cause}")
+        };
+        return Some(Explanation {
+            term,
+            inherent: true,
+            by_design: false,
+            words: format!(
+                "fooled by a lossy link: at {} node {by} suspected node {target} after {silence_ms} ms without {what}, \
+                 but node {target} was running: the link {a}->{b} lost {pct} % of its datagrams from {} {until}; \
+                 a timeout cannot tell a lossy link from a dead node, so the two sides of the suspicion each \
+                 elected (inherent without majority mode)",
+                at(r.t),
+                at(start),
+            ),
+        });
+    }
+    None
 }

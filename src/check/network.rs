@@ -65,7 +65,12 @@ impl Network {
             .filter(|&id| !(crate::algo::mutex::is_mutex(&run.info.algo) && id == crate::algo::mutex::RESOURCE_ID))
             .collect();
         let mut graph: BTreeMap<NodeId, BTreeSet<NodeId>> = members.iter().map(|&m| (m, BTreeSet::new())).collect();
-        let ring_repairs = !run.info.topology.starts_with("mesh");
+        // Only an algorithm that runs in ring order addresses any member of a ring (repair,
+        // votes); Franklin, Echo and Yo-Yo on a ring talk over its edges alone, so that two
+        // nodes on one side of a partition may still have no link between them.
+        let ring_repairs = !run.info.topology.starts_with("mesh")
+            && crate::algo::registry::find(&run.info.algo)
+                .is_some_and(|e| e.runs_on == crate::algo::registry::Fit::RingOrder);
         for n in run.info.nodes.iter().filter(|n| members.contains(&n.id)) {
             // On a ring every member is addressed directly (repair, votes): any two may talk.
             let peers: Vec<NodeId> = if ring_repairs || n.peers.is_empty() {
@@ -158,6 +163,24 @@ impl Network {
     /// Whether every datagram from `from` to `to` was dropped at `t`.
     pub fn blocked(&self, from: NodeId, to: NodeId, t: u64) -> bool {
         self.rules_at(t).blocked(from, to)
+    }
+
+    /// The stretch around `t` during which datagrams from `from` to `to` were lost at the
+    /// rate in force at `t` (µs; `to` is None while it lasts to the end), if any were lost.
+    pub fn loss_span(&self, from: NodeId, to: NodeId, t: u64) -> Option<(u32, u64, Option<u64>)> {
+        let pct = self.loss(from, to, t);
+        if pct == 0 {
+            return None;
+        }
+        let i = self.steps.partition_point(|s| s.t <= t);
+        let same = |s: &NetStep| s.rules.loss(from, to) == pct;
+        let mut j = i;
+        while j > 1 && same(&self.steps[j - 2]) {
+            j -= 1;
+        }
+        let start = self.steps.get(j.wrapping_sub(1)).map_or(0, |s| s.t);
+        let end = self.steps[i..].iter().find(|s| !same(s)).map(|s| s.t);
+        Some((pct, start, end))
     }
 
     /// The percentage of datagrams from `from` to `to` lost at `t`.
@@ -287,10 +310,15 @@ impl Network {
     /// however light, beside what cuts it off): when the link was last left alone again. A
     /// suspicion's healing is only owed a bound once it is, since under loss a node's
     /// heartbeats may go missing for longer than any timeout.
+    /// Either direction counts: a suspicion heals through a PROBE and its ALIVE, so a one-way
+    /// cut from `to` to `from` keeps it as surely as one from `from` to `to`.
     pub fn undisturbed_again(&self, from: NodeId, to: NodeId, t1: u64, t2: u64) -> Option<u64> {
         self.again(t1, t2, |t| {
             let rules = self.rules_at(t);
-            self.cut_off(from, to, t).is_some() || rules.loss(from, to) > 0 || rules.delay(from, to) != (0, 0)
+            let one = |a: NodeId, b: NodeId| {
+                self.cut_off(a, b, t).is_some() || rules.loss(a, b) > 0 || rules.delay(a, b) != (0, 0)
+            };
+            one(from, to) || one(to, from)
         })
     }
 

@@ -341,3 +341,72 @@ fn a_mutex_violation_stays_one_and_says_what_the_network_did() {
         v.what
     );
 }
+
+/// Ring-list on five nodes: node 3 suspects node 5, running, at +1300 ms and leads term 2;
+/// node 5 leads it too. `loss`: every link loses 30 % from +1000 ms to +2000 ms.
+fn lossy_two_leaders(loss: bool) -> Analysis {
+    let ids: Vec<NodeId> = (1..=5).collect();
+    let nodes = ids.iter().map(|&i| (i, Vec::new())).collect();
+    let mut r = Run::new("ring-list", "ring", nodes);
+    r.leads(100, 5, 1, &[1, 2, 3, 4]);
+    if loss {
+        r.fault(json!({"t": 1000, "ev": "loss", "pct": 30, "links": [], "backend": "user"}))
+            .fault(heal(2000));
+    }
+    r.ev(json!({"t": 1300, "node": 3, "ev": "suspect", "target": 5, "silence_ms": 300, "timeout_ms": 300, "cause": "heartbeat"}))
+        .leads(1300, 3, 2, &[1, 2, 4])
+        .leads(1500, 5, 2, &[])
+        .leads(2300, 5, 3, &[1, 2, 3, 4])
+        .fault(json!({"t": 3000, "ev": "shutdown"}));
+    analyse(&r.load())
+}
+
+#[test]
+fn a_leader_suspected_over_a_lossy_link_explains_two_leaders_and_nothing_else_does() {
+    let a = lossy_two_leaders(true);
+    let x = a.election.as_ref().unwrap().explanation(2).expect("term 2 judged");
+    assert!(x.inherent, "{x:?}");
+    assert!(
+        x.words.starts_with(
+            "fooled by a lossy link: at +1300 ms node 3 suspected node 5 after 300 ms without its heartbeat, but node 5 was running: the link 5->3 lost 30 % of its datagrams from +1000 ms to +2000 ms"
+        ),
+        "{}",
+        x.words
+    );
+    assert!(!a.violated(), "{}", summary::render(&a, false));
+    // The same story on a clean network is not explained.
+    let a = lossy_two_leaders(false);
+    let x = a.election.as_ref().unwrap().explanation(2).expect("term 2 judged");
+    assert!(!x.inherent, "{x:?}");
+    assert!(a.violated());
+}
+
+/// Franklin on the two-way ring 1-2-3-4-5-1: node 1 leads term 1, then `killed` die at +1000 ms
+/// and nobody leads until the end at +9000 ms.
+fn leaderless_on_a_ring(killed: &[NodeId]) -> Analysis {
+    let nodes = vec![
+        (1, vec![5, 2]),
+        (2, vec![1, 3]),
+        (3, vec![2, 4]),
+        (4, vec![3, 5]),
+        (5, vec![4, 1]),
+    ];
+    let mut r = Run::new("franklin", "ring", nodes);
+    r.leads(100, 1, 1, &[2, 3, 4, 5]);
+    for &k in killed {
+        r.fault(json!({"t": 1000, "node": k, "ev": "kill", "pid": 100 + k, "signal": "SIGKILL"}))
+            .fault(json!({"t": 1000, "node": k, "ev": "exit", "pid": 100 + k, "status": "signal SIGKILL"}));
+    }
+    r.fault(json!({"t": 9000, "ev": "shutdown"}));
+    analyse(&r.load())
+}
+
+#[test]
+fn progress_is_owed_only_while_the_running_majority_can_talk_over_the_ring() {
+    // 1 and 3 dead: 2 | 4, 5 -- three running, but no two-way path joins a majority.
+    let a = leaderless_on_a_ring(&[1, 3]);
+    assert!(a.election.as_ref().unwrap().leaderless_too_long().is_none());
+    // Only 1 dead: 2, 3, 4, 5 are joined and owe a leader within 20 timeouts.
+    let a = leaderless_on_a_ring(&[1]);
+    assert!(a.election.as_ref().unwrap().leaderless_too_long().is_some());
+}

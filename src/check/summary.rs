@@ -257,7 +257,12 @@ fn with_repeats(names: Vec<String>) -> Vec<String> {
 #[cfg(test)]
 #[test]
 fn a_property_broken_many_times_is_named_once_with_its_count() {
-    let names = ["mutual exclusion (resource)", "mutual exclusion (resource)", "fencing", "mutual exclusion (resource)"];
+    let names = [
+        "mutual exclusion (resource)",
+        "mutual exclusion (resource)",
+        "fencing",
+        "mutual exclusion (resource)",
+    ];
     assert_eq!(
         with_repeats(names.iter().map(|s| s.to_string()).collect()),
         vec!["mutual exclusion (resource) x3", "fencing"]

@@ -59,6 +59,11 @@ impl Silence {
             .then_some(Event::Unsuspect { target: node })
     }
 
+    /// When `node` was last heard (or its clock reset), if ever.
+    pub fn last_heard(&self, node: NodeId) -> Option<Duration> {
+        self.heard.get(&node).copied()
+    }
+
     /// Whether `node` is suspected.
     pub fn is_suspected(&self, node: NodeId) -> bool {
         self.suspected.contains(&node)

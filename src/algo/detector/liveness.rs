@@ -170,6 +170,13 @@ impl Liveness {
         }
     }
 
+    /// Whether `node` was heard within the timeout before `now`.
+    pub fn heard_within_timeout(&self, node: NodeId, now: Duration) -> bool {
+        self.silence
+            .last_heard(node)
+            .is_some_and(|t| now.saturating_sub(t) < self.timeout)
+    }
+
     /// Starts the silence clock of `node` afresh (a new node to watch, e.g. a new leader).
     pub fn reset(&mut self, node: NodeId, now: Duration) {
         self.silence.reset(node, now);

@@ -83,7 +83,7 @@ use crate::algo::compose::Embed;
 use crate::algo::detector::liveness::LiveCx;
 use crate::algo::detector::{LiveMsg, LiveTimer, Liveness};
 use crate::algo::quorum::Weights;
-use crate::algo::ring_repair::{RingCx, RingMsg, RingRepair, RingTimer};
+use crate::algo::ring_repair::{Expiry, RingCx, RingMsg, RingRepair, RingTimer};
 use crate::algo::{Algorithm, Context, Event, Message, NodeId, Setup};
 use crate::rng::Rng;
 use majority::Quorum;
@@ -972,15 +972,18 @@ impl<E: Election> Leadership<E> {
                 self.after(cx, before);
             }
             LMsg::Inner { term, ack, msg } => {
+                // Owed, and sent later with the others (see `ring_repair`): a forward is on the
+                // ring's critical path, the ACK is not. A retried hop already handled (its ACK
+                // was lost) is only acknowledged again.
+                if !self.core.ring(cx, |r, c, _| r.received(c, from, ack)) {
+                    return;
+                }
                 if term < self.core.term {
                     self.stale(cx, from, term);
                 } else {
                     self.join(cx, term, from);
                     self.with_inner(cx, |e, ecx| e.on_msg(ecx, from, msg));
                 }
-                // Owed, and sent later with the others (see `ring_repair`): a forward is on the
-                // ring's critical path, the ACK is not.
-                self.core.ring(cx, |r, c, _| r.received(c, from, ack));
             }
             LMsg::HbAck { term } => self.on_hb_ack(cx, from, term),
             LMsg::VoteReq { term } => self.on_vote_req(cx, from, term),
@@ -1017,7 +1020,13 @@ impl<E: Election> Leadership<E> {
                 }
             }
             LTimer::Ring(RingTimer::NoAck(seq)) => {
-                let Some((to, msg)) = self.core.ring.expired(seq) else {
+                let now = cx.now;
+                let expiry = self.core.ring(cx, |r, c, live| {
+                    let to = r.pending_to(seq);
+                    let alive = to.is_some_and(|to| live.heard_within_timeout(to, now));
+                    r.expired(c, seq, alive)
+                });
+                let Some(Expiry::GiveUp(to, msg)) = expiry else {
                     return;
                 };
                 self.core.suspect(cx, to, "ack");
@@ -1094,5 +1103,8 @@ impl<E: Election> Algorithm for Leadership<E> {
         let stalled = self.enter(cx);
         self.on_timeout(cx, timer, stalled);
         self.watch(cx);
+    }
+    fn on_peer_restart(&mut self, _cx: &mut LCx<'_, E>, peer: NodeId) {
+        self.core.ring.peer_restarted(peer);
     }
 }
