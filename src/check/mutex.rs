@@ -585,11 +585,11 @@ impl super::section::Section for Section {
     fn properties(&self, _a: &super::Analysis) -> Vec<String> {
         let f = &self.facts;
         let mut v = vec![format!(
-            "mutual exclusion: {} ({} entries; the resource: {} accesses, {} violations{})",
+            "mutual exclusion: {} ({} entries; the resource: {} accesses, {}{})",
             if f.exclusion_violated() { "VIOLATED" } else { "held" },
             f.entries.len(),
             f.accesses,
-            f.resource_violations.len(),
+            super::summary::count(f.resource_violations.len(), "violation"),
             if f.fencing {
                 format!(", {} stale rejected", f.rejected)
             } else {

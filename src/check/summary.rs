@@ -767,7 +767,8 @@ fn belief_words(b: &Belief) -> String {
     format!("node {} leads term {}", b.leader, b.term)
 }
 
-fn count(n: usize, what: &str) -> String {
+/// "1 violation", "3 violations".
+pub(super) fn count(n: usize, what: &str) -> String {
     format!("{n} {what}{}", if n == 1 { "" } else { "s" })
 }
 
