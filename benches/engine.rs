@@ -75,7 +75,16 @@ impl<A: Algorithm> Ring<A> {
 
     /// Delivers the datagram in flight; the records of the hop go to `records`.
     fn hop(&mut self, mut records: impl FnMut(Record)) {
-        let (from, out) = std::mem::replace(&mut self.in_flight, (0, Outgoing { to: 0, bytes: Vec::new() }));
+        let (from, out) = std::mem::replace(
+            &mut self.in_flight,
+            (
+                0,
+                Outgoing {
+                    to: 0,
+                    bytes: Vec::new(),
+                },
+            ),
+        );
         let k = self.ids.iter().position(|&x| x == out.to).expect("a member");
         self.now.mono += Duration::from_micros(20);
         self.now.wall_us += 20;
@@ -161,7 +170,9 @@ impl GroupRunner for Steps<'_, '_> {
         match self.1 {
             Step::Header => self.0.bench_local(|| sealer.header(black_box(&bytes)).is_ok()),
             Step::Verify => self.0.bench_local(|| sealer.verify(black_box(&bytes)).is_ok()),
-            Step::Decode => self.0.bench_local(|| Sealer::body::<A::Msg>(&h, black_box(&bytes)).is_ok()),
+            Step::Decode => self
+                .0
+                .bench_local(|| Sealer::body::<A::Msg>(&h, black_box(&bytes)).is_ok()),
             Step::Seal => self.0.bench_local(|| sealer.seal(black_box(&env)).len()),
             Step::WriteRecords => {
                 let mut w = JsonlWriter::append(Path::new("/dev/null")).expect("/dev/null");

@@ -64,7 +64,8 @@ impl Server {
         if path.exists() {
             std::fs::remove_file(path)?;
         }
-        let listener = UnixListener::bind(path)?;
+        let (short, _dir) = reachable(path)?;
+        let listener = UnixListener::bind(short)?;
         listener.set_nonblocking(true)?;
         Ok(Server {
             path: path.to_path_buf(),
@@ -264,7 +265,8 @@ pub fn send(run_dir: &Path, command: &str) -> Result<String, CliError> {
 /// backlog is full would otherwise keep the client waiting forever).
 fn connect(sock: &Path) -> io::Result<UnixStream> {
     use socket2::{Domain, SockAddr, Socket, Type};
-    let addr = SockAddr::unix(sock)?;
+    let (short, _dir) = reachable(sock)?;
+    let addr = SockAddr::unix(short)?;
     let deadline = Instant::now() + CLIENT_TIMEOUT;
     loop {
         let s = Socket::new(Domain::UNIX, Type::STREAM, None)?;
@@ -282,9 +284,42 @@ fn connect(sock: &Path) -> io::Result<UnixStream> {
     }
 }
 
+/// A Unix socket's path as the kernel takes it (at most 107 bytes): a longer one (a deep
+/// `--logs`) is reached through a descriptor of its directory, `/proc/self/fd/N/NAME`, which
+/// must stay open until the bind or connect is done.
+fn reachable(path: &Path) -> io::Result<(PathBuf, Option<std::fs::File>)> {
+    use std::os::fd::AsRawFd;
+    if path.as_os_str().len() < 100 {
+        return Ok((path.to_path_buf(), None));
+    }
+    let name = path
+        .file_name()
+        .ok_or_else(|| io::Error::new(ErrorKind::InvalidInput, "a socket path needs a file name"))?;
+    let dir = std::fs::File::open(path.parent().unwrap_or(Path::new(".")))?;
+    let short = PathBuf::from(format!("/proc/self/fd/{}", dir.as_raw_fd())).join(name);
+    Ok((short, Some(dir)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_socket_deeper_than_the_kernels_limit_still_binds_and_answers() {
+        let mut dir = std::env::temp_dir().join(format!("coordlab-deep-{}", std::process::id()));
+        while dir.as_os_str().len() < 120 {
+            dir = dir.join("a-rather-long-directory-name");
+        }
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(SOCKET_NAME);
+        assert!(path.as_os_str().len() > 108);
+        let server = Server::bind(&path).unwrap();
+        assert!(path.exists(), "the socket is made where it was asked for");
+        let client = connect(&path);
+        assert!(client.is_ok(), "{client:?}");
+        drop(server);
+        let _ = std::fs::remove_dir_all(std::env::temp_dir().join(format!("coordlab-deep-{}", std::process::id())));
+    }
 
     #[test]
     fn idle_connections_are_capped_and_expire_with_an_error_line() {
