@@ -67,11 +67,41 @@ fn starts_line(who: impl Iterator<Item = u64>, members: usize, term: u64, also: 
         _ if first_line && who.len() == members && members > 2 => {
             format!("all {members} nodes start an election: term {term}")
         }
-        many => {
-            let ids: Vec<String> = many.iter().map(u64::to_string).collect();
-            format!("nodes {}{also} start an election: term {term}", ids.join(", "))
-        }
+        many => format!("nodes {}{also} start an election: term {term}", some_ids(many)),
     }
+}
+
+/// The most ids a console line names; a longer list is cut, with how many there are in all, so
+/// that thousands of nodes starting at once stay one readable line.
+const IDS_IN_A_LINE: usize = 10;
+
+/// `2, 5, 7`, or `1, 2, ..., 10 and 2990 more (3000 in all)`.
+fn some_ids(ids: &[u64]) -> String {
+    let shown: Vec<String> = ids.iter().take(IDS_IN_A_LINE).map(u64::to_string).collect();
+    if ids.len() <= IDS_IN_A_LINE {
+        return shown.join(", ");
+    }
+    format!(
+        "{} and {} more ({} in all)",
+        shown.join(", "),
+        ids.len() - IDS_IN_A_LINE,
+        ids.len()
+    )
+}
+
+#[cfg(test)]
+#[test]
+fn thousands_of_starters_make_one_short_line() {
+    let ids: Vec<u64> = (1..=3000).collect();
+    let line = starts_line(ids.iter().copied(), 16384, 1, true);
+    assert_eq!(
+        line,
+        "nodes 1, 2, 3, 4, 5, 6, 7, 8, 9, 10 and 2990 more (3000 in all) also start an election: term 1"
+    );
+    assert_eq!(
+        starts_line([2, 5].into_iter(), 8, 3, false),
+        "nodes 2, 5 start an election: term 3"
+    );
 }
 
 /// Whether `from`'s datagrams can reach `to` along the launch's graph under the rules `net`.
