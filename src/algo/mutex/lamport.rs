@@ -61,14 +61,7 @@ impl Message for LamportMsg {
     }
 }
 
-/// How far ahead of the clock its stored ceiling is moved when the clock reaches it.
-pub const CLOCK_STEP: u64 = 1 << 12;
-
-/// What a node keeps on stable storage: a bound above every timestamp it sent or saw.
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
-struct Ceiling {
-    clock: u64,
-}
+pub use super::ceiling::CLOCK_STEP;
 
 /// One node's state.
 #[derive(Debug, Clone, Default)]
@@ -103,9 +96,7 @@ impl Lamport {
     /// Moves the stored ceiling ahead once the clock reaches it (stored before any message of
     /// this call leaves, so no timestamp sent is above what a restart would start from).
     fn keep_ceiling(&mut self, mcx: &mut MCx<'_, '_, Self>) {
-        if self.clock >= self.ceiling {
-            self.ceiling = self.clock + CLOCK_STEP;
-            let bytes = serde_json::to_vec(&Ceiling { clock: self.ceiling }).unwrap_or_default();
+        if let Some(bytes) = super::ceiling::raise(self.clock, &mut self.ceiling) {
             mcx.persist(bytes);
         }
     }
@@ -148,14 +139,10 @@ impl Protocol for Lamport {
     type Timer = ();
 
     fn new(setup: &Setup, _peers: &[NodeId]) -> Self {
-        let stored: Ceiling = setup
-            .durable
-            .as_ref()
-            .and_then(|b| serde_json::from_slice(b).ok())
-            .unwrap_or_default();
+        let clock = super::ceiling::restored(setup);
         Lamport {
-            clock: stored.clock,
-            ceiling: stored.clock,
+            clock,
+            ceiling: clock,
             ..Lamport::default()
         }
     }

@@ -6,6 +6,7 @@
 //! [`ricart_agrawala`], [`lamport`], [`quorum`] and [`maekawa`] (both
 //! [`voter`]s on [`voting`]).
 
+mod ceiling;
 pub mod central;
 pub mod lamport;
 pub mod maekawa;

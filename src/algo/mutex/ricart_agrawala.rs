@@ -31,12 +31,6 @@ use crate::algo::{Message, NodeId, Setup};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// What a node keeps on stable storage: a bound above every timestamp it sent or saw.
-#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
-struct Ceiling {
-    clock: u64,
-}
-
 /// Ricart-Agrawala messages.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum RaMsg {
@@ -87,9 +81,7 @@ impl RicartAgrawala {
     /// Moves the stored ceiling ahead once the clock reaches it (stored before any message of
     /// this call leaves, so no timestamp sent is above what a restart would start from).
     fn keep_ceiling(&mut self, mcx: &mut MCx<'_, '_, Self>) {
-        if self.clock >= self.ceiling {
-            self.ceiling = self.clock + super::lamport::CLOCK_STEP;
-            let bytes = serde_json::to_vec(&Ceiling { clock: self.ceiling }).unwrap_or_default();
+        if let Some(bytes) = super::ceiling::raise(self.clock, &mut self.ceiling) {
             mcx.persist(bytes);
         }
     }
@@ -111,14 +103,10 @@ impl Protocol for RicartAgrawala {
     type Timer = ();
 
     fn new(setup: &Setup, _peers: &[NodeId]) -> Self {
-        let stored: Ceiling = setup
-            .durable
-            .as_ref()
-            .and_then(|b| serde_json::from_slice(b).ok())
-            .unwrap_or_default();
+        let clock = super::ceiling::restored(setup);
         RicartAgrawala {
-            clock: stored.clock,
-            ceiling: stored.clock,
+            clock,
+            ceiling: clock,
             ..RicartAgrawala::default()
         }
     }
