@@ -5,7 +5,9 @@
 //! the run's graph minus the blocked links, so a cut of the only bridge separates nodes that
 //! are not its ends), "which groups could talk at t", and "what was the network doing in
 //! [t1, t2]" in words. A one-way cut breaks a conversation, so two nodes are in one group only
-//! when each can reach the other.
+//! when each can reach the other. An algorithm that forwards in ring order reaches only along
+//! the chain of next live successors each node can send to: a cut ring link leaves the node
+//! after it outside the others' ring even though a path round the cut exists.
 
 use crate::net::NetRules;
 use crate::trace::{Event, NodeId, RunDir};
@@ -35,6 +37,10 @@ pub struct Network {
     members: Vec<NodeId>,
     /// The links messages follow, when they follow a graph (both directions listed).
     graph: BTreeMap<NodeId, Vec<NodeId>>,
+    /// The ring, in order, when the algorithm forwards in ring order (empty otherwise): each
+    /// node then sends only to its next live successor it can reach, so who can talk is a
+    /// matter of that chain, not of the graph.
+    ring: Vec<NodeId>,
     /// No rule at first.
     clear: NetRules,
     /// Every change, in time order.
@@ -83,12 +89,26 @@ impl Network {
                 graph.entry(p).or_default().insert(n.id);
             }
         }
-        Self::build(
+        let net = Self::build(
             &members,
             graph.into_iter().map(|(k, v)| (k, v.into_iter().collect())).collect(),
             run.faults.iter().map(|r| (r.t, &r.event)),
             run.info.start_us,
-        )
+        );
+        if ring_repairs {
+            // The launcher lists a ring's nodes in ring order.
+            net.in_ring_order(members)
+        } else {
+            net
+        }
+    }
+
+    /// The same network for an algorithm that forwards round `ring` in order, skipping a
+    /// successor that is down or that it cannot reach: the groups that can talk are those whose
+    /// members' chains of next reachable successors lead to each other.
+    pub fn in_ring_order(mut self, ring: Vec<NodeId>) -> Self {
+        self.ring = ring;
+        self
     }
 
     /// The network of `members` talking over `graph`, from the launcher's `events`.
@@ -128,6 +148,7 @@ impl Network {
         Network {
             members: members.to_vec(),
             graph,
+            ring: Vec::new(),
             clear,
             steps,
             start_us,
@@ -210,8 +231,8 @@ impl Network {
     }
 
     /// The groups of running nodes (not `down`) that could talk both ways at `t`: nodes in one
-    /// group reach each other over the graph minus the blocked links. Each node is in exactly
-    /// one group; sorted.
+    /// group reach each other over the graph minus the blocked links (round the ring, for an
+    /// algorithm that forwards in ring order). Each node is in exactly one group; sorted.
     pub fn groups_at(&self, t: u64, down: &[NodeId]) -> Vec<Vec<NodeId>> {
         self.groups_under(self.rules_at(t), down)
     }
@@ -222,10 +243,41 @@ impl Network {
         self.groups_under(&self.clear, down)
     }
 
+    /// The node `from` forwards to round the ring under `rules`: its first successor in ring
+    /// order that is not `down` and that the link from `from` lets through (None: none is).
+    fn next_in_ring(&self, rules: &NetRules, from: NodeId, down: &[NodeId]) -> Option<NodeId> {
+        let i = self.ring.iter().position(|&m| m == from)?;
+        (1..self.ring.len())
+            .map(|k| self.ring[(i + k) % self.ring.len()])
+            .find(|&b| !down.contains(&b) && !rules.blocked(from, b))
+    }
+
+    /// The nodes `from`'s messages reach round the ring: the chain of next successors.
+    fn ring_reach(&self, rules: &NetRules, from: NodeId, down: &[NodeId]) -> BTreeSet<NodeId> {
+        let mut seen = BTreeSet::from([from]);
+        let mut at = from;
+        while let Some(b) = self.next_in_ring(rules, at, down) {
+            if !seen.insert(b) {
+                break;
+            }
+            at = b;
+        }
+        seen
+    }
+
     fn groups_under(&self, rules: &NetRules, down: &[NodeId]) -> Vec<Vec<NodeId>> {
         let up: Vec<NodeId> = self.members.iter().copied().filter(|m| !down.contains(m)).collect();
-        let reach: BTreeMap<NodeId, BTreeSet<NodeId>> =
-            up.iter().map(|&m| (m, self.reach(rules, m, down, false))).collect();
+        let reach: BTreeMap<NodeId, BTreeSet<NodeId>> = up
+            .iter()
+            .map(|&m| {
+                let r = if self.ring.is_empty() {
+                    self.reach(rules, m, down, false)
+                } else {
+                    self.ring_reach(rules, m, down)
+                };
+                (m, r)
+            })
+            .collect();
         let mut placed: BTreeSet<NodeId> = BTreeSet::new();
         let mut out = Vec::new();
         for &a in &up {

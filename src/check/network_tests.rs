@@ -315,6 +315,60 @@ fn a_partition_with_sides_explains_and_reports_a_side_without_a_leader() {
 }
 
 #[test]
+fn round_the_ring_a_cut_link_leaves_the_node_after_it_outside_the_others_ring() {
+    let ring = |algo| Run::new(algo, "ring", (1..=5).map(|i| (i, vec![])).collect());
+    let mut r = ring("ring-list");
+    r.fault(cut(1000, 2, 3))
+        .fault(heal(1100))
+        .fault(json!({"t": 1200, "ev": "cut", "links": [[3, 4]], "backend": "user"}));
+    let net = Network::of(&r.load());
+    // Node 2 skips 3 and forwards to 4; 3 still forwards to 4, but nobody forwards to 3.
+    assert_eq!(net.groups_at(ms(1050), &[]), vec![vec![1, 2, 4, 5], vec![3]]);
+    // With only 3->4 cut (one way), 3 skips 4 and forwards to 5: 4 still reaches everyone,
+    // but is nobody's next reachable successor.
+    assert_eq!(net.groups_at(ms(1250), &[]), vec![vec![1, 2, 3, 5], vec![4]]);
+    // Franklin talks over the ring's edges both ways: the cut 2-3 alone splits nothing.
+    let mut f = ring("franklin");
+    f.fault(cut(1000, 2, 3));
+    assert_eq!(
+        Network::of(&f.load()).groups_at(ms(1050), &[]),
+        vec![vec![1, 2, 3, 4, 5]]
+    );
+}
+
+/// A soak's term 20 (ring-list, 5 nodes): 5 dead, 4 paused, the link 2-3 cut; nodes 1, 2, 3
+/// start the term during the cut; 1 and 2 elect 2 at once; 3's ELECTION, begun during the cut,
+/// comes back round to it 250 ms after the heal and 3 declares itself too.
+#[test]
+fn two_leaders_of_a_ring_term_begun_across_a_cut_ring_link_are_split_brain() {
+    let mut r = Run::new("ring-list", "ring", (1..=5).map(|i| (i, vec![])).collect());
+    r.leads(100, 5, 1, &[1, 2, 3, 4])
+        .fault(json!({"t": 500, "node": 5, "ev": "kill", "pid": 105, "signal": "SIGKILL"}))
+        .fault(json!({"t": 501, "node": 5, "ev": "exit", "pid": 105, "status": "signal SIGKILL"}))
+        .fault(json!({"t": 600, "node": 4, "ev": "pause", "pid": 104}))
+        .fault(cut(700, 2, 3))
+        .ev(json!({"t": 1000, "node": 1, "ev": "election_start", "term": 2}))
+        .ev(json!({"t": 1000, "node": 3, "ev": "election_start", "term": 2}))
+        .leads(1006, 2, 2, &[1])
+        .fault(heal(1090))
+        .fault(json!({"t": 1250, "node": 4, "ev": "resume", "pid": 104}))
+        .leads(1340, 3, 2, &[1, 2, 4])
+        .fault(json!({"t": 2000, "ev": "shutdown"}));
+    let a = analyse(&r.load());
+    let x = a.election.as_ref().unwrap().explanation(2).expect("term 2 explained");
+    assert!(x.inherent, "{x:?}");
+    assert!(
+        x.words
+            .starts_with("split-brain by partition: at +1000 ms the cut of the link 2-3 left"),
+        "{}",
+        x.words
+    );
+    assert!(x.words.contains("nodes 1, 2 and 4 (with node 2)"), "{}", x.words);
+    assert!(x.words.contains("node 3 (with node 3)"), "{}", x.words);
+    assert!(!a.violated(), "{}", summary::render(&a, false));
+}
+
+#[test]
 fn a_mutex_violation_stays_one_and_says_what_the_network_did() {
     let ids: Vec<NodeId> = vec![0, 1, 2, 3];
     let mut r = Run::new("central", "mesh:complete", ids.iter().map(|&i| (i, vec![])).collect());
