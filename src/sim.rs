@@ -141,15 +141,7 @@ impl<A: Algorithm> Sim<A> {
 
     fn fault(&mut self, node: Option<NodeId>, event: Event) {
         let t = self.now.as_micros() as u64;
-        self.faults.push(Record {
-            t,
-            node,
-            lamport: None,
-            pt: None,
-            vc: None,
-            hlc: None,
-            event,
-        });
+        self.faults.push(Record::unstamped(t, node, event));
     }
 
     /// Crashes `id`: its state and timers are gone, datagrams to it are lost.

@@ -11,6 +11,7 @@
 use super::section::{Finding, Section};
 use super::timeline::Timeline;
 use super::Analysis;
+use crate::trace::messages::Sends;
 use crate::trace::{Event, NodeId, Record, RunDir};
 use std::any::Any;
 use std::collections::{BTreeMap, HashMap};
@@ -150,12 +151,7 @@ pub fn analyse_records(records: &[Record]) -> ClockFacts {
     };
     // Every send first: a claim's reference need not come before it in the merged order when
     // two processes stamp the same microsecond.
-    let mut sends: HashMap<(NodeId, u64), Vec<(u64, u64)>> = HashMap::new();
-    for r in records {
-        if let (Some(node), Some(pt), Event::Send { seq, .. }) = (r.node, r.pt, &r.event) {
-            sends.entry((node, *seq)).or_default().push((r.t, pt));
-        }
-    }
+    let sends = Sends::of(records.iter().filter(|r| r.pt.is_some()));
     let mut last_pt: HashMap<NodeId, u64> = HashMap::new();
     let mut stepped: HashMap<NodeId, bool> = HashMap::new();
     let mut current: BTreeMap<NodeId, i64> = BTreeMap::new();
@@ -219,10 +215,8 @@ pub fn analyse_records(records: &[Record]) -> ClockFacts {
                 });
             }
             if let (Some(rf), Some(seq)) = (reference, ref_seq) {
-                // A restarted sender reuses seqs: the latest send at or before the claim.
-                let found = sends
-                    .get(&(*rf, *seq))
-                    .and_then(|v| v.iter().rev().find(|(ts, _)| *ts <= r.t).or(v.first()).copied());
+                // The claim names the message from its reference that it answers.
+                let found = sends.send_of((*rf, node, *seq), r.t).and_then(|s| Some((s.t, s.pt?)));
                 match found {
                     Some((ts, pts)) => {
                         let gap = r.t.saturating_sub(ts) as i64;

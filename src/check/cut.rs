@@ -6,6 +6,7 @@
 //! vector clocks: at node j, everything up to the largest entry j of any frontier vector. The
 //! causal past of any set of events is consistent, so that cut always is.
 
+use crate::trace::messages::{sent, Sends};
 use crate::trace::{Event, NodeId, Record, RunDir};
 use std::collections::BTreeMap;
 
@@ -64,11 +65,11 @@ pub fn per_node(records: &[Record]) -> BTreeMap<NodeId, Vec<&Record>> {
 
 /// The orphans of a frontier.
 pub fn orphans(events: &BTreeMap<NodeId, Vec<&Record>>, frontier: &BTreeMap<NodeId, usize>) -> Vec<Orphan> {
-    let mut sends: BTreeMap<(NodeId, u64), usize> = BTreeMap::new();
-    for (&n, evs) in events {
+    let mut sends: Sends<usize> = Sends::default();
+    for evs in events.values() {
         for (i, r) in evs.iter().enumerate() {
-            if let Event::Send { seq, .. } = r.event {
-                sends.insert((n, seq), i);
+            if let Some(name) = sent(r) {
+                sends.insert(name, r.t, i);
             }
         }
     }
@@ -78,7 +79,7 @@ pub fn orphans(events: &BTreeMap<NodeId, Vec<&Record>>, frontier: &BTreeMap<Node
         for (i, r) in evs.iter().enumerate().take(k) {
             if let Event::Recv { from, msg, seq, .. } = &r.event {
                 let inside = frontier.get(from).copied().unwrap_or(0);
-                match sends.get(&(*from, *seq)) {
+                match sends.send_of((*from, n, *seq), r.t) {
                     Some(&s) if s < inside => {}
                     Some(&s) => out.push(Orphan {
                         from: *from,

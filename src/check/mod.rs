@@ -301,15 +301,7 @@ pub fn incomplete(run: &RunDir) -> Vec<(String, String)> {
 /// (every node spawned at time 0, the run shut down now), for the checker to judge.
 pub fn sim_run<A: crate::algo::Algorithm>(s: &crate::sim::Sim<A>, algo: &str, topology: &str) -> RunDir {
     let setups = s.setups();
-    let rec = |t: u64, node: Option<NodeId>, event: Event| Record {
-        t,
-        node,
-        lamport: None,
-        pt: None,
-        vc: None,
-        hlc: None,
-        event,
-    };
+    let rec = Record::unstamped;
     let mut faults: Vec<Record> = setups
         .keys()
         .map(|&id| {

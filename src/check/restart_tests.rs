@@ -12,15 +12,7 @@ fn ms(x: u64) -> u64 {
 }
 
 fn rec(t_ms: u64, node: Option<NodeId>, event: Event) -> Record {
-    Record {
-        t: ms(t_ms),
-        node,
-        lamport: None,
-        pt: None,
-        vc: None,
-        hlc: None,
-        event,
-    }
+    Record::unstamped(ms(t_ms), node, event)
 }
 
 fn start_ev(n: NodeId, algo: &str) -> Event {

@@ -529,15 +529,7 @@ fn a_simulated_chang_roberts_run_with_a_paused_leader() {
 
     // The run directory as the launcher would have written it; simulated time is true time.
     let us = |d: Duration| d.as_micros() as u64;
-    let fault = |t: u64, node: Option<NodeId>, event: Event| Record {
-        t,
-        node,
-        lamport: None,
-        pt: None,
-        vc: None,
-        hlc: None,
-        event,
-    };
+    let fault = Record::unstamped;
     let mut faults: Vec<Record> = ids
         .iter()
         .map(|&id| {

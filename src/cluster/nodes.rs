@@ -108,15 +108,7 @@ impl Fleet {
 
     /// Writes one line of `faults.jsonl` stamped `t` (a fault that took effect at `t`).
     pub fn fault_at(&mut self, t: u64, node: Option<u64>, event: Event) {
-        let rec = Record {
-            t,
-            node,
-            lamport: None,
-            pt: None,
-            vc: None,
-            hlc: None,
-            event,
-        };
+        let rec = Record::unstamped(t, node, event);
         if let Err(e) = self.faults.write(&rec).and_then(|_| self.faults.flush()) {
             eprintln!("coordlab: cannot write faults.jsonl: {e}");
             self.write_failures.push(format!("cannot write faults.jsonl: {e}"));

@@ -9,6 +9,7 @@ use super::draw::{self, Anchor};
 use super::story::Story;
 use super::xml_escape as esc;
 use crate::error::{usage, CliError};
+use crate::trace::messages::{received, Sends};
 use crate::trace::{Event, NodeId, Record, RunDir};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
@@ -553,27 +554,23 @@ fn snapshot(run: &RunDir, f: &Frame<'_>) -> Result<String, CliError> {
         );
     }
     // Transfers, faintly, so that a message crossing a cut can be seen.
-    let mut open: BTreeMap<(NodeId, NodeId, u64), u64> = BTreeMap::new();
+    let sends = Sends::of(&run.node_events);
+    let mut drawn = BTreeSet::new();
     for r in &run.node_events {
-        match (&r.event, r.node) {
-            (Event::Send { to, seq, .. }, Some(n)) => {
-                open.insert((n, *to, *seq), r.t);
-            }
-            (Event::Recv { from, seq, .. }, Some(n)) => {
-                if let Some(t) = open.remove(&(*from, n, *seq)) {
-                    if t >= f.story.t0 && r.t <= f.story.t1 && nodes.len() <= 64 {
-                        let _ = writeln!(
-                            s,
-                            r##"<line x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="#ccc" stroke-width="0.7"/>"##,
-                            f.x(t),
-                            y(*from),
-                            f.x(r.t),
-                            y(n)
-                        );
-                    }
-                }
-            }
-            _ => {}
+        let Some(name) = received(r) else { continue };
+        let Some(t) = sends.send_of(name, r.t).map(|s| s.t) else {
+            continue;
+        };
+        // A duplicated datagram is drawn once, to its first receive.
+        if drawn.insert((name, t)) && t >= f.story.t0 && r.t <= f.story.t1 && nodes.len() <= 64 {
+            let _ = writeln!(
+                s,
+                r##"<line x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="#ccc" stroke-width="0.7"/>"##,
+                f.x(t),
+                y(name.0),
+                f.x(r.t),
+                y(name.1)
+            );
         }
     }
     let labelled = cuts.len() <= 12 && row >= 30.0;

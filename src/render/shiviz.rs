@@ -7,6 +7,7 @@
 //! written in an order where every send comes before its receive.
 
 use super::story::{Window, HEARTBEATS};
+use crate::trace::messages::{received, sent, Sends};
 use crate::trace::{Event, NodeId, Record, RunDir};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fmt::Write;
@@ -41,27 +42,29 @@ pub fn clocks<'a>(run: &'a RunDir, w: &Window) -> Vec<(NodeId, Clock, &'a Record
             }
         }
     }
-    // Which sends will be logged, so a receive knows whether to wait for its send.
-    let mut sent: HashMap<(NodeId, NodeId, u64), Option<Clock>> = HashMap::new();
+    // Which sends will be logged, each by its node and place in that node's queue, so that a
+    // receive knows whether to wait for its send.
+    let mut sends: Sends<(NodeId, usize)> = Sends::default();
     for (&n, q) in &queues {
-        for r in q {
-            if let Event::Send { to, seq, .. } = r.event {
-                sent.insert((n, to, seq), None);
+        for (i, r) in q.iter().enumerate() {
+            if let Some(name) = sent(r) {
+                sends.insert(name, r.t, (n, i));
             }
         }
     }
+    let send_of = |r: &Record| received(r).and_then(|name| sends.send_of(name, r.t)).copied();
+    // The clock of each send logged so far.
+    let mut at_send: HashMap<(NodeId, usize), Clock> = HashMap::new();
+    let mut popped: HashMap<NodeId, usize> = HashMap::new();
     let mut vc: HashMap<NodeId, Clock> = HashMap::new();
     let mut out = Vec::new();
     loop {
         // The earliest head that is not a receive waiting for its send.
-        let ready = |n: NodeId, r: &Record| match r.event {
-            Event::Recv { from, seq, .. } => !matches!(sent.get(&(from, n, seq)), Some(None)),
-            _ => true,
-        };
+        let ready = |r: &Record| send_of(r).is_none_or(|s| at_send.contains_key(&s));
         let pick = queues
             .iter()
             .filter_map(|(&n, q)| q.front().map(|r| (n, *r)))
-            .filter(|&(n, r)| ready(n, r))
+            .filter(|&(_, r)| ready(r))
             .min_by_key(|&(n, r)| (r.t, n))
             // Only a receive whose send comes later in true time can block everyone (a broken
             // trace): take the earliest head anyway, as a local event.
@@ -73,19 +76,20 @@ pub fn clocks<'a>(run: &'a RunDir, w: &Window) -> Vec<(NodeId, Clock, &'a Record
             });
         let Some((n, r)) = pick else { break };
         queues.get_mut(&n).map(VecDeque::pop_front);
+        let place = popped.entry(n).or_default();
+        let here = (n, *place);
+        *place += 1;
         let clock = vc.entry(n).or_default();
-        if let Event::Recv { from, seq, .. } = r.event {
-            if let Some(Some(theirs)) = sent.remove(&(from, n, seq)) {
-                for (k, v) in theirs {
-                    let e = clock.entry(k).or_default();
-                    *e = (*e).max(v);
-                }
+        if let Some(theirs) = send_of(r).and_then(|s| at_send.get(&s)) {
+            for (&k, &v) in theirs {
+                let e = clock.entry(k).or_default();
+                *e = (*e).max(v);
             }
         }
         *clock.entry(n).or_default() += 1;
         let clock = clock.clone();
-        if let Event::Send { to, seq, .. } = r.event {
-            sent.insert((n, to, seq), Some(clock.clone()));
+        if sent(r).is_some() {
+            at_send.insert(here, clock.clone());
         }
         out.push((n, clock, r));
     }

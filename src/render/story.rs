@@ -4,6 +4,7 @@
 
 use crate::check::{suspicion, Proc, Timeline};
 use crate::error::{usage, CliError};
+use crate::trace::messages::{MsgName, Sends};
 use crate::trace::{Event, NodeId, Record, RunDir};
 use std::collections::HashMap;
 
@@ -204,14 +205,14 @@ impl Story {
 
         let mut arrows: Vec<Arrow> = Vec::new();
         let mut hidden = 0;
-        let mut open: HashMap<(NodeId, NodeId, u64), usize> = HashMap::new();
+        // Every send, with its arrow when drawn; receives are paired with them at the end.
+        let mut sends: Sends<Option<usize>> = Sends::default();
+        let mut receives: Vec<(MsgName, u64)> = Vec::new();
         let mut marks = Vec::new();
         let mut cs_open: HashMap<NodeId, (u64, u64)> = HashMap::new();
         let mut spans = Vec::new();
         let judged = suspicion::judge(run, &timeline);
         let mut judged = judged.iter();
-        // Receives met before their send (same microsecond, other file): paired when it comes.
-        let mut early: HashMap<(NodeId, NodeId, u64), u64> = HashMap::new();
         for r in merged(&run.node_events, &run.resource) {
             let Some(node) = r.node else { continue };
             match &r.event {
@@ -219,21 +220,20 @@ impl Story {
                     to, msg, seq, brief, ..
                 } => {
                     if !inside(r.t) {
+                        sends.insert((node, *to, *seq), r.t, None);
                         continue;
                     }
                     if !w.heartbeats && HEARTBEATS.contains(&msg.as_str()) {
+                        sends.insert((node, *to, *seq), r.t, None);
                         hidden += 1;
                         continue;
                     }
-                    let recv = early.remove(&(node, *to, *seq));
-                    if recv.is_none() {
-                        open.insert((node, *to, *seq), arrows.len());
-                    }
+                    sends.insert((node, *to, *seq), r.t, Some(arrows.len()));
                     arrows.push(Arrow {
                         from: node,
                         to: *to,
                         sent: r.t,
-                        recv,
+                        recv: None,
                         seq: *seq,
                         name: msg.clone(),
                         brief: if brief.is_empty() {
@@ -243,12 +243,7 @@ impl Story {
                         },
                     });
                 }
-                Event::Recv { from, seq, .. } => match open.remove(&(*from, node, *seq)) {
-                    Some(i) => arrows[i].recv = Some(r.t),
-                    None => {
-                        early.insert((*from, node, *seq), r.t);
-                    }
-                },
+                Event::Recv { from, seq, .. } => receives.push(((*from, node, *seq), r.t)),
                 Event::Violation { nodes } => {
                     if inside(r.t) {
                         let text = format!("the resource saw nodes {nodes:?} hold it at once: VIOLATION");
@@ -327,6 +322,12 @@ impl Story {
                         });
                     }
                 }
+            }
+        }
+        // A duplicated datagram is received twice: the arrow ends at the first.
+        for (name, t) in receives {
+            if let Some(&Some(i)) = sends.send_of(name, t) {
+                arrows[i].recv.get_or_insert(t);
             }
         }
         for (node, (from, req)) in cs_open {

@@ -36,6 +36,21 @@ pub struct Record {
     pub event: Event,
 }
 
+impl Record {
+    /// A line with no clock stamps: the launcher's, or the simulator's faults.
+    pub fn unstamped(t: u64, node: Option<NodeId>, event: Event) -> Record {
+        Record {
+            t,
+            node,
+            lamport: None,
+            pt: None,
+            vc: None,
+            hlc: None,
+            event,
+        }
+    }
+}
+
 /// Every event kind of docs/trace.md. Unknown kinds read back as `Other`, so old readers survive new kinds.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "ev", rename_all = "snake_case")]

@@ -1,6 +1,7 @@
 //! The run directory and event schema of `docs/trace.md`: events, writer, reader.
 
 mod event;
+pub mod messages;
 mod parse;
 mod reader;
 pub mod regular;

@@ -443,7 +443,7 @@ mod tests {
     #[test]
     fn paused_leader_wakes_up_and_follows_the_new_one() {
         let all = shuffled(8, 6);
-        let st = setups(&all, &testkit::grid(&all, 4), &all, 6);
+        let st = setups(&all, &testkit::launched("grid", &all, 6), &all, 6);
         let first = best(&st[0], &all);
         let rest: Vec<NodeId> = all.iter().copied().filter(|&x| x != first).collect();
         let second = best(&st[0], &rest);
@@ -454,7 +454,10 @@ mod tests {
     fn loss_and_duplication_never_give_two_leaders_a_term() {
         for seed in 0..20 {
             let all = shuffled(8, seed);
-            testkit::lossy::<Echo>(setups(&all, &testkit::random(&all, 3, seed), &all, seed), seed);
+            testkit::lossy::<Echo>(
+                setups(&all, &testkit::launched("random:3", &all, seed), &all, seed),
+                seed,
+            );
         }
     }
 

@@ -207,7 +207,11 @@ fn on_a_sparse_mesh_a_paused_leader_is_not_suspected_by_non_neighbours_after_it_
     // suspected by all through its silent beacons; 3, 5 and 6 cannot probe it, so they must
     // drop that suspicion once they follow the next leader, not keep it after 1 runs again.
     let ids: Vec<NodeId> = (1..=6).collect();
-    let st = testkit::with_opt(setups(&ids, &testkit::grid(&ids, 3), &ids, 1), "mesh", "true");
+    let st = testkit::with_opt(
+        setups(&ids, &testkit::launched("grid", &ids, 1), &ids, 1),
+        "mesh",
+        "true",
+    );
     let timeout = st[0].timeout;
     let mut s = testkit::sim::<YoYo>(net(4, 2), st);
     assert_eq!(elect(&mut s, None), 1);

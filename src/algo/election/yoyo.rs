@@ -510,10 +510,10 @@ mod tests {
         for seed in 0..6 {
             let all = shuffled(100, seed);
             for k in [3, 4, 8] {
-                let g = testkit::random(&all, k, seed * 10 + k as u64);
+                let g = testkit::launched(&format!("random:{k}"), &all, seed * 10 + k as u64);
                 check_run("random", &all, &g, &all, seed);
             }
-            check_run("grid", &all, &testkit::grid(&all, 10), &all[..1], seed);
+            check_run("grid", &all, &testkit::launched("grid", &all, seed), &all[..1], seed);
         }
     }
 
@@ -570,7 +570,10 @@ mod tests {
         for seed in 0..20 {
             let all = shuffled(8, seed);
             // Not yet `lossy`: under loss Yo-Yo may end a run with no leader (the checker says so).
-            testkit::lossy_safety::<YoYo>(setups(&all, &testkit::random(&all, 3, seed), &all, seed), seed);
+            testkit::lossy_safety::<YoYo>(
+                setups(&all, &testkit::launched("random:3", &all, seed), &all, seed),
+                seed,
+            );
         }
     }
 }
