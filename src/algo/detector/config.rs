@@ -43,6 +43,20 @@ pub const KEYS: &[Key] = &[
         set_by: SetBy::User,
     },
     Key {
+        name: "swim_period_ms",
+        kind: Kind::Int { min: 1, max: 60_000 },
+        default: "300",
+        help: "swim: one probe per period, ms (stretched by the local health multiplier)",
+        set_by: SetBy::User,
+    },
+    Key {
+        name: "swim_probe_timeout_ms",
+        kind: Kind::Int { min: 1, max: 60_000 },
+        default: "100",
+        help: "swim: how long a direct probe's ACK is awaited before asking others, ms",
+        set_by: SetBy::User,
+    },
+    Key {
         name: "swim_k",
         kind: Kind::Int { min: 0, max: 16 },
         default: "3",
@@ -115,7 +129,6 @@ fn int(setup: &Setup, key: &str) -> Option<u64> {
 impl Choice {
     /// The detector `setup` asks for (values assumed checked against [`KEYS`]).
     pub fn from_setup(setup: &Setup) -> Choice {
-        let hb = setup.heartbeat;
         match setup.opts.get("detector").map(String::as_str) {
             Some("phi") => Choice::Phi(PhiParams {
                 threshold: setup
@@ -126,12 +139,12 @@ impl Choice {
                 window: int(setup, "phi_window").unwrap_or(100).max(2) as usize,
                 min_std: Duration::from_millis(int(setup, "phi_min_std_ms").unwrap_or(25)),
                 pause: Duration::from_millis(int(setup, "phi_pause_ms").unwrap_or(100)),
-                period: hb,
+                period: setup.heartbeat,
             }),
             Some("swim") => Choice::Swim(SwimParams {
-                period: hb,
+                period: Duration::from_millis(int(setup, "swim_period_ms").unwrap_or(300)),
                 // Half the period, as memberlist's LAN profile (1 s / 500 ms).
-                probe_timeout: hb / 2,
+                probe_timeout: Duration::from_millis(int(setup, "swim_probe_timeout_ms").unwrap_or(100)),
                 k: int(setup, "swim_k").unwrap_or(3) as usize,
                 suspicion_mult: int(setup, "swim_suspicion_mult").unwrap_or(3) as u32,
                 suspicion_max_mult: int(setup, "swim_suspicion_max_mult").unwrap_or(4) as u32,
