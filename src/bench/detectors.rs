@@ -31,6 +31,10 @@ pub enum Fate {
     Killed,
     /// Restarted.
     Restarted,
+    /// Stopped (SIGSTOP): slow, not dead.
+    Paused,
+    /// Running again (SIGCONT).
+    Resumed,
 }
 
 /// One detector event: (t µs, observer, target, what).
@@ -65,6 +69,9 @@ pub struct Figures {
     pub query_accuracy: f64,
     /// SWIM: confirmations (declared dead) of a node that was not dead.
     pub false_confirmations: usize,
+    /// Of the false suspicions, those of a node running at that moment (not paused): the
+    /// mistakes loss and jitter cause, rather than a real stop no detector can tell from death.
+    pub false_of_running: usize,
 }
 
 /// The figures of a run from `start_us` to `end_us` with `nodes`, given what the launcher did
@@ -79,17 +86,30 @@ pub fn figures(
 ) -> Figures {
     let dead_at = |node: NodeId, t: u64| {
         let mut dead = false;
-        for &(ft, n, f) in fates.iter().filter(|x| x.1 == node && x.0 <= t) {
-            let _ = (ft, n);
-            dead = f == Fate::Killed;
+        for &(_, _, f) in fates.iter().filter(|x| x.1 == node && x.0 <= t) {
+            match f {
+                Fate::Killed => dead = true,
+                Fate::Restarted => dead = false,
+                Fate::Paused | Fate::Resumed => {}
+            }
         }
         dead
     };
-    // When `node` next changes fate after `t` (or the end).
+    let paused_at = |node: NodeId, t: u64| {
+        let mut paused = false;
+        for &(_, _, f) in fates.iter().filter(|x| x.1 == node && x.0 <= t) {
+            match f {
+                Fate::Paused => paused = true,
+                Fate::Resumed | Fate::Restarted | Fate::Killed => paused = false,
+            }
+        }
+        paused
+    };
+    // When `node` next dies or comes back after `t` (or the end).
     let next_fate = |node: NodeId, t: u64| {
         fates
             .iter()
-            .filter(|x| x.1 == node && x.0 > t)
+            .filter(|x| x.1 == node && x.0 > t && matches!(x.2, Fate::Killed | Fate::Restarted))
             .map(|x| x.0)
             .next()
             .unwrap_or(end_us)
@@ -115,6 +135,7 @@ pub fn figures(
     let mut open: BTreeMap<(NodeId, NodeId), u64> = BTreeMap::new();
     let mut mistakes: Vec<f64> = Vec::new();
     let mut false_confirmations = 0;
+    let mut false_of_running = 0;
     let close = |from: u64, to: u64, mistakes: &mut Vec<f64>| mistakes.push(to.saturating_sub(from) as f64 / 1000.0);
     for &(t, by, target, op) in opinions {
         if t < start_us || t > end_us || dead_at(by, t) {
@@ -124,6 +145,7 @@ pub fn figures(
             Opinion::Suspect if !dead_at(target, t) => {
                 if let std::collections::btree_map::Entry::Vacant(e) = open.entry((by, target)) {
                     e.insert(t);
+                    false_of_running += usize::from(!paused_at(target, t));
                 }
             }
             Opinion::Suspect => {}
@@ -145,8 +167,7 @@ pub fn figures(
     let live_s = |n: NodeId| {
         let mut dead_us = 0;
         let mut since: Option<u64> = None;
-        for &(t, m, f) in fates.iter().filter(|x| x.1 == n) {
-            let _ = m;
+        for &(t, _, f) in fates.iter().filter(|x| x.1 == n) {
             match (f, since) {
                 (Fate::Killed, None) => since = Some(t),
                 (Fate::Restarted, Some(s)) => {
@@ -193,6 +214,7 @@ pub fn figures(
             1.0
         },
         false_confirmations,
+        false_of_running,
     }
 }
 
@@ -204,6 +226,8 @@ pub fn read_run(run: &RunDir) -> (Vec<(u64, NodeId, Fate)>, Vec<(u64, NodeId, No
         .filter_map(|r| match (&r.event, r.node) {
             (Event::Kill { .. }, Some(n)) => Some((r.t, n, Fate::Killed)),
             (Event::Restart { .. }, Some(n)) => Some((r.t, n, Fate::Restarted)),
+            (Event::Pause { .. }, Some(n)) => Some((r.t, n, Fate::Paused)),
+            (Event::Resume { .. }, Some(n)) => Some((r.t, n, Fate::Resumed)),
             _ => None,
         })
         .collect();
@@ -325,6 +349,7 @@ impl Row {
             "mistake_duration_ms": (f.mistake_duration_ms * 10.0).round() / 10.0,
             "query_accuracy": (f.query_accuracy * 1e5).round() / 1e5,
             "false_confirmations": f.false_confirmations,
+            "false_suspicions_of_running": f.false_of_running,
         })
     }
 }
@@ -332,7 +357,7 @@ impl Row {
 /// The table of `rows`.
 pub fn table(rows: &[Row]) -> String {
     let mut out = format!(
-        "{:<8} {:<6} {:>7} {:>8} {:>8} {:>8} {:>10} {:>12} {:>8} {:>8} {:>6}\n",
+        "{:<8} {:<6} {:>7} {:>8} {:>8} {:>8} {:>10} {:>8} {:>12} {:>8} {:>8} {:>6}\n",
         "topology",
         "det",
         "crashes",
@@ -340,6 +365,7 @@ pub fn table(rows: &[Row]) -> String {
         "TD mean",
         "TD max",
         "false sus",
+        "running",
         "mistakes/nh",
         "TM ms",
         "P_A",
@@ -349,7 +375,7 @@ pub fn table(rows: &[Row]) -> String {
         let f = &r.figures;
         let _ = writeln!(
             out,
-            "{:<8} {:<6} {:>7} {:>8} {:>8.0} {:>8.0} {:>10} {:>12.0} {:>8.0} {:>8.5} {:>6}",
+            "{:<8} {:<6} {:>7} {:>8} {:>8.0} {:>8.0} {:>10} {:>8} {:>12.0} {:>8.0} {:>8.5} {:>6}",
             format!("{} {N}", r.shape),
             r.detector,
             f.crashes,
@@ -357,6 +383,7 @@ pub fn table(rows: &[Row]) -> String {
             f.td_mean_ms,
             f.td_max_ms,
             f.false_suspicions,
+            f.false_of_running,
             f.mistake_rate_per_node_hour,
             f.mistake_duration_ms,
             f.query_accuracy,
@@ -431,7 +458,7 @@ fn run_all(tmp: &Path, seed: u64, json: bool) -> Result<(), CliError> {
         "# Failure detectors side by side\n\nWritten by `coordlab bench --only detectors --seed {seed}`: \
          {N} processes, `--timeout-ms 300 --heartbeat-ms 100`, {RUN_S} s per run, the same schedule for each \
          detector:\n\n```\n{text}```\n\n```\n{t}```\n\nTD: from the kill to the first suspicion by any node. \
-         false sus: suspicions of a node that was not dead; TM: how long they were held; P_A: the share of \
+         false sus: suspicions of a node that was not dead; running: of those, of a node not paused either; TM: how long they were held; P_A: the share of \
          (observer, live target) time without a wrong suspicion; f.conf: SWIM's dead declarations of live nodes.\n\n\
          ![T_D against mistakes](detectors.svg)\n"
     );
@@ -452,7 +479,12 @@ mod tests {
         // A suspicion by the dead node 3 (at 5 s) does not count; SWIM confirmed 2 at 2.5 s.
         let s = 1_000_000;
         let ms = 1000;
-        let fates = [(4 * s, 3, Fate::Killed)];
+        // Node 2 was paused from 0.9 s to 1.1 s: 1's suspicion of it is of a stopped node.
+        let fates = [
+            (900 * ms, 2, Fate::Paused),
+            (1100 * ms, 2, Fate::Resumed),
+            (4 * s, 3, Fate::Killed),
+        ];
         let ops = [
             (s, 1, 2, Opinion::Suspect),
             (s + 200 * ms, 1, 2, Opinion::Unsuspect),
@@ -471,6 +503,7 @@ mod tests {
         assert!((f.td_max_ms - 300.0).abs() < 1e-9);
         assert_eq!(f.false_suspicions, 3);
         assert_eq!(f.false_confirmations, 1);
+        assert_eq!(f.false_of_running, 2);
         // Mistakes of 200, 600 and 1000 ms.
         assert!((f.mistake_duration_ms - 600.0).abs() < 1e-9);
         // Node time: 10 + 10 + 4 = 24 s; 3 mistakes in 24/3600 h = 450 per node-hour.
