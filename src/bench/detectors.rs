@@ -48,6 +48,11 @@ pub enum Opinion {
     Confirm,
 }
 
+/// What the launcher did to one node: (t µs, node, what).
+pub type FateAt = (u64, NodeId, Fate);
+/// What one observer said of one target: (t µs, observer, target, what).
+pub type OpinionAt = (u64, NodeId, NodeId, Opinion);
+
 /// Chen-Toueg-Aguilera figures of one run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Figures {
@@ -77,13 +82,7 @@ pub struct Figures {
 /// The figures of a run from `start_us` to `end_us` with `nodes`, given what the launcher did
 /// (`fates`, in time order) and what the detectors said (`opinions`, in time order). A node
 /// is dead from its kill to its restart; an observer's opinions count while it is alive.
-pub fn figures(
-    nodes: &[NodeId],
-    start_us: u64,
-    end_us: u64,
-    fates: &[(u64, NodeId, Fate)],
-    opinions: &[(u64, NodeId, NodeId, Opinion)],
-) -> Figures {
+pub fn figures(nodes: &[NodeId], start_us: u64, end_us: u64, fates: &[FateAt], opinions: &[OpinionAt]) -> Figures {
     let dead_at = |node: NodeId, t: u64| {
         let mut dead = false;
         for &(_, _, f) in fates.iter().filter(|x| x.1 == node && x.0 <= t) {
@@ -219,7 +218,7 @@ pub fn figures(
 }
 
 /// The fates and opinions of a run directory.
-pub fn read_run(run: &RunDir) -> (Vec<(u64, NodeId, Fate)>, Vec<(u64, NodeId, NodeId, Opinion)>) {
+pub fn read_run(run: &RunDir) -> (Vec<FateAt>, Vec<OpinionAt>) {
     let fates = run
         .faults
         .iter()
@@ -235,7 +234,7 @@ pub fn read_run(run: &RunDir) -> (Vec<(u64, NodeId, Fate)>, Vec<(u64, NodeId, No
     (fates, opinions)
 }
 
-fn opinion(r: &Record) -> Option<(u64, NodeId, NodeId, Opinion)> {
+fn opinion(r: &Record) -> Option<OpinionAt> {
     let by = r.node?;
     match r.event {
         Event::Suspect { target, .. } => Some((r.t, by, target, Opinion::Suspect)),
