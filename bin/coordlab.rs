@@ -102,12 +102,15 @@ enum Cmd {
         /// Ping-pong rounds for the loopback floor.
         #[arg(long, default_value_t = 20_000)]
         rounds: usize,
-        /// Sections to run: floor, rings (with the floor), elections, mutex, flood, clocks, net, or all.
+        /// Sections to run: floor, rings (with the floor), elections, mutex, flood, clocks, net, detectors, or all.
         #[arg(long, default_value = "all")]
         only: String,
         /// Seed of the shuffled id arrangements and random graphs.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// detectors: print one JSON object per detector and topology instead of the table.
+        #[arg(long)]
+        json: bool,
     },
     /// (internal) The echo process of the benchmark's loopback floor.
     #[command(hide = true)]
@@ -683,6 +686,7 @@ fn run(cli: Cli) -> Result<i32, CliError> {
             rounds,
             only,
             seed,
+            json,
         } => {
             let given = sizes.is_some();
             let sizes = parse_ids("--sizes", sizes.as_deref().unwrap_or("8,64,256"))?
@@ -701,6 +705,9 @@ fn run(cli: Cli) -> Result<i32, CliError> {
                     coordlab::bench::STARTUP_SIZES
                 };
                 coordlab::bench::run_startup(startup_sizes)?;
+            }
+            if sections.detectors {
+                coordlab::bench::run_detectors(seed, json)?;
             }
             Ok(coordlab::exit::OK)
         }

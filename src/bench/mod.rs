@@ -6,6 +6,7 @@ mod bully_best;
 pub mod cases;
 mod claims;
 mod clock;
+pub mod detectors;
 mod distalgo;
 mod election_plots;
 mod elections;
@@ -25,6 +26,7 @@ mod table;
 
 pub use cases::Case;
 pub use claims::{Claim, Count};
+pub use detectors::run_detectors;
 pub use elections::{run_elections, ElectionRow};
 pub use floor::{echo_server, floor, relay, ring_floor};
 pub use mutex::{run_mutex, run_side_by_side, MutexRow};
@@ -59,6 +61,8 @@ pub struct Sections {
     pub clocks: bool,
     /// The network faults: the user filter per datagram, a kernel partition of 4,096 nodes.
     pub net: bool,
+    /// The failure detectors side by side on one fault schedule (run apart: [`run_detectors`]).
+    pub detectors: bool,
 }
 
 impl Sections {
@@ -72,6 +76,7 @@ impl Sections {
         startup: true,
         clocks: true,
         net: true,
+        detectors: true,
     };
 
     /// Parses `floor,rings,elections` (any of them, or `all`).
@@ -85,6 +90,7 @@ impl Sections {
             startup: false,
             clocks: false,
             net: false,
+            detectors: false,
         };
         let mut out = none;
         for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
@@ -98,16 +104,17 @@ impl Sections {
                 "startup" => out.startup = true,
                 "clocks" => out.clocks = true,
                 "net" => out.net = true,
+                "detectors" => out.detectors = true,
                 other => {
                     return Err(usage(format!(
-                    "--only: '{other}' is not a section (floor, rings, elections, mutex, flood, startup, clocks, net, all)"
+                    "--only: '{other}' is not a section (floor, rings, elections, mutex, flood, startup, clocks, net, detectors, all)"
                 )))
                 }
             }
         }
         if out == none {
             return Err(usage(
-                "--only: name at least one section (floor, rings, elections, mutex, flood, startup, clocks, net, all)",
+                "--only: name at least one section (floor, rings, elections, mutex, flood, startup, clocks, net, detectors, all)",
             ));
         }
         Ok(out)

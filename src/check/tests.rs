@@ -47,6 +47,8 @@ fn suspect(target: NodeId, silence_ms: u64) -> Event {
         silence_ms,
         timeout_ms: 300,
         cause: "heartbeat".into(),
+        phi: None,
+        incarnation: None,
     }
 }
 

@@ -113,12 +113,31 @@ pub enum Event {
         silence_ms: u64,
         #[serde(default)]
         timeout_ms: u64,
-        /// What went unanswered: `heartbeat`, `ack` (of a forwarded message) or `probe`.
+        /// What went unanswered: `heartbeat`, `ack` (of a forwarded message) or `probe`; with
+        /// other detectors `phi` (phi over its threshold), `swim` (a failed SWIM probe) or
+        /// `gossip` (a SWIM suspicion heard from another member).
         #[serde(default, skip_serializing_if = "String::is_empty")]
         cause: String,
+        /// The phi detector: the target's phi when suspected.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        phi: Option<f64>,
+        /// SWIM: the target's incarnation suspected.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        incarnation: Option<u64>,
     },
     /// The suspicion was withdrawn.
     Unsuspect { target: NodeId },
+    /// SWIM: this node heard itself suspected (or declared dead) at `incarnation` and refutes
+    /// it with the higher `refuted_by`.
+    Refute { incarnation: u64, refuted_by: u64 },
+    /// SWIM: the suspicion of `target` (at `incarnation`) outlived its timeout: declared dead
+    /// (it stays suspected until it refutes); `confirmations`: independent suspicions heard.
+    Confirm {
+        target: NodeId,
+        incarnation: u64,
+        confirmations: u64,
+        suspected_ms: u64,
+    },
     /// This node starts (or joins) an election.
     ElectionStart { term: u64 },
     /// This node now believes `leader` leads `term`.
@@ -295,6 +314,8 @@ impl Event {
             Event::Note { .. } => "note",
             Event::Suspect { .. } => "suspect",
             Event::Unsuspect { .. } => "unsuspect",
+            Event::Refute { .. } => "refute",
+            Event::Confirm { .. } => "confirm",
             Event::ElectionStart { .. } => "election_start",
             Event::Leader { .. } => "leader",
             Event::StepDown { .. } => "step_down",
@@ -350,7 +371,16 @@ impl Event {
             Event::Drop { reason, addr, .. } => format!("dropped a datagram from {addr}: {reason}"),
             Event::Ignore { from, reason } => format!("ignored a message from node {from}: {reason}"),
             Event::Note { text, .. } => text.clone(),
-            Event::Suspect { target, silence_ms, timeout_ms, cause } => match cause.as_str() {
+            Event::Suspect {
+                target, phi: Some(phi), silence_ms, ..
+            } => format!("suspect node {target}: phi {phi:.2} after {silence_ms} ms of silence"),
+            Event::Suspect {
+                target, incarnation: Some(inc), cause, ..
+            } if cause == "gossip" => format!("suspect node {target} (incarnation {inc}): another member suspects it"),
+            Event::Suspect {
+                target, incarnation: Some(inc), ..
+            } => format!("suspect node {target} (incarnation {inc}): no answer to a direct or indirect probe"),
+            Event::Suspect { target, silence_ms, timeout_ms, cause, .. } => match cause.as_str() {
                 "ack" => format!(
                     "suspect node {target}: it did not acknowledge a forwarded message within {timeout_ms} ms \
                      (silent for {silence_ms} ms)"
@@ -363,6 +393,18 @@ impl Event {
             Event::Unsuspect { target } => {
                 format!("node {target} is alive after all: suspicion withdrawn")
             }
+            Event::Refute { incarnation, refuted_by } => {
+                format!("others suspect me at incarnation {incarnation}: refuted with incarnation {refuted_by}")
+            }
+            Event::Confirm {
+                target,
+                incarnation,
+                confirmations,
+                suspected_ms,
+            } => format!(
+                "node {target} (incarnation {incarnation}) confirmed dead after {suspected_ms} ms of suspicion \
+                 ({confirmations} confirmations)"
+            ),
             Event::ElectionStart { term } => format!("election starts, term {term}"),
             Event::Leader { leader, term } if *leader == me => {
                 format!("I am the leader of term {term}")

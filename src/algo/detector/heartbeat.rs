@@ -25,6 +25,19 @@ impl Silence {
     /// Suspects `node` now, after `timeout` without the answer named by `cause` (`heartbeat`,
     /// `ack`); returns the `suspect` event unless already suspected.
     pub fn suspect(&mut self, node: NodeId, now: Duration, timeout: Duration, cause: &str) -> Option<Event> {
+        self.suspect_as(node, now, timeout, cause, None, None)
+    }
+
+    /// [`suspect`](Self::suspect), with what the phi or SWIM detector adds to the event.
+    pub fn suspect_as(
+        &mut self,
+        node: NodeId,
+        now: Duration,
+        timeout: Duration,
+        cause: &str,
+        phi: Option<f64>,
+        incarnation: Option<u64>,
+    ) -> Option<Event> {
         if !self.suspected.insert(node) {
             return None;
         }
@@ -35,7 +48,16 @@ impl Silence {
             silence_ms: now.saturating_sub(since).as_millis() as u64,
             timeout_ms: timeout.as_millis() as u64,
             cause: cause.to_string(),
+            // Two decimals are all a reader needs, and keep the trace line short.
+            phi: phi.map(|p| (p * 100.0).round() / 100.0),
+            incarnation,
         })
+    }
+
+    /// Notes that `node` was heard at `now` without withdrawing a suspicion (SWIM withdraws
+    /// only on a higher incarnation).
+    pub fn touch(&mut self, node: NodeId, now: Duration) {
+        self.heard.insert(node, now);
     }
 
     /// Starts the silence clock of `node` afresh (a new leader to watch).
@@ -90,7 +112,9 @@ mod tests {
                 target: 8,
                 silence_ms: 312,
                 timeout_ms: 300,
-                cause: "heartbeat".into()
+                cause: "heartbeat".into(),
+                phi: None,
+                incarnation: None,
             })
         );
         assert_eq!(s.suspect(8, ms(500), ms(300), "heartbeat"), None);

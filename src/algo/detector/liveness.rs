@@ -22,11 +22,23 @@
 //!   and a copy seen before is recognised ([`Liveness::fresh_beacon`]), so each node forwards
 //!   each beacon once.
 //!
+//! Which detector judges silence is the `detector` key ([`Choice`]): `fixed` is all of the
+//! above; `phi` ([`Phi`]) and `swim` ([`Swim`]) run their own traffic (BEAT; PING, PING-REQ,
+//! ACK, NACK with gossip) every heartbeat period and decide who is suspected, on their own
+//! timers ([`Liveness::take_news`] tells the host) and when the host asks
+//! ([`Liveness::suspect`] returns false when the detector does not agree: the host carries on
+//! waiting). Nodes outside the detector's watch (a non-neighbour on a sparse mesh) are judged
+//! by the fixed rule. The stall rule holds for every detector.
+//!
 //! Probes carry the host's `epoch` (a term for elections, 0 for hosts without one), so that
 //! the host can treat a probe as a message of its epoch; `wait` tells a check's probe (the
 //! sender waits on the receiver) from the re-probe of a suspect.
 
+use super::config::Choice;
+use super::phi::Phi;
+use super::swim::{Swim, SwimMsg, SwimTimer};
 use super::Silence;
+use crate::algo::compose::Embed;
 use crate::algo::{Context, Message, NodeId, Setup};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -47,6 +59,10 @@ pub enum LiveMsg {
         /// The sender's epoch.
         epoch: u64,
     },
+    /// Phi: the sender's heartbeat to the peers it may reach, every heartbeat period.
+    Beat,
+    /// SWIM's messages.
+    Swim(SwimMsg),
 }
 
 impl LiveMsg {
@@ -54,7 +70,13 @@ impl LiveMsg {
     pub fn epoch(&self) -> u64 {
         match self {
             LiveMsg::Probe { epoch, .. } | LiveMsg::Alive { epoch } => *epoch,
+            LiveMsg::Beat | LiveMsg::Swim(_) => 0,
         }
+    }
+
+    /// True for the phi and SWIM detectors' own traffic, which no host protocol takes part in.
+    pub fn detector_only(&self) -> bool {
+        matches!(self, LiveMsg::Beat | LiveMsg::Swim(_))
     }
 }
 
@@ -63,6 +85,11 @@ impl Message for LiveMsg {
         match self {
             LiveMsg::Probe { .. } => "PROBE",
             LiveMsg::Alive { .. } => "ALIVE",
+            LiveMsg::Beat => "BEAT",
+            LiveMsg::Swim(SwimMsg::Ping { .. }) => "PING",
+            LiveMsg::Swim(SwimMsg::PingReq { .. }) => "PING_REQ",
+            LiveMsg::Swim(SwimMsg::Ack { .. }) => "SWIM_ACK",
+            LiveMsg::Swim(SwimMsg::Nack { .. }) => "NACK",
         }
     }
 }
@@ -76,6 +103,32 @@ pub enum LiveTimer {
     Check,
     /// Probe this suspected node again.
     Reprobe(NodeId),
+    /// Phi and SWIM: the heartbeat period (beats, phi's judgement; SWIM's next probe).
+    Period,
+    /// SWIM's timers.
+    Swim(SwimTimer),
+}
+
+/// SWIM's slot in the detector's messages and timers.
+struct SwimSlot;
+
+impl Embed<LiveMsg, LiveTimer> for SwimSlot {
+    type Msg = SwimMsg;
+    type Timer = SwimTimer;
+    fn msg(m: SwimMsg) -> LiveMsg {
+        LiveMsg::Swim(m)
+    }
+    fn timer(t: SwimTimer) -> LiveTimer {
+        LiveTimer::Swim(t)
+    }
+}
+
+/// The detector that judges silence.
+#[derive(Debug, Clone)]
+enum Mode {
+    Fixed,
+    Phi(Phi),
+    Swim(Box<Swim>),
 }
 
 /// The context the detector runs in.
@@ -104,16 +157,32 @@ pub struct Liveness {
     /// Newest beacon seen from each origin: (epoch, seq).
     beacons: BTreeMap<NodeId, (u64, u64)>,
     beacon_seq: u64,
+    mode: Mode,
+    /// Suspected by the detector's own judgement since the host last asked.
+    news: Vec<NodeId>,
 }
 
 impl Liveness {
     /// A detector for `setup.me`, with its timing and the nodes it may reach.
     pub fn new(setup: &Setup, reach: impl IntoIterator<Item = NodeId>) -> Self {
+        let reach: BTreeSet<NodeId> = reach.into_iter().filter(|&n| n != setup.me).collect();
+        let mode = match Choice::from_setup(setup) {
+            Choice::Fixed => Mode::Fixed,
+            Choice::Phi(p) => Mode::Phi(Phi::new(p, reach.iter().copied(), Duration::ZERO)),
+            Choice::Swim(p) => Mode::Swim(Box::new(Swim::new(
+                p,
+                setup.me,
+                reach.iter().copied(),
+                setup.members.len(),
+            ))),
+        };
         Liveness {
+            mode,
+            news: Vec::new(),
             silence: Silence::default(),
             timeout: setup.timeout,
             heartbeat: setup.heartbeat,
-            reach: reach.into_iter().filter(|&n| n != setup.me).collect(),
+            reach,
             epoch: 0,
             last: None,
             running_since: Duration::ZERO,
@@ -131,6 +200,50 @@ impl Liveness {
         self.last = Some(cx.now);
         self.running_since = cx.now;
         cx.set_timer(LiveTimer::Tick, self.timeout / 2);
+        match &mut self.mode {
+            Mode::Fixed => {}
+            Mode::Phi(p) => p.restart(cx.now),
+            Mode::Swim(_) => {}
+        }
+        if !matches!(self.mode, Mode::Fixed) {
+            cx.set_timer(LiveTimer::Period, self.heartbeat);
+        }
+    }
+
+    /// The detector's name (`fixed`, `phi`, `swim`).
+    pub fn detector(&self) -> &'static str {
+        match self.mode {
+            Mode::Fixed => "fixed",
+            Mode::Phi(_) => "phi",
+            Mode::Swim(_) => "swim",
+        }
+    }
+
+    /// Whether the detector suspects nodes on its own timers (phi, swim), so the host must
+    /// look at [`take_news`](Self::take_news) after its timers and messages.
+    pub fn judges_alone(&self) -> bool {
+        !matches!(self.mode, Mode::Fixed)
+    }
+
+    /// The nodes the detector came to suspect on its own since the last call.
+    pub fn take_news(&mut self) -> Vec<NodeId> {
+        std::mem::take(&mut self.news)
+    }
+
+    /// Phi of every watched peer at `now` (empty unless the detector is phi).
+    pub fn phis(&self, now: Duration) -> Vec<(NodeId, f64)> {
+        match &self.mode {
+            Mode::Phi(p) => p.all(now),
+            _ => Vec::new(),
+        }
+    }
+
+    /// SWIM's view, for tests and status: its state of `node`, its own incarnation, its LHM.
+    pub fn swim(&self) -> Option<&Swim> {
+        match &self.mode {
+            Mode::Swim(s) => Some(s),
+            _ => None,
+        }
     }
 
     /// A new epoch (term): probes carry it, and the check starts afresh.
@@ -151,6 +264,11 @@ impl Liveness {
             self.silence.restart(now);
             self.probed.clear();
             self.fresh.clear();
+            match &mut self.mode {
+                Mode::Fixed => {}
+                Mode::Phi(p) => p.restart(now),
+                Mode::Swim(s) => s.stalled(now),
+            }
         }
         stalled
     }
@@ -163,6 +281,12 @@ impl Liveness {
     /// A message from `node` arrived: it is alive.
     pub fn heard(&mut self, cx: &mut LiveCx<'_>, node: NodeId) {
         self.fresh.insert(node);
+        match &mut self.mode {
+            Mode::Phi(p) => p.heard(node, cx.now),
+            // SWIM withdraws a suspicion only on a higher incarnation.
+            Mode::Swim(s) if s.knows(node) => return self.silence.touch(node, cx.now),
+            _ => {}
+        }
         if let Some(ev) = self.silence.heard(node, cx.now) {
             cx.record(ev);
             self.backoff.remove(&node);
@@ -180,11 +304,46 @@ impl Liveness {
     /// Starts the silence clock of `node` afresh (a new node to watch, e.g. a new leader).
     pub fn reset(&mut self, node: NodeId, now: Duration) {
         self.silence.reset(node, now);
+        if let Mode::Phi(p) = &mut self.mode {
+            p.reset(node, now);
+        }
     }
 
     /// Suspects `node` now, after a timeout without the answer named by `cause`; it is probed
-    /// again until it answers.
-    pub fn suspect(&mut self, cx: &mut LiveCx<'_>, node: NodeId, cause: &str) {
+    /// again until it answers. With phi or SWIM watching `node`, the timeout is only the
+    /// host's question: the detector's own judgement answers it. True when `node` is suspected.
+    pub fn suspect(&mut self, cx: &mut LiveCx<'_>, node: NodeId, cause: &str) -> bool {
+        match &self.mode {
+            Mode::Phi(p) if p.watches(node) => {
+                if p.over(node, cx.now) {
+                    self.suspect_phi(cx, node);
+                }
+                return self.is_suspected(node);
+            }
+            Mode::Swim(s) if s.knows(node) => return self.is_suspected(node),
+            _ => {}
+        }
+        self.suspect_fixed(cx, node, cause);
+        true
+    }
+
+    fn suspect_phi(&mut self, cx: &mut LiveCx<'_>, node: NodeId) {
+        let Mode::Phi(p) = &self.mode else {
+            return;
+        };
+        let (phi, silence) = (p.phi(node, cx.now), p.silence(node, cx.now));
+        // The silence is phi's own (any message counts), not the host's last heartbeat.
+        self.silence.touch(node, cx.now.saturating_sub(silence));
+        if let Some(ev) = self
+            .silence
+            .suspect_as(node, cx.now, self.timeout, "phi", Some(phi), None)
+        {
+            cx.record(ev);
+            self.news.push(node);
+        }
+    }
+
+    fn suspect_fixed(&mut self, cx: &mut LiveCx<'_>, node: NodeId, cause: &str) {
         if let Some(ev) = self.silence.suspect(node, cx.now, self.timeout, cause) {
             cx.record(ev);
             if self.reach.contains(&node) {
@@ -226,9 +385,55 @@ impl Liveness {
 
     /// Handles a detector message (the host has already called [`heard`](Self::heard)).
     pub fn on_msg(&mut self, cx: &mut LiveCx<'_>, from: NodeId, msg: &LiveMsg) {
-        if let LiveMsg::Probe { .. } = msg {
-            cx.send(from, LiveMsg::Alive { epoch: self.epoch });
+        match msg {
+            LiveMsg::Probe { .. } => cx.send(from, LiveMsg::Alive { epoch: self.epoch }),
+            LiveMsg::Beat => {
+                if let Mode::Phi(p) = &mut self.mode {
+                    p.beat(from, cx.now);
+                }
+            }
+            LiveMsg::Swim(m) => {
+                if let Mode::Swim(s) = &mut self.mode {
+                    let before = self.silence.suspected().clone();
+                    let silence = &mut self.silence;
+                    cx.within::<SwimSlot, _>(|c| s.on_msg(c, silence, from, m));
+                    self.note_news(&before);
+                }
+            }
+            LiveMsg::Alive { .. } => {}
         }
+    }
+
+    fn note_news(&mut self, before: &BTreeSet<NodeId>) {
+        let new: Vec<NodeId> = self.silence.suspected().difference(before).copied().collect();
+        self.news.extend(new);
+    }
+
+    /// The period of phi and SWIM: beats and phi's judgement, or SWIM's next probe.
+    fn on_period(&mut self, cx: &mut LiveCx<'_>) {
+        let before = self.silence.suspected().clone();
+        let mut next = self.heartbeat;
+        match &mut self.mode {
+            Mode::Fixed => return,
+            Mode::Phi(p) => {
+                for &n in &self.reach {
+                    cx.send(n, LiveMsg::Beat);
+                }
+                let over: Vec<NodeId> = p.peers().filter(|&n| p.over(n, cx.now)).collect();
+                for n in over {
+                    self.suspect_phi(cx, n);
+                }
+            }
+            Mode::Swim(s) => {
+                let silence = &mut self.silence;
+                cx.within::<SwimSlot, _>(|c| s.on_period(c, silence));
+                next = s.period();
+            }
+        }
+        self.note_news(&before);
+        self.news.sort_unstable();
+        self.news.dedup();
+        cx.set_timer(LiveTimer::Period, next);
     }
 
     /// Handles a detector timer other than [`LiveTimer::Check`] (which needs the host's list:
@@ -250,6 +455,12 @@ impl Liveness {
                 cx.set_timer(LiveTimer::Reprobe(n), next);
             }
             LiveTimer::Reprobe(_) | LiveTimer::Check => {}
+            LiveTimer::Period => self.on_period(cx),
+            LiveTimer::Swim(t) => {
+                if let Mode::Swim(s) = &mut self.mode {
+                    cx.within::<SwimSlot, _>(|c| s.on_timer(c, t));
+                }
+            }
         }
     }
 
@@ -271,9 +482,11 @@ impl Liveness {
         for &x in waiting {
             if self.fresh.contains(&x) {
                 self.probed.remove(&x);
-            } else if self.probed.remove(&x) {
-                silent.push(x);
-                self.suspect(cx, x, "probe");
+            } else if self.probed.contains(&x) {
+                if self.suspect(cx, x, "probe") {
+                    self.probed.remove(&x);
+                    silent.push(x);
+                }
             } else {
                 self.probed.insert(x);
                 cx.send(
@@ -333,7 +546,9 @@ mod tests {
     fn a_suspect_is_probed_with_backoff_until_it_answers() {
         let mut l = Liveness::new(&Setup::new(1, vec![1, 2], vec![2]), [2]);
         run(&mut l, 0, |l, cx| l.start(cx));
-        let out = run(&mut l, 100, |l, cx| l.suspect(cx, 2, "heartbeat"));
+        let out = run(&mut l, 100, |l, cx| {
+            l.suspect(cx, 2, "heartbeat");
+        });
         assert!(
             matches!(out[..], [Command::Record(Event::Suspect { target: 2, .. }), Command::SetTimer(LiveTimer::Reprobe(2), d)] if d == ms(100))
         );

@@ -1,7 +1,17 @@
-//! Failure detectors: the [`Liveness`] component that every family hosts, and its bookkeeping.
+//! Failure detectors: the [`Liveness`] component that every family hosts, and its bookkeeping;
+//! which detector judges silence (fixed timeout, phi accrual, SWIM) is chosen by the
+//! `detector` key ([`config`]).
 
+pub mod config;
 mod heartbeat;
 pub mod liveness;
+pub mod phi;
+#[cfg(test)]
+mod phi_tests;
+pub mod swim;
+#[cfg(test)]
+mod swim_tests;
 
+pub use config::{Choice, KEYS};
 pub use heartbeat::Silence;
 pub use liveness::{LiveMsg, LiveTimer, Liveness};

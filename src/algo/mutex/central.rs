@@ -360,6 +360,8 @@ impl Protocol for Central {
             silence_ms: ms,
             timeout_ms: ms,
             cause: "regrant".into(),
+            phi: None,
+            incarnation: None,
         });
         self.taken_for_dead.insert(holder);
         self.holder = None;

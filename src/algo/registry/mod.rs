@@ -77,7 +77,16 @@ pub enum Promise {
 impl Entry {
     /// Every key it takes: the engine's, its family's, then its own.
     pub fn all_keys(&self) -> impl Iterator<Item = &'static Key> {
-        ENGINE.keys.iter().chain(self.family.keys).chain(self.keys)
+        let detector: &'static [Key] = match hosts_liveness(self.family) {
+            true => crate::algo::detector::KEYS,
+            false => &[],
+        };
+        ENGINE
+            .keys
+            .iter()
+            .chain(self.family.keys)
+            .chain(detector)
+            .chain(self.keys)
     }
 
     /// The keys a user may give it (not those the launcher sets).
@@ -105,6 +114,15 @@ pub trait GroupRunner {
     type Output;
     /// Runs `algos`, the one built for each of `setups`, in the same order.
     fn run<A: Algorithm>(self, setups: &[Setup], algos: Vec<A>) -> Self::Output;
+}
+
+/// The families whose wrapper hosts the [`Liveness`](crate::algo::detector::Liveness)
+/// detector, and so takes its keys (`detector`, `phi_*`, `swim_*`), declared once.
+pub const LIVENESS_HOSTS: &[&Family] = &[&ELECTION];
+
+/// Whether `family` hosts the liveness detector.
+pub fn hosts_liveness(family: &Family) -> bool {
+    LIVENESS_HOSTS.iter().any(|f| f.name == family.name)
 }
 
 /// The entry named `name`.

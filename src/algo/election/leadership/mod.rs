@@ -536,8 +536,9 @@ impl<M: Message> Core<M> {
         cx.within::<RingSlot<M>, _>(|c| f(ring, c, live))
     }
 
-    fn suspect<T>(&mut self, cx: &mut WCx<'_, M, T>, node: NodeId, cause: &str) {
-        self.live(cx, |l, c| l.suspect(c, node, cause));
+    /// True when `node` is now suspected (phi or SWIM may disagree with a timeout).
+    fn suspect<T>(&mut self, cx: &mut WCx<'_, M, T>, node: NodeId, cause: &str) -> bool {
+        self.live(cx, |l, c| l.suspect(c, node, cause))
     }
 
     fn forward<T>(&mut self, cx: &mut WCx<'_, M, T>, after: NodeId, msg: M, carried: Option<NodeId>) {
@@ -729,6 +730,11 @@ impl<E: Election> Leadership<E> {
         (self.core.term, self.core.leader)
     }
 
+    /// Its failure detector (suspicions, phi values, SWIM's view).
+    pub fn liveness(&self) -> &Liveness {
+        &self.core.live
+    }
+
     /// The protocol's state, for tests.
     pub fn protocol(&self) -> &E {
         &self.inner
@@ -899,6 +905,9 @@ impl<E: Election> Leadership<E> {
 
     fn on_live(&mut self, cx: &mut LCx<'_, E>, from: NodeId, m: LiveMsg) {
         self.core.live(cx, |l, c| l.on_msg(c, from, &m));
+        if m.detector_only() {
+            return;
+        }
         let t = m.epoch();
         if t < self.core.term {
             return self.stale(cx, from, t);
@@ -908,6 +917,7 @@ impl<E: Election> Leadership<E> {
             LiveMsg::Probe { wait: false, .. } => return,
             LiveMsg::Probe { .. } => true,
             LiveMsg::Alive { .. } => false,
+            LiveMsg::Beat | LiveMsg::Swim(_) => return,
         };
         self.join(cx, t, from);
         self.with_inner(cx, |e, ecx| e.on_liveness(ecx, from, probe));
@@ -930,6 +940,19 @@ impl<E: Election> Leadership<E> {
     fn watch(&mut self, cx: &mut LCx<'_, E>) {
         let waits = self.core.known_leader().is_none() && !self.inner.waiting().is_empty();
         self.core.live(cx, |l, c| l.watch(c, waits));
+    }
+
+    /// Phi and SWIM suspect on their own timers and gossip: a suspected leader is carried on
+    /// without, as after a leader timeout (the fixed detector never has news).
+    fn detector_news(&mut self, cx: &mut LCx<'_, E>) {
+        if !self.core.live.judges_alone() {
+            return;
+        }
+        let news = self.core.live.take_news();
+        let me = self.core.me();
+        if self.core.leader.is_some_and(|l| l != me && news.contains(&l)) {
+            self.start_election(cx);
+        }
     }
 
     /// Runs first in every handler: notices a stall of this node; true when there was one.
@@ -1003,9 +1026,12 @@ impl<E: Election> Leadership<E> {
             LTimer::Ring(RingTimer::SendAcks) => self.core.ring(cx, |r, c, _| r.send_acks(c)),
             LTimer::LeaderTimeout | LTimer::Ring(_) | LTimer::Live(LiveTimer::Check) if stalled => {}
             LTimer::LeaderTimeout => {
+                // Phi and SWIM may not agree yet: their own judgement then starts the election
+                // (see `detector_news`).
                 if let Some(l) = self.core.leader.filter(|&l| l != me) {
-                    self.core.suspect(cx, l, "heartbeat");
-                    self.start_election(cx);
+                    if self.core.suspect(cx, l, "heartbeat") {
+                        self.start_election(cx);
+                    }
                 }
             }
             LTimer::ElectionTimeout => {
@@ -1096,12 +1122,14 @@ impl<E: Election> Algorithm for Leadership<E> {
     fn on_msg(&mut self, cx: &mut LCx<'_, E>, from: NodeId, msg: LMsg<E::Msg>) {
         self.enter(cx);
         self.on_message(cx, from, msg);
+        self.detector_news(cx);
         self.watch(cx);
     }
 
     fn on_timer(&mut self, cx: &mut LCx<'_, E>, timer: LTimer<E::Timer>) {
         let stalled = self.enter(cx);
         self.on_timeout(cx, timer, stalled);
+        self.detector_news(cx);
         self.watch(cx);
     }
     fn on_peer_restart(&mut self, _cx: &mut LCx<'_, E>, peer: NodeId) {

@@ -1,0 +1,190 @@
+//! Phi accrual (Hayashibara, Défago, Yared, Katayama 2004), computed as Akka's
+//! `PhiAccrualFailureDetector` does: each peer's recent inter-arrival times are taken as a
+//! normal distribution (its mean plus an acceptable pause, its standard deviation no smaller
+//! than a floor), and phi = -log10(1 - F(silence)) with Akka's logistic approximation of the
+//! normal CDF. Phi 1 means a 10% chance that the peer is still alive, phi 8 one in 10^8.
+//!
+//! Arrivals: every node sends a BEAT to each peer it may reach every heartbeat period (on a
+//! ring or a complete mesh, every other member; on a sparse mesh, its neighbours); only
+//! BEATs enter the window, so protocol bursts do not shrink the mean, but any message from a
+//! peer restarts its silence (it proves the peer alive). A peer is suspected when its phi
+//! exceeds the threshold (checked every period), unsuspected when it is heard again.
+
+use crate::algo::NodeId;
+use std::collections::{BTreeMap, VecDeque};
+use std::time::Duration;
+
+use super::config::PhiParams;
+
+/// Phi of a silence of `elapsed_ms` against a normal distribution of inter-arrival times with
+/// `mean_ms` and `std_ms` (Akka's logistic approximation of the CDF, error below 1e-4).
+pub fn phi(elapsed_ms: f64, mean_ms: f64, std_ms: f64) -> f64 {
+    let y = (elapsed_ms - mean_ms) / std_ms;
+    let e = (-y * (1.5976 + 0.070566 * y * y)).exp();
+    if elapsed_ms > mean_ms {
+        -(e / (1.0 + e)).log10()
+    } else {
+        -(1.0 - 1.0 / (1.0 + e)).log10()
+    }
+}
+
+/// One peer's recent inter-arrival times (ms) with running sums.
+#[derive(Debug, Clone)]
+pub struct Window {
+    max: usize,
+    samples: VecDeque<f64>,
+    sum: f64,
+    squares: f64,
+}
+
+impl Window {
+    /// A window of at most `max` samples, seeded as Akka seeds it: the first estimate `first`
+    /// (ms) plus and minus a quarter of itself.
+    pub fn new(max: usize, first: f64) -> Self {
+        let mut w = Window {
+            max: max.max(2),
+            samples: VecDeque::new(),
+            sum: 0.0,
+            squares: 0.0,
+        };
+        w.add(first - first / 4.0);
+        w.add(first + first / 4.0);
+        w
+    }
+
+    /// Adds an inter-arrival time, dropping the oldest beyond the window.
+    pub fn add(&mut self, ms: f64) {
+        if self.samples.len() == self.max {
+            if let Some(old) = self.samples.pop_front() {
+                self.sum -= old;
+                self.squares -= old * old;
+            }
+        }
+        self.samples.push_back(ms);
+        self.sum += ms;
+        self.squares += ms * ms;
+    }
+
+    /// The mean.
+    pub fn mean(&self) -> f64 {
+        self.sum / self.samples.len() as f64
+    }
+
+    /// The (population) standard deviation.
+    pub fn std(&self) -> f64 {
+        let m = self.mean();
+        (self.squares / self.samples.len() as f64 - m * m).max(0.0).sqrt()
+    }
+}
+
+/// A peer watched by phi.
+#[derive(Debug, Clone)]
+struct Peer {
+    window: Window,
+    /// The last BEAT.
+    last_beat: Option<Duration>,
+    /// The last message of any kind (or the restart of its clock).
+    last: Duration,
+}
+
+/// Phi accrual over the peers a node watches.
+#[derive(Debug, Clone)]
+pub struct Phi {
+    /// The parameters.
+    pub params: PhiParams,
+    peers: BTreeMap<NodeId, Peer>,
+}
+
+impl Phi {
+    /// Watches `peers` from `now` (their silence counts from `now`).
+    pub fn new(params: PhiParams, peers: impl IntoIterator<Item = NodeId>, now: Duration) -> Self {
+        let first = params.period.as_secs_f64() * 1000.0;
+        let peers = peers
+            .into_iter()
+            .map(|p| {
+                let peer = Peer {
+                    window: Window::new(params.window, first),
+                    last_beat: None,
+                    last: now,
+                };
+                (p, peer)
+            })
+            .collect();
+        Phi { params, peers }
+    }
+
+    /// Whether `node` is watched.
+    pub fn watches(&self, node: NodeId) -> bool {
+        self.peers.contains_key(&node)
+    }
+
+    /// The watched peers.
+    pub fn peers(&self) -> impl Iterator<Item = NodeId> + '_ {
+        self.peers.keys().copied()
+    }
+
+    /// A BEAT from `node` at `now`: its inter-arrival time enters the window unless the peer
+    /// was suspected meanwhile (as Akka: the first beat after a failure says nothing of the
+    /// usual spacing).
+    pub fn beat(&mut self, node: NodeId, now: Duration) {
+        let available = self.phi(node, now) < self.params.threshold;
+        if let Some(p) = self.peers.get_mut(&node) {
+            if let Some(b) = p.last_beat.filter(|_| available) {
+                p.window.add(now.saturating_sub(b).as_secs_f64() * 1000.0);
+            }
+            p.last_beat = Some(now);
+            p.last = now;
+        }
+    }
+
+    /// Any other message from `node` at `now`: it is alive, its silence starts again.
+    pub fn heard(&mut self, node: NodeId, now: Duration) {
+        if let Some(p) = self.peers.get_mut(&node) {
+            p.last = p.last.max(now);
+        }
+    }
+
+    /// Every silence starts again at `now` (this node itself was stopped); the beat spacing
+    /// across the stall is not a sample either.
+    pub fn restart(&mut self, now: Duration) {
+        for p in self.peers.values_mut() {
+            p.last = now;
+            p.last_beat = None;
+        }
+    }
+
+    /// The silence clock of `node` starts again at `now`.
+    pub fn reset(&mut self, node: NodeId, now: Duration) {
+        if let Some(p) = self.peers.get_mut(&node) {
+            p.last = p.last.max(now);
+        }
+    }
+
+    /// How long `node` has been silent at `now`.
+    pub fn silence(&self, node: NodeId, now: Duration) -> Duration {
+        self.peers
+            .get(&node)
+            .map_or(Duration::ZERO, |p| now.saturating_sub(p.last))
+    }
+
+    /// The phi of `node` at `now` (0 for a peer not watched).
+    pub fn phi(&self, node: NodeId, now: Duration) -> f64 {
+        let Some(p) = self.peers.get(&node) else {
+            return 0.0;
+        };
+        let elapsed = now.saturating_sub(p.last).as_secs_f64() * 1000.0;
+        let mean = p.window.mean() + self.params.pause.as_secs_f64() * 1000.0;
+        let std = p.window.std().max(self.params.min_std.as_secs_f64() * 1000.0);
+        phi(elapsed, mean, std)
+    }
+
+    /// Whether `node`'s phi is above the threshold at `now`.
+    pub fn over(&self, node: NodeId, now: Duration) -> bool {
+        self.watches(node) && self.phi(node, now) >= self.params.threshold
+    }
+
+    /// The phi of every watched peer at `now`.
+    pub fn all(&self, now: Duration) -> Vec<(NodeId, f64)> {
+        self.peers.keys().map(|&p| (p, self.phi(p, now))).collect()
+    }
+}

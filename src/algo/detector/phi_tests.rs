@@ -1,0 +1,223 @@
+//! Phi against values computed by hand, and the window's statistics.
+
+use super::config::PhiParams;
+use super::phi::{phi, Phi, Window};
+use std::time::Duration;
+
+fn close(a: f64, b: f64, eps: f64) -> bool {
+    (a - b).abs() < eps
+}
+
+#[test]
+fn phi_matches_hand_computed_values() {
+    // At the mean: y = 0, e = 1, phi = -log10(1 - 1/2) = log10(2).
+    assert!(close(phi(100.0, 100.0, 10.0), 2f64.log10(), 1e-12));
+    // One deviation above: y = 1, e = exp(-1.668166) = 0.188590..., phi = -log10(e / (1 + e))
+    // = -log10(0.158664...) = 0.79951...
+    let e = (-1.668166f64).exp();
+    assert!(close(e, 0.188_590, 1e-5));
+    assert!(close(phi(110.0, 100.0, 10.0), 0.799_52, 1e-4));
+    // Two deviations: y = 2, e = exp(-2 * (1.5976 + 0.282264)) = exp(-3.759728) = 0.023289,
+    // phi = -log10(0.023289 / 1.023289) = 1.64283.
+    assert!(close(phi(120.0, 100.0, 10.0), 1.642_83, 1e-4));
+    // Three: e = exp(-3 * (1.5976 + 0.635094)) = 0.0012323, phi = 2.90948 (the exact normal
+    // tail gives 2.8697: the approximation is close, not equal).
+    assert!(close(phi(130.0, 100.0, 10.0), 2.909_48, 1e-4));
+    // Below the mean: y = -1, e = exp(1.668166) = 5.30245, phi = -log10(1 - 1/6.30245) = 0.07503.
+    assert!(close(phi(90.0, 100.0, 10.0), 0.075_03, 1e-4));
+    // Rising with the silence.
+    let mut last = 0.0;
+    for t in (0..400).step_by(10) {
+        let p = phi(t as f64, 200.0, 20.0);
+        assert!(p >= last, "phi never falls as the silence grows");
+        last = p;
+    }
+}
+
+#[test]
+fn the_window_keeps_the_newest_samples_and_their_statistics() {
+    let mut w = Window::new(4, 100.0);
+    // Seeded with 75 and 125.
+    assert!(close(w.mean(), 100.0, 1e-9));
+    assert!(close(w.std(), 25.0, 1e-9));
+    for x in [100.0, 100.0, 100.0, 100.0] {
+        w.add(x);
+    }
+    assert!(close(w.mean(), 100.0, 1e-9));
+    assert!(close(w.std(), 0.0, 1e-6));
+    w.add(200.0);
+    // 100, 100, 100, 200: mean 125, variance 4375 - ... = (3*25^2 + 75^2)/4 = 1875.
+    assert!(close(w.mean(), 125.0, 1e-9));
+    assert!(close(w.std(), 1875f64.sqrt(), 1e-9));
+}
+
+fn params() -> PhiParams {
+    PhiParams {
+        threshold: 8.0,
+        window: 100,
+        min_std: Duration::from_millis(25),
+        pause: Duration::from_millis(100),
+        period: Duration::from_millis(100),
+    }
+}
+
+#[test]
+fn regular_beats_keep_phi_low_and_silence_raises_it_past_the_threshold() {
+    let ms = Duration::from_millis;
+    let mut p = Phi::new(params(), [2], ms(0));
+    for t in (100..=2000).step_by(100) {
+        p.beat(2, ms(t));
+        assert!(p.phi(2, ms(t + 50)) < 1.0);
+    }
+    // Mean 100 (seeded 75/125 among twenty 100s), plus the pause: 200; std floor 25 ms.
+    // phi = 8 at y ~= 5.23: about 200 + 131 = 331 ms of silence.
+    assert!(!p.over(2, ms(2000 + 300)));
+    assert!(p.over(2, ms(2000 + 340)));
+    // A message of any kind restarts the silence.
+    p.heard(2, ms(2340));
+    assert!(!p.over(2, ms(2400)));
+}
+
+#[test]
+fn irregular_arrivals_widen_the_distribution() {
+    let ms = Duration::from_millis;
+    let mut steady = Phi::new(params(), [2], ms(0));
+    let mut lossy = Phi::new(params(), [2], ms(0));
+    let mut t = 0;
+    for i in 0..40 {
+        t += 100;
+        steady.beat(2, ms(t));
+        // Every third beat lost: gaps of 200 ms among the 100s.
+        if i % 3 != 0 {
+            lossy.beat(2, ms(t));
+        }
+    }
+    lossy.beat(2, ms(t));
+    let silence = ms(t + 340);
+    assert!(steady.over(2, silence));
+    assert!(!lossy.over(2, silence), "a lossy link earns a longer allowance");
+}
+
+/// Phi hosted by the leadership wrapper, in the simulator.
+pub(crate) mod hosted {
+    use crate::algo::election::chang_roberts::ChangRoberts;
+    use crate::algo::election::Leadership;
+    use crate::algo::{Event, NodeId};
+    use crate::sim::{ring, NetConfig, Sim};
+    use crate::trace::Record;
+    use std::time::Duration;
+
+    type Cr = Leadership<ChangRoberts>;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    pub(crate) fn sim(detector: &str, n: u64, net: NetConfig) -> Sim<Cr> {
+        let ids: Vec<NodeId> = (1..=n).collect();
+        let mut setups = ring(&ids, &[1]);
+        for s in &mut setups {
+            s.opts.insert("detector".into(), detector.into());
+        }
+        Sim::new(net, setups, Cr::new)
+    }
+
+    fn suspicions(s: &Sim<Cr>, after: Duration) -> Vec<&Record> {
+        let from = after.as_micros() as u64;
+        s.events("suspect").into_iter().filter(|r| r.t >= from).collect()
+    }
+
+    #[test]
+    fn a_crashed_leader_is_suspected_by_phi_and_replaced() {
+        let mut s = sim("phi", 5, NetConfig::default());
+        s.run_for(ms(2000));
+        assert!(suspicions(&s, ms(0)).is_empty(), "no suspicion while all run");
+        assert!(s.sent("BEAT") > 0);
+        assert_eq!(s.node(1).belief().1, Some(5));
+        s.crash(5);
+        let crashed = s.now();
+        s.run_for(ms(1000));
+        let sus = suspicions(&s, crashed);
+        for by in 1..=4 {
+            let r = sus
+                .iter()
+                .find(|r| r.node == Some(by) && matches!(r.event, Event::Suspect { target: 5, .. }))
+                .unwrap_or_else(|| panic!("node {by} never suspected 5"));
+            let Event::Suspect { phi, ref cause, .. } = r.event else {
+                unreachable!()
+            };
+            assert_eq!(cause, "phi");
+            assert!(phi.is_some_and(|p| p >= 8.0), "phi {phi:?} is over the threshold");
+            assert!(r.t - crashed.as_micros() as u64 <= 600_000, "within 600 ms");
+        }
+        assert!(s.live().iter().all(|&i| s.node(i).belief().1 == Some(4)));
+    }
+
+    #[test]
+    fn a_paused_node_is_suspected_then_unsuspected_when_it_runs_again() {
+        let mut s = sim("phi", 5, NetConfig::default());
+        s.run_for(ms(1500));
+        s.pause(3);
+        s.run_for(ms(1000));
+        for by in [1, 2, 4, 5] {
+            assert!(s.node(by).liveness().is_suspected(3), "node {by} suspects 3");
+            let phi = s.node(by).liveness().phis(s.now());
+            assert!(phi.iter().any(|&(n, p)| n == 3 && p >= 8.0));
+            assert!(
+                phi.iter().all(|&(n, p)| n == 3 || p < 1.0),
+                "the others are fine: {phi:?}"
+            );
+        }
+        s.resume(3);
+        s.run_for(ms(300));
+        for by in [1, 2, 4, 5] {
+            assert!(!s.node(by).liveness().is_suspected(3), "node {by} withdrew it");
+        }
+        assert_eq!(s.events("unsuspect").len(), 4);
+    }
+
+    #[test]
+    fn a_node_that_was_itself_stopped_accuses_nobody() {
+        let mut s = sim("phi", 5, NetConfig::default());
+        s.run_for(ms(1500));
+        s.pause(2);
+        s.run_for(ms(2000));
+        let resumed = s.now();
+        s.resume(2);
+        s.run_for(ms(1000));
+        let own: Vec<_> = suspicions(&s, resumed)
+            .into_iter()
+            .filter(|r| r.node == Some(2))
+            .collect();
+        assert!(own.is_empty(), "node 2 slept through the silence: {own:?}");
+        assert!(s.ids().iter().all(|&i| !s.node(i).liveness().is_suspected(2)));
+    }
+
+    /// A run of 20 s of `detector` on 6 nodes with 10% loss and 1..40 ms of delay, nobody failing.
+    pub(crate) fn lossy_run(detector: &str, seed: u64) -> Sim<Cr> {
+        let net = NetConfig {
+            seed,
+            min_delay: ms(1),
+            max_delay: ms(40),
+            drop: 0.1,
+            duplicate: 0.0,
+        };
+        let mut s = sim(detector, 6, net);
+        s.run_for(ms(20_000));
+        s
+    }
+
+    /// False suspicions of running nodes over [`lossy_run`].
+    pub(crate) fn false_suspicions(detector: &str, seed: u64) -> usize {
+        lossy_run(detector, seed).events("suspect").len()
+    }
+
+    #[test]
+    fn under_loss_and_jitter_phi_is_wrong_far_less_often_than_a_fixed_timeout() {
+        let (fixed, phi): (usize, usize) = (1..=3)
+            .map(|seed| (false_suspicions("fixed", seed), false_suspicions("phi", seed)))
+            .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+        assert!(fixed > 0, "the fixed timeout is fooled by 10% loss and 40 ms of jitter");
+        assert!(phi * 5 <= fixed, "phi {phi} against fixed {fixed}");
+    }
+}

@@ -1,0 +1,576 @@
+//! SWIM (Das, Gupta, Motivala 2002) with Lifeguard (Dadgar, Phillips, Currey 2018), after
+//! HashiCorp memberlist (state.go, suspicion.go, awareness.go):
+//!
+//! - each period this node pings one member, round robin over a shuffled list (reshuffled at
+//!   each lap); no ACK within the probe timeout: it asks `swim_k` others to ping it
+//!   (PING-REQ), and they relay its ACK, or a NACK when it does not answer them either.
+//! - no ACK, direct or relayed, by the end of the period: the member is suspected (not dead),
+//!   and the suspicion is gossiped, piggybacked on every PING, PING-REQ and ACK.
+//! - a suspected node that hears of it refutes it with a higher incarnation number (ALIVE
+//!   gossip), which withdraws the suspicion everywhere it reaches; a node pinging a suspect or
+//!   dead member piggybacks that member's own suspicion, so that it learns and can refute.
+//! - a suspicion not refuted within the suspicion timeout is confirmed: the member is
+//!   declared dead (DEAD gossip). The timeout starts at its maximum and shrinks as independent
+//!   suspicions of the same incarnation arrive (memberlist's log formula), to its minimum of
+//!   `swim_suspicion_mult * log10(members) * period` once `swim_suspicion_mult - 2` have.
+//! - Lifeguard's local health multiplier (LHM, 0..8): a probe that failed without the NACKs
+//!   that would show the network was at fault raises it by the missing NACKs, a probe
+//!   answered lowers it by one, refuting a suspicion of itself raises it by one, and a stall of
+//!   this node's own loop (SIGSTOP, starved of CPU) sets it to its maximum. The probe period
+//!   and timeout are stretched by (LHM + 1), so a node that was itself slow gives the others
+//!   more time instead of accusing them.
+//! - a stall of this node also forgets its probes in flight and starts every suspicion's
+//!   clock again: the silence it slept through is no evidence.
+//!
+//! Host mapping: suspect and dead members are what [`Liveness::is_suspected`] reports, so the
+//! host carries on without them; an ALIVE with a higher incarnation withdraws them
+//! (`unsuspect`). Messages from a suspect do not (SWIM trusts incarnations, not traffic).
+//!
+//! [`Liveness::is_suspected`]: super::Liveness::is_suspected
+
+use super::config::SwimParams;
+use super::Silence;
+use crate::algo::{Context, Event, NodeId};
+use crate::rng::Rng;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+/// Gossip about one member, piggybacked on SWIM's messages.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Rumour {
+    /// `node` is alive at `inc` (a refutation when `inc` is higher than the one suspected).
+    Alive {
+        /// Whom.
+        node: NodeId,
+        /// Its incarnation.
+        inc: u64,
+    },
+    /// `from` suspects `node` at `inc`.
+    Suspect {
+        /// Whom.
+        node: NodeId,
+        /// Its incarnation.
+        inc: u64,
+        /// Who suspects it.
+        from: NodeId,
+    },
+    /// `from` declared `node` dead at `inc`.
+    Dead {
+        /// Whom.
+        node: NodeId,
+        /// Its incarnation.
+        inc: u64,
+        /// Who declared it.
+        from: NodeId,
+    },
+}
+
+impl Rumour {
+    /// The member it is about.
+    pub fn node(&self) -> NodeId {
+        match *self {
+            Rumour::Alive { node, .. } | Rumour::Suspect { node, .. } | Rumour::Dead { node, .. } => node,
+        }
+    }
+}
+
+/// What this node believes of a member.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum State {
+    /// Alive.
+    Alive,
+    /// Suspected since `since` (restarted by a stall of this node), by these members.
+    Suspect {
+        /// When the suspicion began (or this node last woke).
+        since: Duration,
+        /// When it truly began (for the trace).
+        began: Duration,
+        /// The members that suspect it (this node included when it does).
+        confirmers: BTreeSet<NodeId>,
+    },
+    /// Declared dead.
+    Dead,
+}
+
+#[derive(Debug, Clone)]
+struct Member {
+    inc: u64,
+    state: State,
+}
+
+#[derive(Debug, Clone)]
+struct Probe {
+    seq: u64,
+    target: NodeId,
+    acked: bool,
+    nacks: usize,
+    expected: usize,
+}
+
+/// A SWIM node's view of its members.
+#[derive(Debug, Clone)]
+pub struct Swim {
+    /// The parameters.
+    pub params: SwimParams,
+    me: NodeId,
+    /// Members it may reach, in probe order.
+    order: Vec<NodeId>,
+    next: usize,
+    /// This node's incarnation.
+    pub inc: u64,
+    members: BTreeMap<NodeId, Member>,
+    /// Rumours and how many times each was sent.
+    rumours: Vec<(Rumour, u32)>,
+    seq: u64,
+    probe: Option<Probe>,
+    /// PING-REQs being relayed: this node's ping seq -> (requester, its seq).
+    relays: BTreeMap<u64, (NodeId, u64)>,
+    /// Lifeguard's local health multiplier.
+    pub lhm: u32,
+    /// Members counted for the suspicion timeout (this node included).
+    n: usize,
+}
+
+/// The detector's messages that SWIM sends (wrapped in [`LiveMsg`](super::LiveMsg)).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SwimMsg {
+    /// Are you there?
+    Ping {
+        /// The prober's sequence number.
+        seq: u64,
+        /// Gossip.
+        rumours: Vec<Rumour>,
+    },
+    /// Please ping `target` for me.
+    PingReq {
+        /// The requester's sequence number.
+        seq: u64,
+        /// Whom to ping.
+        target: NodeId,
+        /// Gossip.
+        rumours: Vec<Rumour>,
+    },
+    /// Answer to PING `seq` (relayed: to the requester's `seq`).
+    Ack {
+        /// The sequence number answered.
+        seq: u64,
+        /// Gossip.
+        rumours: Vec<Rumour>,
+    },
+    /// The relay got no answer from the target of PING-REQ `seq`.
+    Nack {
+        /// The requester's sequence number.
+        seq: u64,
+    },
+}
+
+/// SWIM's timers (wrapped in [`LiveTimer`](super::LiveTimer)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SwimTimer {
+    /// The direct probe `seq` went unanswered for the probe timeout.
+    ProbeTimeout(u64),
+    /// A relayed ping `seq` went unanswered.
+    Relay(u64),
+    /// Time to look at the suspicion of this member.
+    Suspicion(NodeId),
+}
+
+/// What SWIM asks its host to do (send, set a timer, record, or change a suspicion).
+pub type SwimCx<'a> = Context<'a, SwimMsg, SwimTimer>;
+
+/// Rumours piggybacked on one message, at most.
+const PIGGYBACK: usize = 6;
+/// Each rumour is sent this many times log10(members + 1), rounded up (memberlist's
+/// RetransmitMult for LAN).
+const RETRANSMIT_MULT: u32 = 4;
+
+/// The suspicion timeout after `confirmations` of `k` expected, between `min` and `max`
+/// (memberlist's `remainingSuspicionTime` before subtracting the time elapsed).
+pub fn suspicion_timeout(confirmations: usize, k: usize, min: Duration, max: Duration) -> Duration {
+    if k == 0 {
+        return min;
+    }
+    let frac = ((confirmations as f64) + 1.0).ln() / ((k as f64) + 1.0).ln();
+    let raw = max.as_secs_f64() - frac * (max.as_secs_f64() - min.as_secs_f64());
+    Duration::from_millis((raw * 1000.0).floor().max(0.0) as u64).max(min)
+}
+
+impl Swim {
+    /// SWIM for `me` over `peers` (the members it may reach), out of `n` members in all.
+    pub fn new(params: SwimParams, me: NodeId, peers: impl IntoIterator<Item = NodeId>, n: usize) -> Self {
+        let order: Vec<NodeId> = peers.into_iter().filter(|&p| p != me).collect();
+        let members = order
+            .iter()
+            .map(|&p| {
+                (
+                    p,
+                    Member {
+                        inc: 0,
+                        state: State::Alive,
+                    },
+                )
+            })
+            .collect();
+        Swim {
+            params,
+            me,
+            order,
+            next: usize::MAX,
+            inc: 0,
+            members,
+            rumours: Vec::new(),
+            seq: 0,
+            probe: None,
+            relays: BTreeMap::new(),
+            lhm: 0,
+            n: n.max(1),
+        }
+    }
+
+    /// Whether `node` is one of the members this node probes.
+    pub fn knows(&self, node: NodeId) -> bool {
+        self.members.contains_key(&node)
+    }
+
+    /// What this node believes of `node`.
+    pub fn state(&self, node: NodeId) -> Option<&State> {
+        self.members.get(&node).map(|m| &m.state)
+    }
+
+    /// The shortest and longest suspicion timeouts, and the confirmations expected.
+    pub fn suspicion_bounds(&self) -> (Duration, Duration, usize) {
+        let p = &self.params;
+        let scale = (self.n as f64).log10().max(1.0);
+        let min = p.period.mul_f64(p.suspicion_mult as f64 * scale);
+        let max = min * p.suspicion_max_mult;
+        let k = (p.suspicion_mult as usize).saturating_sub(2);
+        let k = if self.n.saturating_sub(2) < k { 0 } else { k };
+        (min, max, k)
+    }
+
+    /// The probe period, stretched by the local health multiplier.
+    pub fn period(&self) -> Duration {
+        self.params.period * (self.lhm + 1)
+    }
+
+    fn probe_timeout(&self) -> Duration {
+        self.params.probe_timeout * (self.lhm + 1)
+    }
+
+    fn lhm_add(&mut self, d: i64) {
+        self.lhm = (self.lhm as i64 + d).clamp(0, self.params.max_lhm as i64) as u32;
+    }
+
+    /// This node's own loop stalled: forget the probes in flight, start every suspicion's
+    /// clock again, and stretch its timeouts to the most.
+    pub fn stalled(&mut self, now: Duration) {
+        self.probe = None;
+        self.relays.clear();
+        self.lhm = self.params.max_lhm;
+        for m in self.members.values_mut() {
+            if let State::Suspect { since, .. } = &mut m.state {
+                *since = now;
+            }
+        }
+    }
+
+    /// Rumours to piggyback, the least sent first; those sent enough times are dropped.
+    fn gossip(&mut self, about: Option<NodeId>) -> Vec<Rumour> {
+        let limit = RETRANSMIT_MULT * ((self.n as f64 + 1.0).log10().ceil() as u32).max(1);
+        self.rumours.sort_by_key(|r| r.1);
+        let mut out: Vec<Rumour> = Vec::new();
+        // The target of a probe hears its own suspicion, so that it can refute it.
+        if let Some(m) = about.and_then(|a| self.members.get(&a).map(|m| (a, m))) {
+            match m.1.state {
+                State::Suspect { .. } => out.push(Rumour::Suspect {
+                    node: m.0,
+                    inc: m.1.inc,
+                    from: self.me,
+                }),
+                State::Dead => out.push(Rumour::Dead {
+                    node: m.0,
+                    inc: m.1.inc,
+                    from: self.me,
+                }),
+                State::Alive => {}
+            }
+        }
+        for r in self.rumours.iter_mut() {
+            if out.len() >= PIGGYBACK {
+                break;
+            }
+            if !out.contains(&r.0) {
+                out.push(r.0);
+                r.1 += 1;
+            }
+        }
+        self.rumours.retain(|r| r.1 < limit);
+        out
+    }
+
+    fn spread(&mut self, r: Rumour) {
+        self.rumours.retain(|(o, _)| o.node() != r.node());
+        self.rumours.push((r, 0));
+    }
+
+    /// The probe period: judges the last probe, then pings the next member.
+    pub fn on_period(&mut self, cx: &mut SwimCx<'_>, silence: &mut Silence) {
+        if let Some(p) = self.probe.take() {
+            if !p.acked {
+                let missing = if p.expected > 0 {
+                    p.expected.saturating_sub(p.nacks) as i64
+                } else {
+                    1
+                };
+                let alive = matches!(self.state(p.target), Some(State::Alive));
+                if alive {
+                    self.lhm_add(missing);
+                    self.suspect(cx, silence, p.target, None);
+                }
+            }
+        }
+        let Some(target) = self.next_target(cx.rng) else {
+            return;
+        };
+        self.seq += 1;
+        let seq = self.seq;
+        self.probe = Some(Probe {
+            seq,
+            target,
+            acked: false,
+            nacks: 0,
+            expected: 0,
+        });
+        let rumours = self.gossip(Some(target));
+        cx.send(target, SwimMsg::Ping { seq, rumours });
+        cx.set_timer(SwimTimer::ProbeTimeout(seq), self.probe_timeout());
+    }
+
+    fn next_target(&mut self, rng: &mut Rng) -> Option<NodeId> {
+        if self.order.is_empty() {
+            return None;
+        }
+        if self.next >= self.order.len() {
+            // Fisher-Yates: a fresh lap in a fresh order.
+            for i in (1..self.order.len()).rev() {
+                let j = rng.range(0, i as u64 + 1) as usize;
+                self.order.swap(i, j);
+            }
+            self.next = 0;
+        }
+        let t = self.order[self.next];
+        self.next += 1;
+        Some(t)
+    }
+
+    /// A SWIM timer.
+    pub fn on_timer(&mut self, cx: &mut SwimCx<'_>, t: SwimTimer) {
+        match t {
+            SwimTimer::ProbeTimeout(seq) => {
+                let Some(p) = self.probe.as_ref().filter(|p| p.seq == seq && !p.acked) else {
+                    return;
+                };
+                let target = p.target;
+                let mut helpers: Vec<NodeId> = self
+                    .members
+                    .iter()
+                    .filter(|(&n, m)| n != target && m.state == State::Alive)
+                    .map(|(&n, _)| n)
+                    .collect();
+                let mut chosen = Vec::new();
+                while chosen.len() < self.params.k && !helpers.is_empty() {
+                    let i = cx.rng.range(0, helpers.len() as u64) as usize;
+                    chosen.push(helpers.swap_remove(i));
+                }
+                if let Some(p) = self.probe.as_mut() {
+                    p.expected = chosen.len();
+                }
+                for h in chosen {
+                    let rumours = self.gossip(None);
+                    cx.send(h, SwimMsg::PingReq { seq, target, rumours });
+                }
+            }
+            SwimTimer::Relay(seq) => {
+                if let Some((to, their)) = self.relays.remove(&seq) {
+                    cx.send(to, SwimMsg::Nack { seq: their });
+                }
+            }
+            SwimTimer::Suspicion(node) => self.judge(cx, node),
+        }
+    }
+
+    /// The suspicion of `node` may have run its time: confirm it, or look again when it will.
+    fn judge(&mut self, cx: &mut SwimCx<'_>, node: NodeId) {
+        let (min, max, k) = self.suspicion_bounds();
+        let Some(m) = self.members.get_mut(&node) else {
+            return;
+        };
+        let State::Suspect {
+            since,
+            began,
+            confirmers,
+        } = &m.state
+        else {
+            return;
+        };
+        // This node's own suspicion is not a confirmation.
+        let others = confirmers.iter().filter(|&&c| c != self.me).count();
+        let timeout = suspicion_timeout(others, k, min, max);
+        let due = *since + timeout;
+        if cx.now < due {
+            cx.set_timer(SwimTimer::Suspicion(node), due - cx.now);
+            return;
+        }
+        cx.record(Event::Confirm {
+            target: node,
+            incarnation: m.inc,
+            confirmations: others as u64,
+            suspected_ms: cx.now.saturating_sub(*began).as_millis() as u64,
+        });
+        let inc = m.inc;
+        m.state = State::Dead;
+        self.spread(Rumour::Dead {
+            node,
+            inc,
+            from: self.me,
+        });
+    }
+
+    /// Suspects `node` (at `inc`, or its known incarnation), by this node (`by` None) or on
+    /// the word of another member.
+    fn suspect(&mut self, cx: &mut SwimCx<'_>, silence: &mut Silence, node: NodeId, by: Option<(NodeId, u64)>) {
+        let me = self.me;
+        let (min, max, k) = self.suspicion_bounds();
+        let Some(m) = self.members.get_mut(&node) else {
+            return;
+        };
+        let (from, inc) = by.unwrap_or((me, m.inc));
+        if inc < m.inc || m.state == State::Dead {
+            return;
+        }
+        if let State::Suspect { confirmers, since, .. } = &mut m.state {
+            if inc == m.inc {
+                if confirmers.insert(from) {
+                    // A new, independent confirmation shortens the timeout: look again.
+                    let others = confirmers.iter().filter(|&&c| c != me).count();
+                    let due = *since + suspicion_timeout(others, k, min, max);
+                    cx.set_timer(SwimTimer::Suspicion(node), due.saturating_sub(cx.now));
+                    self.spread(Rumour::Suspect { node, inc, from });
+                }
+                return;
+            }
+        }
+        m.inc = inc;
+        m.state = State::Suspect {
+            since: cx.now,
+            began: cx.now,
+            confirmers: [from].into_iter().collect(),
+        };
+        let cause = if from == me { "swim" } else { "gossip" };
+        if let Some(ev) = silence.suspect_as(node, cx.now, self.params.period, cause, None, Some(inc)) {
+            cx.record(ev);
+        }
+        let others = usize::from(from != me);
+        cx.set_timer(SwimTimer::Suspicion(node), suspicion_timeout(others, k, min, max));
+        self.spread(Rumour::Suspect { node, inc, from });
+    }
+
+    /// Someone believes this node suspect or dead at `inc`: refute with a higher incarnation.
+    fn refute(&mut self, cx: &mut SwimCx<'_>, inc: u64) {
+        if inc < self.inc {
+            return;
+        }
+        let refuted_by = inc + 1;
+        cx.record(Event::Refute {
+            incarnation: inc,
+            refuted_by,
+        });
+        self.inc = refuted_by;
+        self.lhm_add(1);
+        self.spread(Rumour::Alive {
+            node: self.me,
+            inc: refuted_by,
+        });
+    }
+
+    /// Takes in gossip.
+    fn hear(&mut self, cx: &mut SwimCx<'_>, silence: &mut Silence, rumours: &[Rumour]) {
+        for &r in rumours {
+            match r {
+                Rumour::Suspect { node, inc, .. } | Rumour::Dead { node, inc, .. } if node == self.me => {
+                    self.refute(cx, inc)
+                }
+                Rumour::Alive { node, .. } if node == self.me => {}
+                Rumour::Alive { node, inc } => {
+                    let Some(m) = self.members.get_mut(&node) else {
+                        continue;
+                    };
+                    // Only a higher incarnation refutes (or is news).
+                    if inc <= m.inc {
+                        continue;
+                    }
+                    m.inc = inc;
+                    m.state = State::Alive;
+                    if let Some(ev) = silence.forget(node) {
+                        cx.record(ev);
+                    }
+                    cx.cancel_timer(SwimTimer::Suspicion(node));
+                    self.spread(r);
+                }
+                Rumour::Suspect { node, inc, from } => self.suspect(cx, silence, node, Some((from, inc))),
+                Rumour::Dead { node, inc, .. } => {
+                    let Some(m) = self.members.get_mut(&node) else {
+                        continue;
+                    };
+                    if inc < m.inc || m.state == State::Dead {
+                        continue;
+                    }
+                    m.inc = inc;
+                    m.state = State::Dead;
+                    if let Some(ev) = silence.suspect_as(node, cx.now, self.params.period, "gossip", None, Some(inc)) {
+                        cx.record(ev);
+                    }
+                    cx.cancel_timer(SwimTimer::Suspicion(node));
+                    self.spread(r);
+                }
+            }
+        }
+    }
+
+    /// A SWIM message from `from`.
+    pub fn on_msg(&mut self, cx: &mut SwimCx<'_>, silence: &mut Silence, from: NodeId, msg: &SwimMsg) {
+        match msg {
+            SwimMsg::Ping { seq, rumours } => {
+                self.hear(cx, silence, rumours);
+                let rumours = self.gossip(None);
+                cx.send(from, SwimMsg::Ack { seq: *seq, rumours });
+            }
+            SwimMsg::PingReq { seq, target, rumours } => {
+                self.hear(cx, silence, rumours);
+                self.seq += 1;
+                let mine = self.seq;
+                self.relays.insert(mine, (from, *seq));
+                let rumours = self.gossip(Some(*target));
+                cx.send(*target, SwimMsg::Ping { seq: mine, rumours });
+                cx.set_timer(SwimTimer::Relay(mine), self.probe_timeout());
+            }
+            SwimMsg::Ack { seq, rumours } => {
+                self.hear(cx, silence, rumours);
+                if let Some((to, their)) = self.relays.remove(seq) {
+                    cx.cancel_timer(SwimTimer::Relay(*seq));
+                    let rumours = self.gossip(None);
+                    cx.send(to, SwimMsg::Ack { seq: their, rumours });
+                } else if let Some(p) = self.probe.as_mut().filter(|p| p.seq == *seq && !p.acked) {
+                    p.acked = true;
+                    self.lhm_add(-1);
+                }
+            }
+            SwimMsg::Nack { seq } => {
+                if let Some(p) = self.probe.as_mut().filter(|p| p.seq == *seq) {
+                    p.nacks += 1;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,210 @@
+//! SWIM with Lifeguard, hosted by the leadership wrapper in the simulator: suspicion and
+//! refutation, incarnations, indirect probes, the observer's own stall, and the suspicion
+//! timeout shrinking with confirmations.
+
+use super::swim::{suspicion_timeout, State};
+use crate::algo::election::chang_roberts::ChangRoberts;
+use crate::algo::election::Leadership;
+use crate::algo::{Event, NodeId};
+use crate::sim::{ring, NetConfig, Sim};
+use crate::trace::Record;
+use std::time::Duration;
+
+type Cr = Leadership<ChangRoberts>;
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+fn sim(n: u64) -> Sim<Cr> {
+    let ids: Vec<NodeId> = (1..=n).collect();
+    let mut setups = ring(&ids, &[1]);
+    for s in &mut setups {
+        s.opts.insert("detector".into(), "swim".into());
+    }
+    Sim::new(NetConfig::default(), setups, Cr::new)
+}
+
+fn since<'a>(s: &'a Sim<Cr>, kind: &str, after: Duration) -> Vec<&'a Record> {
+    let from = after.as_micros() as u64;
+    s.events(kind).into_iter().filter(|r| r.t >= from).collect()
+}
+
+#[test]
+fn the_suspicion_timeout_shrinks_with_confirmations_as_memberlist_computes_it() {
+    let (min, max) = (ms(270), ms(1080));
+    // k = 0 expected: the minimum at once.
+    assert_eq!(suspicion_timeout(0, 0, min, max), min);
+    // k = 1: none yet is the maximum; one is the minimum.
+    assert_eq!(suspicion_timeout(0, 1, min, max), max);
+    assert_eq!(suspicion_timeout(1, 1, min, max), min);
+    // k = 3: frac = ln 2 / ln 4 = 0.5 -> 1080 - 0.5 * 810 = 675; ln 3 / ln 4 = 0.7925 -> 438.
+    assert_eq!(suspicion_timeout(1, 3, min, max), ms(675));
+    assert_eq!(suspicion_timeout(2, 3, min, max), ms(438));
+    assert_eq!(suspicion_timeout(3, 3, min, max), min);
+    assert_eq!(suspicion_timeout(9, 3, min, max), min, "never below the minimum");
+}
+
+#[test]
+fn a_crashed_node_is_suspected_gossiped_and_confirmed_dead() {
+    let mut s = sim(6);
+    s.run_for(ms(2000));
+    assert!(s.events("suspect").is_empty(), "no suspicion while all run");
+    assert!(s.sent("PING") > 0 && s.sent("SWIM_ACK") > 0);
+    s.crash(3);
+    let crashed = s.now();
+    s.run_for(ms(3000));
+    let sus = since(&s, "suspect", crashed);
+    assert!(sus.iter().all(|r| matches!(r.event, Event::Suspect { target: 3, .. })));
+    for by in [1, 2, 4, 5, 6] {
+        let first = sus
+            .iter()
+            .find(|r| r.node == Some(by))
+            .expect("every member suspects 3");
+        assert!(
+            first.t - crashed.as_micros() as u64 <= 1_000_000,
+            "node {by} within 1 s"
+        );
+        assert_eq!(s.node(by).liveness().swim().unwrap().state(3), Some(&State::Dead));
+    }
+    // Some suspected it first hand, the others by gossip.
+    assert!(sus
+        .iter()
+        .any(|r| matches!(&r.event, Event::Suspect { cause, incarnation: Some(0), .. } if cause == "swim")));
+    assert!(sus
+        .iter()
+        .any(|r| matches!(&r.event, Event::Suspect { cause, .. } if cause == "gossip")));
+    let confirms = since(&s, "confirm", crashed);
+    assert!(!confirms.is_empty());
+    assert!(confirms
+        .iter()
+        .all(|r| matches!(r.event, Event::Confirm { target: 3, .. })));
+}
+
+#[test]
+fn a_briefly_paused_node_refutes_with_a_higher_incarnation_and_is_never_confirmed() {
+    let mut s = sim(6);
+    s.run_for(ms(2000));
+    s.pause(4);
+    let paused = s.now();
+    // Longer than a probe period and its timeout, shorter than the shortest suspicion timeout.
+    s.run_until(paused + ms(2000), |s| !s.events("suspect").is_empty());
+    assert!(!s.events("suspect").is_empty(), "someone suspects 4");
+    s.run_for(ms(50));
+    s.resume(4);
+    s.run_for(ms(1500));
+    assert!(
+        s.events("confirm").is_empty(),
+        "paused less than the suspicion timeout: never confirmed"
+    );
+    let refutes = s.events("refute");
+    assert!(refutes.iter().all(|r| r.node == Some(4)));
+    assert!(refutes.iter().any(|r| matches!(
+        r.event,
+        Event::Refute {
+            incarnation: 0,
+            refuted_by: 1
+        }
+    )));
+    assert_eq!(s.node(4).liveness().swim().unwrap().inc, 1);
+    for by in [1, 2, 3, 5, 6] {
+        assert!(!s.node(by).liveness().is_suspected(4), "node {by} took the refutation");
+    }
+    assert!(s
+        .events("unsuspect")
+        .iter()
+        .all(|r| matches!(r.event, Event::Unsuspect { target: 4 })));
+}
+
+#[test]
+fn a_node_cut_off_from_one_member_is_reached_through_indirect_probes() {
+    let mut s = sim(5);
+    s.run_for(ms(500));
+    s.partition(&[1], &[3]);
+    s.run_for(ms(4000));
+    assert!(s.sent("PING_REQ") > 0, "1 asked others to ping 3");
+    let wrong: Vec<_> = s
+        .events("suspect")
+        .into_iter()
+        .filter(|r| matches!(r.event, Event::Suspect { target: 1 | 3, .. }))
+        .collect();
+    assert!(wrong.is_empty(), "the others vouch for 1 and 3: {wrong:?}");
+}
+
+#[test]
+fn a_node_resumed_from_a_long_pause_accuses_nobody_and_refutes_what_it_missed() {
+    let mut s = sim(6);
+    s.run_for(ms(2000));
+    s.pause(2);
+    s.run_for(ms(3000));
+    let resumed = s.now();
+    s.resume(2);
+    s.run_for(ms(10));
+    // Its own stall set the multiplier to 8; the one probe answered since takes off one.
+    let lhm = s.node(2).liveness().swim().unwrap().lhm;
+    assert!(lhm >= 7, "its own stall stretches its timeouts to the most: {lhm}");
+    s.run_for(ms(3000));
+    let own: Vec<_> = since(&s, "suspect", resumed)
+        .into_iter()
+        .filter(|r| r.node == Some(2))
+        .collect();
+    assert!(own.is_empty(), "node 2 accuses nobody: {own:?}");
+    // It was declared dead meanwhile, and comes back with a higher incarnation.
+    assert!(!s.events("confirm").is_empty());
+    assert!(s.events("refute").iter().any(|r| r.node == Some(2)));
+    for by in [1, 3, 4, 5, 6] {
+        assert!(!s.node(by).liveness().is_suspected(2), "node {by} has 2 back");
+    }
+}
+
+#[test]
+fn confirmations_from_other_members_shorten_the_suspicion() {
+    // Eight members, swim_suspicion_mult=4: two confirmations expected; a crash is confirmed
+    // sooner than the longest timeout once others suspect it too.
+    let ids: Vec<NodeId> = (1..=8).collect();
+    let mut setups = ring(&ids, &[1]);
+    for s in &mut setups {
+        s.opts.insert("detector".into(), "swim".into());
+        s.opts.insert("swim_suspicion_mult".into(), "4".into());
+    }
+    let mut s = Sim::new(NetConfig::default(), setups, Cr::new);
+    s.run_for(ms(2000));
+    let (min, max, k) = s.node(1).liveness().swim().unwrap().suspicion_bounds();
+    assert_eq!(k, 2);
+    s.crash(5);
+    s.run_for(ms(4000));
+    let confirms = s.events("confirm");
+    let first = confirms.first().expect("confirmed");
+    let Event::Confirm {
+        confirmations,
+        suspected_ms,
+        ..
+    } = first.event
+    else {
+        unreachable!()
+    };
+    assert!(confirmations >= 1);
+    assert!(
+        suspected_ms < max.as_millis() as u64,
+        "{suspected_ms} ms: shortened from {max:?} (min {min:?})"
+    );
+}
+
+#[test]
+fn under_loss_and_jitter_swim_confirms_nobody_and_suspects_first_hand_less_than_a_fixed_timeout() {
+    use super::phi_tests::hosted::{false_suspicions, lossy_run};
+    let (mut fixed, mut first_hand, mut confirms) = (0, 0, 0);
+    for seed in 1..=3 {
+        fixed += false_suspicions("fixed", seed);
+        let s = lossy_run("swim", seed);
+        let sus = s.events("suspect");
+        first_hand += sus
+            .iter()
+            .filter(|r| matches!(&r.event, Event::Suspect { cause, .. } if cause == "swim"))
+            .count();
+        confirms += s.events("confirm").len();
+    }
+    assert!(fixed > 0, "the fixed timeout is fooled by 10% loss and 40 ms of jitter");
+    assert_eq!(confirms, 0, "nobody running is declared dead");
+    assert!(first_hand < fixed, "swim {first_hand} against fixed {fixed}");
+}
