@@ -24,14 +24,21 @@ pub fn encode_line(rec: &Record, out: &mut Vec<u8>) {
     }
     if let Some(vc) = &rec.vc {
         out.extend_from_slice(b",\"vc\":{");
+        // Most of a line's bytes at n = 64: each entry is made on the stack and appended once.
+        out.reserve(vc.pairs().len() * ENTRY_MAX);
         for (i, &(k, c)) in vc.pairs().iter().enumerate() {
+            let mut e = [0u8; ENTRY_MAX];
+            let mut n = 0;
             if i > 0 {
-                out.push(b',');
+                e[0] = b',';
+                n = 1;
             }
-            out.push(b'"');
-            push_u64(out, k);
-            out.extend_from_slice(b"\":");
-            push_u64(out, c);
+            e[n] = b'"';
+            n = put_u64(&mut e, n + 1, k);
+            e[n] = b'"';
+            e[n + 1] = b':';
+            n = put_u64(&mut e, n + 2, c);
+            out.extend_from_slice(&e[..n]);
         }
         out.push(b'}');
     }
@@ -94,19 +101,45 @@ fn message(out: &mut Vec<u8>, ev: &[u8], peer_key: &[u8], peer: u64, msg: &str, 
     out.push(b'}');
 }
 
-/// A decimal number.
-fn push_u64(out: &mut Vec<u8>, mut v: u64) {
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
+/// The longest vector clock entry: `,"<u64>":<u64>`.
+const ENTRY_MAX: usize = 1 + 1 + 20 + 2 + 20;
+
+/// Two-digit pairs "00".."99", so that a number takes half the divisions.
+const DIGITS: &[u8; 200] = b"\
+0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
+
+/// `v` in decimal into `buf` at `at`; returns where it ends.
+fn put_u64(buf: &mut [u8], at: usize, mut v: u64) -> usize {
+    let mut tmp = [0u8; 20];
+    let mut i = tmp.len();
+    while v >= 100 {
+        let d = (v % 100) as usize * 2;
+        v /= 100;
+        i -= 2;
+        tmp[i..i + 2].copy_from_slice(&DIGITS[d..d + 2]);
     }
-    out.extend_from_slice(&buf[i..]);
+    if v >= 10 {
+        let d = v as usize * 2;
+        i -= 2;
+        tmp[i..i + 2].copy_from_slice(&DIGITS[d..d + 2]);
+    } else {
+        i -= 1;
+        tmp[i] = b'0' + v as u8;
+    }
+    let n = tmp.len() - i;
+    buf[at..at + n].copy_from_slice(&tmp[i..]);
+    at + n
+}
+
+/// A decimal number.
+fn push_u64(out: &mut Vec<u8>, v: u64) {
+    let mut buf = [0u8; 20];
+    let n = put_u64(&mut buf, 0, v);
+    out.extend_from_slice(&buf[..n]);
 }
 
 /// A JSON string escaped as serde_json escapes it: `"` and `\`, control characters as `\n`,
@@ -231,6 +264,18 @@ mod tests {
                 encode_line(&r, &mut got);
                 assert_eq!(String::from_utf8(got).unwrap(), String::from_utf8(want).unwrap());
             }
+        }
+    }
+
+    #[test]
+    fn numbers_are_written_as_rust_writes_them() {
+        let mut v = vec![0, 1, 9, 10, 99, 100, 101, 999, 1000, 65_535, u64::MAX, u64::MAX - 1];
+        v.extend((0..64).map(|i| 1u64 << i));
+        v.extend((0..20).map(|i| 10u64.pow(i) - 1));
+        for x in v {
+            let mut out = Vec::new();
+            push_u64(&mut out, x);
+            assert_eq!(String::from_utf8(out).unwrap(), x.to_string());
         }
     }
 
