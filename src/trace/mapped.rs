@@ -51,7 +51,12 @@ impl MappedTrace {
     /// earlier boot left past its last complete line (its window's zeros, a line cut by the
     /// kill) is cut off first: that line's datagrams, if any, had not been sent.
     pub fn append(path: &Path) -> io::Result<Self> {
-        let mut file = OpenOptions::new().create(true).read(true).write(true).open(path)?;
+        let mut file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .open(path)?;
         let end = written_end(&mut file)?;
         if end != file.metadata()?.len() {
             file.set_len(end)?;
