@@ -8,6 +8,32 @@ use std::io::{self, Read, Seek, SeekFrom};
 use std::ops::Range;
 use std::path::PathBuf;
 
+/// Reads at most `left` bytes from where `file` stands, up to the first NUL byte: a running
+/// node writes through a mapping of its file (`MappedTrace`), so past its last line come zeros
+/// its next lines will overwrite. A line holds no NUL byte (JSON escapes it), and the bytes before
+/// the first one are written for good: reading stops there and resumes from there. Read a page at
+/// a time, so that a node that wrote nothing new costs one small read, not its whole window.
+fn read_written(file: &mut File, mut left: u64) -> io::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut piece = 4096u64;
+    while left > 0 {
+        let start = out.len();
+        let want = piece.min(left);
+        (&mut *file).take(want).read_to_end(&mut out)?;
+        let got = (out.len() - start) as u64;
+        if let Some(z) = out[start..].iter().position(|&b| b == 0) {
+            out.truncate(start + z);
+            break;
+        }
+        if got < want {
+            break;
+        }
+        left -= got;
+        piece = (piece * 2).min(1 << 20);
+    }
+    Ok(out)
+}
+
 /// A reader that remembers how far it got in one file, and what it read.
 #[derive(Debug)]
 pub struct Tail {
@@ -76,8 +102,7 @@ impl Tail {
         }
         let before = self.read.records.len();
         file.seek(SeekFrom::Start(self.offset))?;
-        let mut chunk = Vec::with_capacity((len - self.offset) as usize);
-        file.read_to_end(&mut chunk)?;
+        let chunk = read_written(&mut file, len - self.offset)?;
         self.offset += chunk.len() as u64;
         self.partial.extend_from_slice(&chunk);
         let Some(end) = self.partial.iter().rposition(|&b| b == b'\n') else {
@@ -101,6 +126,26 @@ impl Tail {
     /// while writing it), and hands over everything read: the file as a whole read would find it.
     pub fn finish(&mut self) -> io::Result<Jsonl> {
         self.read_new()?;
+        // The writer is gone: what lies past a NUL byte is read too, as a whole reading of
+        // the file reads it (only the zeros at the very end are not lines).
+        if let Ok(mut file) = File::open(&self.path) {
+            if file.metadata()?.len() > self.offset {
+                file.seek(SeekFrom::Start(self.offset))?;
+                let mut rest = Vec::new();
+                file.read_to_end(&mut rest)?;
+                rest.truncate(rest.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1));
+                self.offset += rest.len() as u64;
+                self.partial.extend_from_slice(&rest);
+                if let Some(end) = self.partial.iter().rposition(|&b| b == b'\n') {
+                    let tail = self.partial.split_off(end + 1);
+                    let complete = std::mem::replace(&mut self.partial, tail);
+                    for line in complete[..end].split(|&b| b == b'\n') {
+                        self.lines += 1;
+                        self.read.read_line(&self.name, self.lines, line);
+                    }
+                }
+            }
+        }
         if !self.partial.is_empty() {
             let line = std::mem::take(&mut self.partial);
             self.lines += 1;
@@ -171,6 +216,41 @@ mod tests {
         // The line cut by the kill is not a bad line: the file is marked cut.
         assert_eq!(handed.bad.len(), 2, "{:?}", handed.bad);
         assert!(handed.cut);
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn a_mapped_writers_zeros_are_not_read_and_lines_written_over_them_are() {
+        use crate::trace::{Event, MappedTrace, Record};
+        let (path, mut tail, f) = fresh("tail-mapped");
+        drop(f);
+        let rec = |t: u64| Record {
+            t,
+            node: Some(2),
+            lamport: Some(t),
+            pt: None,
+            vc: None,
+            hlc: None,
+            event: Event::Leader { leader: 2, term: t },
+        };
+        let mut w = MappedTrace::append(&path).unwrap();
+        w.write(&rec(1)).unwrap();
+        assert!(
+            std::fs::metadata(&path).unwrap().len() > w.len(),
+            "zeros follow the line"
+        );
+        assert_eq!(tail.read_new().unwrap().len(), 1);
+        assert!(tail.read_new().unwrap().is_empty(), "the zeros are no line");
+        w.write(&rec(2)).unwrap();
+        w.write_bytes(b"{\"t\":3,").unwrap();
+        assert_eq!(tail.read_new().unwrap().len(), 1, "the line written over the zeros");
+        // Killed: the window's zeros stay in the file.
+        std::mem::forget(w);
+        let handed = tail.finish().unwrap();
+        let whole = crate::trace::read_jsonl_file(&path).unwrap();
+        assert_eq!(handed.records, whole.records);
+        assert_eq!(handed.records.iter().map(|r| r.t).collect::<Vec<_>>(), [1, 2]);
+        assert!(handed.cut && whole.cut && handed.bad.is_empty() && whole.bad.is_empty());
         std::fs::remove_file(&path).unwrap();
     }
 }

@@ -19,7 +19,7 @@ use crate::algo::{Algorithm, Setup};
 use crate::engine::host::{Host, Now};
 use crate::engine::key::Key;
 use crate::error::{failed, usage, write_failed, CliError};
-use crate::trace::{wall_us, Event, JsonlWriter};
+use crate::trace::{wall_us, Event, MappedTrace};
 use mio::unix::SourceFd;
 use mio::{Events, Interest, Poll, Token};
 use std::io;
@@ -195,7 +195,7 @@ struct Process<A: Algorithm> {
     socket: mio::net::UdpSocket,
     poll: Poll,
     signals: SignalSource,
-    trace: Option<JsonlWriter>,
+    trace: Option<MappedTrace>,
     /// The first failed trace write: the node stops with exit status 3 (the launcher's sign
     /// that the run's evidence is cut, a full disk most likely).
     trace_failed: Option<String>,
@@ -241,7 +241,7 @@ impl<A: Algorithm> Process<A> {
                 } else {
                     dir.join(format!("node-{}.jsonl", opts.setup.me))
                 };
-                Some(JsonlWriter::append(&path).map_err(|e| failed(format!("cannot open {}: {e}", path.display())))?)
+                Some(MappedTrace::append(&path).map_err(|e| failed(format!("cannot open {}: {e}", path.display())))?)
             }
             None => None,
         };
@@ -395,6 +395,9 @@ impl<A: Algorithm> Process<A> {
                 self.host.stop(now);
                 self.pump();
                 self.flush_trace();
+                if let Some(Err(e)) = self.trace.as_mut().map(MappedTrace::finish) {
+                    self.trace_failed.get_or_insert(e.to_string());
+                }
                 return match self.trace_failed.take() {
                     Some(e) => Err(write_failed(format!("cannot write the trace: {e}"))),
                     None => Ok(()),
@@ -477,22 +480,29 @@ impl<A: Algorithm> Process<A> {
                 None => log::warn!("state to persist but no log directory: it will not survive a restart"),
             }
         }
-        for out in self.host.take_outbox().collect::<Vec<_>>() {
+        // The records first: written through the mapping they are in the file at once, so a
+        // SIGKILL after a datagram left cannot lose its `send` (docs/trace.md, what a kill loses).
+        for rec in self.host.take_records() {
+            if let Some(w) = &mut self.trace {
+                if let Err(e) = w.write(&rec) {
+                    log::error!("cannot write the trace: {e}");
+                    self.trace_failed.get_or_insert(e.to_string());
+                }
+            }
+            self.human.write(&rec);
+        }
+        if self.trace_failed.is_some() {
+            // The node stops: what it sends now would have no `send` in its trace.
+            self.host.take_outbox().for_each(drop);
+            return;
+        }
+        for out in self.host.take_outbox() {
             let Some(addr) = self.opts.addrs.get(&out.to) else {
                 log::error!("no address for node {}: message not sent", out.to);
                 continue;
             };
             if let Err(e) = self.socket.send_to(&out.bytes, *addr) {
                 log::warn!("send to node {} ({addr}) failed, datagram lost: {e}", out.to);
-            }
-        }
-        for rec in self.host.take_records() {
-            self.human.write(&rec);
-            if let Some(w) = &mut self.trace {
-                if let Err(e) = w.write(&rec) {
-                    log::error!("cannot write the trace: {e}");
-                    self.trace_failed.get_or_insert(e.to_string());
-                }
             }
         }
     }

@@ -1,12 +1,16 @@
 //! The run directory and event schema of `docs/trace.md`: events, writer, reader.
 
+mod encode;
 mod event;
+mod mapped;
 pub mod messages;
 mod parse;
 mod reader;
 pub mod regular;
 mod writer;
 
+pub use encode::encode_line;
 pub use event::{Event, NodeId, Record};
+pub use mapped::MappedTrace;
 pub use reader::{read_jsonl, read_jsonl_file, BadLine, Jsonl, RunDir, RunInfo, RunNode};
 pub use writer::{wall_us, JsonlWriter};

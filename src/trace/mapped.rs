@@ -1,0 +1,331 @@
+//! A node's trace file written through a shared memory mapping: a record is copied into the
+//! file's pages in the page cache, with no system call, and is in the file the moment the copy
+//! ends. A SIGKILL cannot lose it (the pages belong to the kernel, not to the process), so the
+//! runtime writes a hop's records before it sends the hop's datagrams: every datagram a killed
+//! node sent has its `send` record in the file.
+//!
+//! The mapping is a window of the file, allocated ahead (`fallocate`, so that a full disk is an
+//! error at the window's start, never a SIGBUS on a write), first 16 KiB and doubling to 1 MiB:
+//! a quiet node's trace costs it four pages. A clean stop truncates the file to what was
+//! written; a killed node's file ends in zeros up to its window's end, which every reader takes
+//! as the end of the file (a line never holds a NUL byte: JSON escapes it).
+
+use super::encode::encode_line;
+use super::Record;
+use nix::libc;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Seek, SeekFrom};
+use std::os::fd::AsRawFd;
+use std::path::Path;
+
+/// The first window; each next one doubles, up to [`MAX_WINDOW`].
+const FIRST_WINDOW: u64 = 16 << 10;
+/// The largest window: a busy node remaps once a MiB of records.
+const MAX_WINDOW: u64 = 1 << 20;
+/// Window starts are multiples of this (mmap's offset must be page-aligned).
+const PAGE: u64 = 4096;
+/// How far past the written end [`MappedTrace::flush`] faults pages in: two pages, a few
+/// loop turns of a busy node with 64-entry vector clocks.
+const AHEAD: u64 = 2 * PAGE;
+
+/// An appender of JSON lines into a file mapped shared.
+pub struct MappedTrace {
+    file: File,
+    /// The window: file bytes `[map_off, map_off + map_len)`; null before the first record.
+    map: *mut u8,
+    map_off: u64,
+    map_len: u64,
+    /// Where the written lines end in the file.
+    end: u64,
+    /// The window's pages before this file offset are faulted in (see [`MappedTrace::flush`]).
+    touched: u64,
+    next_window: u64,
+    line: Vec<u8>,
+}
+
+// SAFETY: the mapping is owned by this value alone and only touched through `&mut self`.
+unsafe impl Send for MappedTrace {}
+
+impl MappedTrace {
+    /// Opens `path` to append to it (a restarted node continues its own file). What a killed
+    /// earlier boot left past its last complete line (its window's zeros, a line cut by the
+    /// kill) is cut off first: that line's datagrams, if any, had not been sent.
+    pub fn append(path: &Path) -> io::Result<Self> {
+        let mut file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .open(path)?;
+        let end = written_end(&mut file)?;
+        if end != file.metadata()?.len() {
+            file.set_len(end)?;
+        }
+        let mut t = MappedTrace {
+            file,
+            map: std::ptr::null_mut(),
+            map_off: 0,
+            map_len: 0,
+            end,
+            touched: 0,
+            next_window: FIRST_WINDOW,
+            line: Vec::with_capacity(1024),
+        };
+        // Mapped now, so that the first record costs what any other does.
+        t.remap(0)?;
+        Ok(t)
+    }
+
+    /// Writes one record as one line: in the file (the page cache) when this returns.
+    pub fn write(&mut self, rec: &Record) -> io::Result<()> {
+        let mut line = std::mem::take(&mut self.line);
+        line.clear();
+        encode_line(rec, &mut line);
+        let r = self.write_bytes(&line);
+        self.line = line;
+        r
+    }
+
+    /// Appends `bytes` (whole lines) to the file.
+    pub fn write_bytes(&mut self, bytes: &[u8]) -> io::Result<()> {
+        let len = bytes.len() as u64;
+        if self.map.is_null() || self.end + len > self.map_off + self.map_len {
+            self.remap(len)?;
+        }
+        // SAFETY: [end, end + len) lies inside the window (remap made sure), which is mapped
+        // writable and shared over allocated file blocks, and `bytes` is not in the window.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                bytes.as_ptr(),
+                self.map.add((self.end - self.map_off) as usize),
+                bytes.len(),
+            );
+        }
+        self.end += len;
+        self.touched = self.touched.max(self.end);
+        Ok(())
+    }
+
+    /// Maps a new window from the page holding the end, large enough for `need` more bytes.
+    fn remap(&mut self, need: u64) -> io::Result<()> {
+        self.unmap();
+        let off = self.end / PAGE * PAGE;
+        let len = self.next_window.max((self.end - off + need).div_ceil(PAGE) * PAGE);
+        self.next_window = (self.next_window * 2).min(MAX_WINDOW);
+        allocate(&self.file, off, len)?;
+        // SAFETY: a fresh shared mapping of the file's [off, off + len), all allocated above.
+        let p = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len as usize,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                self.file.as_raw_fd(),
+                off as libc::off_t,
+            )
+        };
+        if p == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        self.map = p.cast();
+        self.map_off = off;
+        self.map_len = len;
+        // The page the next line goes to, faulted in writable now rather than mid-hop: the
+        // byte written is the one already there.
+        let at = (self.end - off) as usize;
+        // SAFETY: `at` < len (need fits after it), inside the mapping just made.
+        unsafe {
+            let b = self.map.add(at);
+            std::ptr::write_volatile(b, std::ptr::read_volatile(b));
+        }
+        self.touched = (self.end / PAGE + 1) * PAGE;
+        Ok(())
+    }
+
+    fn unmap(&mut self) {
+        if !self.map.is_null() {
+            // SAFETY: the mapping made by `remap`, not used after this.
+            unsafe { libc::munmap(self.map.cast(), self.map_len as usize) };
+            self.map = std::ptr::null_mut();
+            self.map_len = 0;
+        }
+    }
+
+    /// Nothing to write out (a record is in the file once written): faults in the pages the
+    /// next [`AHEAD`] bytes of lines will go to, so that a first write to a page (a page fault
+    /// and the file system's block bookkeeping: 3-6 us on ext4, most of a hop's trace cost) is
+    /// paid here, after the loop's datagrams have left, instead of between a receive and its send.
+    pub fn flush(&mut self) -> io::Result<()> {
+        let window_end = self.map_off + self.map_len;
+        let want = (self.end + AHEAD).min(window_end);
+        while !self.map.is_null() && self.touched < want {
+            let page = self.touched.div_ceil(PAGE) * PAGE;
+            if page >= window_end {
+                break;
+            }
+            // SAFETY: inside the window; past `end`, where the bytes are the file's zeros and
+            // only this writer writes: the byte written is the one already there.
+            unsafe {
+                let b = self.map.add((page - self.map_off) as usize);
+                std::ptr::write_volatile(b, std::ptr::read_volatile(b));
+            }
+            self.touched = page + PAGE;
+        }
+        Ok(())
+    }
+
+    /// Unmaps the window and cuts the file to the lines written (a clean stop).
+    pub fn finish(&mut self) -> io::Result<()> {
+        self.unmap();
+        if self.file.metadata()?.len() != self.end {
+            self.file.set_len(self.end)?;
+        }
+        Ok(())
+    }
+
+    /// Bytes written to the file so far, the earlier boots' included.
+    pub fn len(&self) -> u64 {
+        self.end
+    }
+
+    /// Whether the file holds no line.
+    pub fn is_empty(&self) -> bool {
+        self.end == 0
+    }
+}
+
+impl Drop for MappedTrace {
+    fn drop(&mut self) {
+        let _ = self.finish();
+    }
+}
+
+/// Makes `[off, off + len)` of `file` allocated blocks (growing the file): a full disk shows
+/// here as ENOSPC, where a write into a hole of a mapping would be a SIGBUS.
+fn allocate(file: &File, off: u64, len: u64) -> io::Result<()> {
+    // SAFETY: plain system call on an open descriptor.
+    let r = unsafe { libc::fallocate(file.as_raw_fd(), 0, off as libc::off_t, len as libc::off_t) };
+    if r == 0 {
+        return Ok(());
+    }
+    let e = io::Error::last_os_error();
+    if e.raw_os_error() == Some(libc::EOPNOTSUPP) {
+        // A file system without fallocate: a sparse extension (a full disk may then SIGBUS).
+        if file.metadata()?.len() < off + len {
+            file.set_len(off + len)?;
+        }
+        return Ok(());
+    }
+    Err(e)
+}
+
+/// Where the complete lines of `file` end: before its trailing zeros (a killed writer's
+/// window) and any line they cut short.
+fn written_end(file: &mut File) -> io::Result<u64> {
+    let mut end = file.metadata()?.len();
+    let mut buf = vec![0u8; 64 << 10];
+    // Back over the zeros, a chunk at a time.
+    let mut tail_line = false;
+    while end > 0 {
+        let from = end.saturating_sub(buf.len() as u64);
+        let chunk = &mut buf[..(end - from) as usize];
+        file.seek(SeekFrom::Start(from))?;
+        file.read_exact(chunk)?;
+        if let Some(i) = chunk.iter().rposition(|&b| b != 0) {
+            if chunk[i] == b'\n' {
+                return Ok(from + i as u64 + 1);
+            }
+            // The last line has no newline: cut off, back to the newline before it.
+            match chunk[..i].iter().rposition(|&b| b == b'\n') {
+                Some(j) => return Ok(from + j as u64 + 1),
+                None => {
+                    tail_line = true;
+                    end = from;
+                    break;
+                }
+            }
+        }
+        end = from;
+    }
+    // A cut line longer than a chunk: back to the previous newline.
+    while tail_line && end > 0 {
+        let from = end.saturating_sub(buf.len() as u64);
+        let chunk = &mut buf[..(end - from) as usize];
+        file.seek(SeekFrom::Start(from))?;
+        file.read_exact(chunk)?;
+        if let Some(j) = chunk.iter().rposition(|&b| b == b'\n') {
+            return Ok(from + j as u64 + 1);
+        }
+        end = from;
+    }
+    Ok(end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::{read_jsonl_file, Event};
+
+    fn path(name: &str) -> std::path::PathBuf {
+        let p = std::env::temp_dir().join(format!("coordlab-mapped-{name}-{}.jsonl", std::process::id()));
+        let _ = std::fs::remove_file(&p);
+        p
+    }
+
+    fn note(i: u64, text_len: usize) -> Record {
+        Record {
+            t: i,
+            node: Some(1),
+            lamport: Some(i),
+            pt: None,
+            vc: None,
+            hlc: None,
+            event: Event::Note {
+                text: "x".repeat(text_len),
+                level: String::new(),
+            },
+        }
+    }
+
+    #[test]
+    fn lines_across_windows_and_a_huge_one_read_back_and_a_clean_stop_leaves_no_zeros() {
+        let p = path("windows");
+        let mut w = MappedTrace::append(&p).unwrap();
+        let mut want = Vec::new();
+        for i in 0..3000 {
+            let r = note(i, if i == 1500 { 3 << 20 } else { (i % 700) as usize });
+            w.write(&r).unwrap();
+            want.push(r);
+        }
+        let written = w.len();
+        drop(w);
+        assert_eq!(std::fs::metadata(&p).unwrap().len(), written);
+        let j = read_jsonl_file(&p).unwrap();
+        assert!(j.bad.is_empty() && !j.cut);
+        assert_eq!(j.records, want);
+        std::fs::remove_file(&p).unwrap();
+    }
+
+    #[test]
+    fn a_killed_writers_zeros_and_cut_line_are_cut_off_when_its_next_boot_appends() {
+        let p = path("killed");
+        let mut w = MappedTrace::append(&p).unwrap();
+        w.write(&note(1, 10)).unwrap();
+        w.write(&note(2, 10)).unwrap();
+        // Killed mid-line: what a SIGKILL leaves (the window's zeros stay; no truncation).
+        w.write_bytes(b"{\"t\":3,\"node\":1,\"ev").unwrap();
+        std::mem::forget(w);
+        let len = std::fs::metadata(&p).unwrap().len();
+        assert!(len >= FIRST_WINDOW, "the window is allocated: {len}");
+        let j = read_jsonl_file(&p).unwrap();
+        assert_eq!(j.records.len(), 2, "the zeros are not lines");
+        assert!(j.cut, "the cut line is said as such");
+        let mut w = MappedTrace::append(&p).unwrap();
+        w.write(&note(4, 10)).unwrap();
+        drop(w);
+        let j = read_jsonl_file(&p).unwrap();
+        assert!(j.bad.is_empty() && !j.cut, "{:?}", j.bad);
+        assert_eq!(j.records.iter().map(|r| r.t).collect::<Vec<_>>(), [1, 2, 4]);
+        std::fs::remove_file(&p).unwrap();
+    }
+}

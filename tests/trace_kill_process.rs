@@ -1,0 +1,112 @@
+//! A node killed with SIGKILL loses no record of a datagram it sent: its trace is written
+//! through a shared mapping before each datagram leaves (docs/trace.md, what a kill can lose).
+//! A busy ring (a probe token going round without end, vector clocks on, so records are long)
+//! has one node killed and restarted several times while it forwards; every datagram a peer
+//! logged as received from it must have its `send` in the killed node's trace, in the boot
+//! that sent it. Every wait has a deadline; the launcher guard reaps every node.
+
+mod common;
+
+use common::*;
+use coordlab::trace::{Event, Record, RunDir};
+use std::collections::BTreeSet;
+use std::fs;
+
+/// Node 2's boots: the `t` of each `start`, in order.
+fn boots(rd: &RunDir, id: u64) -> Vec<u64> {
+    rd.node_events
+        .iter()
+        .filter(|r| r.node == Some(id) && matches!(r.event, Event::Start { .. }))
+        .map(|r| r.t)
+        .collect()
+}
+
+fn sends_of(rd: &RunDir, id: u64) -> usize {
+    rd.node_events
+        .iter()
+        .filter(|r| r.node == Some(id) && matches!(r.event, Event::Send { .. }))
+        .count()
+}
+
+#[test]
+fn a_sigkilled_nodes_trace_has_the_send_of_every_datagram_a_peer_received_from_it() {
+    let logs = temp_logs("trace-kill");
+    let mut l = Launch::start(
+        4,
+        &logs,
+        &["--algo", "ring-probe", "--set", "laps=1000000000", "--set", "vc=true"],
+    );
+    const KILLS: usize = 4;
+    for k in 0..KILLS {
+        // Busy: node 2 has forwarded the token a few hundred times in this boot.
+        let floor = l.wait_for("node 2 forwarding", |rd| {
+            let b = boots(rd, 2);
+            (b.len() == k + 1).then(|| sends_of(rd, 2))
+        });
+        l.wait_for("node 2 forwarding more", |rd| {
+            (sends_of(rd, 2) >= floor + 300).then_some(())
+        });
+        l.console("kill 2");
+        l.wait_for("the kill recorded", |rd| {
+            (rd.faults.iter().filter(|r| r.event.kind() == "kill").count() == k + 1).then_some(())
+        });
+        // A killed node's file ends in its window's zeros: it was not cleaned up after.
+        let bytes = fs::read(l.run_dir().join("node-2.jsonl")).unwrap();
+        assert_eq!(
+            bytes.last(),
+            Some(&0),
+            "the killed node's mapped window is left as the kill left it"
+        );
+        l.console("restart 2");
+    }
+    l.wait_for("node 2 back for good", |rd| {
+        (boots(rd, 2).len() == KILLS + 1).then_some(())
+    });
+    // The token goes round without end: the probe's own goal (every lap done) is the one
+    // thing the check may find unmet; nothing else.
+    let status = l.quit();
+    assert!(
+        status.code() == Some(0) || l.output().contains("checked: VIOLATED: laps done ("),
+        "{}",
+        l.output()
+    );
+    let rd = RunDir::load(&l.run_dir()).unwrap();
+    assert!(rd.bad.is_empty(), "{:?}", rd.bad);
+    let starts = boots(&rd, 2);
+    assert_eq!(starts.len(), KILLS + 1);
+    // (boot index, seq) of every datagram node 2 logged as sent.
+    let boot_of = |t: u64| {
+        starts
+            .iter()
+            .rposition(|&s| s <= t)
+            .expect("after node 2's first start")
+    };
+    let sent: BTreeSet<(usize, u64)> = rd
+        .node_events
+        .iter()
+        .filter(|r| r.node == Some(2))
+        .filter_map(|r: &Record| match r.event {
+            Event::Send { seq, .. } => Some((boot_of(r.t), seq)),
+            _ => None,
+        })
+        .collect();
+    let mut received = 0;
+    for r in &rd.node_events {
+        if let Event::Recv { from: 2, seq, .. } = r.event {
+            received += 1;
+            // A boot's datagrams reach their receiver (loopback, microseconds) long before
+            // the next boot starts (a restart takes milliseconds): the boot in force then.
+            let b = boot_of(r.t);
+            assert!(
+                sent.contains(&(b, seq)),
+                "node {:?} received seq {seq} of node 2 (boot {b}) at t={}, which node 2's trace does not have",
+                r.node,
+                r.t
+            );
+        }
+    }
+    assert!(received > 300 * KILLS, "only {received} datagrams from node 2");
+    assert_all_reaped(&rd);
+    drop(l);
+    let _ = fs::remove_dir_all(&logs);
+}
