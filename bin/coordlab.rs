@@ -541,14 +541,13 @@ fn launch_options(n: usize, topology: Layout, a: LaunchArgs) -> Result<LaunchOpt
             clock_skew = Some("random:200,100".into());
         }
     }
-    // The story is the bank's: it runs when no other algorithm was named.
-    // So are the network stories': echo on two groups joined by one link, central cut off.
+    // A story runs the algorithm whose registry entry names it, when no other was named.
     let algo = match a.algo {
         Some(algo) => algo,
-        None if snapshot_demo => "bank".to_string(),
-        None if a.demo.as_deref() == Some("link-cut") => registry::ECHO.name.to_string(),
-        None if a.demo.as_deref() == Some("partition") => registry::CENTRAL.name.to_string(),
-        None => cluster::plan::default_algo(&topology, n, ids.as_deref(), a.seed),
+        None => match a.demo.as_deref().and_then(registry::demo_default) {
+            Some(e) => e.name.to_string(),
+            None => cluster::plan::default_algo(&topology, n, ids.as_deref(), a.seed),
+        },
     };
     Ok(LaunchOptions {
         n,

@@ -272,9 +272,10 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
             "chaos runs for --duration SECS; it cannot be combined with --demo or --until",
         ));
     }
-    if snapshot_demo && opts.algo != "bank" {
+    let snapshot_algo = crate::algo::registry::demo_default("snapshot").map_or("", |e| e.name);
+    if snapshot_demo && opts.algo != snapshot_algo {
         return Err(usage(format!(
-            "--demo snapshot runs the bank (--algo bank), not {}",
+            "--demo snapshot runs the bank (--algo {snapshot_algo}), not {}",
             opts.algo
         )));
     }

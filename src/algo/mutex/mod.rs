@@ -22,6 +22,8 @@ pub mod voting;
 mod wrapper;
 
 #[cfg(test)]
+mod every_protocol_tests;
+#[cfg(test)]
 mod maekawa_tests;
 #[cfg(test)]
 mod restart_tests;

@@ -44,6 +44,9 @@ pub enum Bench {
     /// A row of the mutual-exclusion table: the formula of protocol messages per entry at size
     /// `n`, in words and in value.
     Mutex(fn(n: usize) -> (String, String)),
+    /// A row of the clock-synchronisation table per size: how many of `n` clocks a round
+    /// adjusts (Cristian's server keeps its own).
+    Clock(fn(n: usize) -> usize),
 }
 
 /// One algorithm.
@@ -65,6 +68,28 @@ pub struct Entry {
     pub bench: Bench,
     /// What its runs must show beyond its family's properties (`coordlab check` judges them).
     pub promises: &'static [Promise],
+    /// Its pictures draw the Yo-Yo orientation: edges pointing from smaller to larger id, and
+    /// the iterations that pruned them.
+    pub draws_orientation: bool,
+    /// Mutual exclusion: what in it lets a fault put two nodes in the section, in words (the
+    /// checker's explanation of an overlap); None: nothing may.
+    pub overlap_lesson: Option<&'static str>,
+    /// Mutual exclusion: who must be running for a request to be served (the checker's stall
+    /// judgement).
+    pub serves_with: ServesWith,
+    /// The `--demo` story it runs when no `--algo` is named, if any.
+    pub demo: Option<&'static str>,
+    /// The DistAlgo example of the same algorithm, which `coordlab bench` runs side by side.
+    pub distalgo: Option<&'static str>,
+}
+
+/// Mutual exclusion: whom a request needs running to be served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServesWith {
+    /// Every participant (a dead or unreachable one blocks the rest).
+    Everyone,
+    /// The coordinator (the highest id) and the holder that has not left.
+    CoordinatorAndHolder,
 }
 
 /// A property an algorithm promises beyond its family's.
@@ -105,6 +130,29 @@ pub trait GroupRunner {
     type Output;
     /// Runs `algos`, the one built for each of `setups`, in the same order.
     fn run<A: Algorithm>(self, setups: &[Setup], algos: Vec<A>) -> Self::Output;
+}
+
+/// Something that runs an election given its type (the simulator's election soaks): reached
+/// through [`dispatch_election`], so that a generic test needs no list of its own.
+pub trait ElectionRunner {
+    /// What running produces.
+    type Output;
+    /// Runs election `E`, the one of `entry`.
+    fn run<E: crate::algo::election::Election + 'static>(self, entry: &'static Entry) -> Self::Output;
+}
+
+/// Something that runs a mutual-exclusion protocol given its type (the simulator's mutex
+/// soaks), reached through [`dispatch_mutex`].
+pub trait MutexRunner {
+    /// What running produces.
+    type Output;
+    /// Runs protocol `P`, the one of `entry`.
+    fn run<P: crate::algo::mutex::Protocol + 'static>(self, entry: &'static Entry) -> Self::Output;
+}
+
+/// The entry `--demo story` runs when no `--algo` is named.
+pub fn demo_default(story: &str) -> Option<&'static Entry> {
+    ENTRIES.iter().find(|e| e.demo == Some(story))
 }
 
 /// The entry named `name`.
