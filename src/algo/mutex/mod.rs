@@ -3,7 +3,7 @@
 //! itself ([`resource`]), which catches two holders at once.
 //!
 //! One file per protocol, each with its rules at the top: [`central`], [`token_ring`],
-//! [`ricart_agrawala`], [`lamport`], [`quorum`] and [`maekawa`] (both
+//! [`ricart_agrawala`], [`lamport`], [`suzuki_kasami`], [`quorum`] and [`maekawa`] (both
 //! [`voter`]s on [`voting`]).
 
 mod ceiling;
@@ -16,6 +16,7 @@ pub mod resource;
 pub mod ricart_agrawala;
 pub mod risk;
 pub mod risk_sim;
+pub mod suzuki_kasami;
 pub mod token_ring;
 pub mod voter;
 pub mod voting;

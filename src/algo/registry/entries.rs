@@ -11,7 +11,7 @@ use crate::algo::election::{self, chang_roberts::ChangRoberts, echo, echo::Echo,
 use crate::algo::election::{neighbours::Neighbours, Leadership};
 use crate::algo::mutex::{
     self, central::Central, lamport::Lamport, maekawa::Maekawa, quorum::Quorum, ricart_agrawala::RicartAgrawala,
-    token_ring::TokenRing, Mutex,
+    suzuki_kasami, token_ring::TokenRing, Mutex,
 };
 use crate::algo::probe::RingProbe;
 use crate::algo::snapshot::bank::Bank;
@@ -493,6 +493,18 @@ registry! {
         bench: Bench::Mutex(mutex_formulas::lamport),
         distalgo: Some("lamutex"),
     } => mutex(Lamport);
+
+    /// Suzuki-Kasami.
+    SUZUKI_KASAMI = Entry {
+        name: "suzuki-kasami",
+        family: &MUTEX,
+        summary: "mutual exclusion: a token with the last served request of each node, requests broadcast; N per entry, 0 holding it",
+        runs_on: Fit::Complete,
+        keys: &[],
+        check: None,
+        bench: Bench::Mutex(|n| ("n (0 when holding the token)".into(), format!("{n}"))),
+        overlap_lesson: Some(TOKEN_LOST),
+    } => mutex(suzuki_kasami::SuzukiKasami);
 
     /// The majority quorum.
     QUORUM = Entry {
