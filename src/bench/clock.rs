@@ -4,7 +4,7 @@
 //! run to run with the machine's load (round trips set the bounds).
 
 use super::launch::{launch, Shape};
-use crate::algo::registry::{Bench, ENTRIES};
+use crate::catalog::{Bench, ENTRIES};
 use crate::check::clock::{analyse, WITHIN_US};
 use crate::error::CliError;
 use crate::trace::{Event, RunDir};
@@ -50,7 +50,7 @@ fn row(algo: &'static str, n: usize, run: &RunDir) -> ClockRow {
         .iter()
         .filter(|r| matches!(r.event, Event::ClockAdjust { .. }))
         .count() as f64;
-    let adjusted = match crate::algo::registry::find(algo).map(|e| e.bench) {
+    let adjusted = match crate::catalog::find(algo).map(|e| e.bench) {
         Some(Bench::Clock(adjusted)) => adjusted(n),
         _ => n,
     };

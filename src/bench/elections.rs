@@ -9,7 +9,7 @@ use super::floor::floor;
 use super::launch::{launch, Shape};
 use super::readings::election_ms;
 use super::table::{print_header, print_row};
-use crate::algo::registry::{Bench, ENTRIES};
+use crate::catalog::{Bench, ENTRIES};
 use crate::error::CliError;
 use crate::trace::{Event, NodeId, RunDir};
 use std::collections::BTreeSet;
@@ -165,7 +165,7 @@ mod tests {
     fn the_registry_gives_the_table_its_rows_in_order_each_on_a_graph_its_entry_runs_on() {
         let rows = all_cases(8, 1);
         let ids: Vec<u64> = (1..=8).collect();
-        let elections: Vec<&crate::algo::registry::Entry> = ENTRIES
+        let elections: Vec<&crate::catalog::Entry> = ENTRIES
             .iter()
             .filter(|e| matches!(e.bench, Bench::Elections(_)))
             .collect();
@@ -174,7 +174,7 @@ mod tests {
         order.dedup();
         assert_eq!(order, elections.iter().map(|e| e.name).collect::<Vec<_>>());
         for (algo, c) in &rows {
-            let e = crate::algo::registry::find(algo).unwrap();
+            let e = crate::catalog::find(algo).unwrap();
             let fits = match c.shape {
                 Shape::Ring => e.runs_on.check(algo, None),
                 Shape::Mesh(spec) => {

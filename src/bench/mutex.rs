@@ -3,7 +3,7 @@
 //! entry) against the one-hop floor, and protocol messages per entry beside the formula.
 
 use super::launch::{launch, Shape};
-use crate::algo::registry::{Bench, Fit, ENTRIES};
+use crate::catalog::{Bench, Fit, ENTRIES};
 use crate::error::{failed, CliError};
 use crate::trace::{Event, RunDir};
 use std::path::Path;
@@ -144,7 +144,7 @@ pub fn run_mutex(one_hop_us: f64) -> Result<Vec<MutexRow>, CliError> {
 
 /// coordlab's algorithm and DistAlgo's example of the same algorithm, from the registry.
 fn side_by_side() -> impl Iterator<Item = (&'static str, &'static str)> {
-    crate::algo::registry::ENTRIES
+    crate::catalog::ENTRIES
         .iter()
         .filter_map(|e| e.distalgo.map(|example| (e.name, example)))
 }

@@ -23,7 +23,7 @@ use crate::trace::{Event, NodeId, RunDir};
 
 /// What in algorithm `algo` lets a fault put two nodes in the section (None: nothing may).
 fn lesson(algo: &str) -> Option<&'static str> {
-    crate::algo::registry::find(algo).and_then(|e| e.overlap_lesson)
+    crate::catalog::find(algo).and_then(|e| e.overlap_lesson)
 }
 
 /// Why the two holders of `o` are a fault's lesson, in words; None when nothing explains them.

@@ -11,7 +11,7 @@
 //! not fail the check (exit status 0), since it is the fault's lesson, not a bug of the code.
 
 use super::timeline::{Proc, Timeline};
-use crate::algo::registry::ServesWith;
+use crate::catalog::ServesWith;
 use crate::trace::{Event, NodeId, RunDir};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -182,7 +182,7 @@ pub fn stalls(run: &RunDir, timeline: &Timeline, bound: u64) -> Vec<Stall> {
 /// or paused participant that holds nothing blocks no one there).
 /// Whom a request of `algo` needs running, by its registry entry.
 fn serves_with(algo: &str) -> ServesWith {
-    crate::algo::registry::find(algo).map_or(ServesWith::Everyone, |e| e.serves_with)
+    crate::catalog::find(algo).map_or(ServesWith::Everyone, |e| e.serves_with)
 }
 
 fn needed(run: &RunDir, who: &[NodeId], from: u64) -> Vec<NodeId> {
@@ -316,7 +316,7 @@ fn fault_cause(run: &RunDir, timeline: &Timeline, who: &[NodeId], from: u64, to:
     for g in grants_unreleased(run, timeline, to) {
         words = format!("{g}; {words}");
     }
-    let regrant = crate::algo::registry::find(&run.info.algo).and_then(|e| e.key("regrant_ms"));
+    let regrant = crate::catalog::find(&run.info.algo).and_then(|e| e.key("regrant_ms"));
     if regrant.is_some() && !set_in(run, "regrant_ms") {
         words.push_str(" (set regrant_ms for the coordinator to take a dead holder's grant back)");
     }

@@ -75,7 +75,7 @@ pub const BRIDGE: (NodeId, NodeId) = (2, 10);
 
 /// The elections link-cut runs: those the registry says run on any two-way graph.
 fn link_cut_algos() -> Vec<&'static str> {
-    use crate::algo::registry::{Fit, ELECTION, ENTRIES};
+    use crate::catalog::{Fit, ELECTION, ENTRIES};
     ENTRIES
         .iter()
         .filter(|e| e.family.name == ELECTION.name && e.runs_on == Fit::AnyGraph)
@@ -138,10 +138,10 @@ impl NetDemo {
                 Ok(Some((LINK_CUT.into(), link_cut_graph()?)))
             }
             NetDemo::Partition => {
-                if algo != crate::algo::registry::CENTRAL.name {
+                if algo != crate::catalog::CENTRAL.name {
                     return Err(format!(
                         "--demo {PARTITION} is a story of --algo {}, not {algo}",
-                        crate::algo::registry::CENTRAL.name
+                        crate::catalog::CENTRAL.name
                     ));
                 }
                 if ids.len() < 3 {

@@ -325,7 +325,7 @@ impl Drawing {
 
 /// Whether the registry says `algo`'s pictures draw the Yo-Yo orientation.
 fn draws_orientation(algo: &str) -> bool {
-    crate::algo::registry::find(algo).is_some_and(|e| e.draws_orientation)
+    crate::catalog::find(algo).is_some_and(|e| e.draws_orientation)
 }
 
 #[cfg(test)]

@@ -5,8 +5,8 @@
 
 use super::testkit::{self, bidirectional_ring, complete, elect, net, setups};
 use super::{chang_roberts::ChangRoberts, yoyo::YoYo, Election, LMsg, Leadership};
-use crate::algo::registry::{self, ElectionRunner, Entry, Fit};
 use crate::algo::{NodeId, Setup};
+use crate::catalog::{self as registry, ElectionRunner, Entry, Fit};
 use crate::check::{analyse, sim_run, Analysis};
 use crate::engine::key::Key;
 use crate::engine::wire::{Envelope, Sealer};

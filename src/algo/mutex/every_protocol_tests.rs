@@ -7,8 +7,8 @@
 use super::testkit::{assert_safe, exits_after, sim};
 use super::tests::safe_under_faults;
 use super::Protocol;
-use crate::algo::registry::{self, Entry, MutexRunner};
 use crate::algo::NodeId;
+use crate::catalog::{self as registry, Entry, MutexRunner};
 use crate::sim::NetConfig;
 use std::time::Duration;
 

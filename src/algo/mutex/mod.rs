@@ -14,8 +14,6 @@ pub mod options;
 pub mod quorum;
 pub mod resource;
 pub mod ricart_agrawala;
-pub mod risk;
-pub mod risk_sim;
 pub mod suzuki_kasami;
 pub mod token_ring;
 pub mod voter;
@@ -39,10 +37,5 @@ pub use wrapper::{MCx, Mutex, MxMsg, MxTimer, Protocol};
 use crate::algo::NodeId;
 
 /// The shared resource's node id: it is a member of the cluster like any node, never a
-/// participant of the protocol.
-pub const RESOURCE_ID: NodeId = 0;
-
-/// Whether `algo` is a mutual-exclusion algorithm (its launch gets a shared resource).
-pub fn is_mutex(algo: &str) -> bool {
-    crate::algo::registry::find(algo).is_some_and(|e| e.family.name == crate::algo::registry::MUTEX.name)
-}
+/// participant of the protocol (its trace is the run's `resource.jsonl`).
+pub const RESOURCE_ID: NodeId = crate::trace::RESOURCE_NODE;

@@ -15,7 +15,7 @@ pub use fit::Fit;
 pub use keys::{id_weights, Key, Kind, SetBy};
 pub use listing::listing;
 
-use super::{Algorithm, Setup};
+use crate::algo::{Algorithm, Setup};
 
 /// A check of a node's setup beyond each key's type; the error is one line naming the problem.
 pub type SetupCheck = fn(&Setup) -> Result<(), String>;
@@ -169,6 +169,11 @@ pub fn lookup(name: &str) -> Result<&'static Entry, String> {
 /// checker's sections), None when the name is unknown.
 pub fn family(name: &str) -> Option<&'static Family> {
     find(name).map(|e| e.family)
+}
+
+/// Whether `algo` is a mutual-exclusion algorithm (its launch gets a shared resource).
+pub fn is_mutex(algo: &str) -> bool {
+    find(algo).is_some_and(|e| e.family.name == MUTEX.name)
 }
 
 /// The list of names, for error messages.
