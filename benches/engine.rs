@@ -10,8 +10,8 @@
 //! buffer flushed to /dev/null with one write a hop). Issue 22's target: a hop at most 3 us
 //! median at n = 64.
 
-use coordlab::algo::registry::{self, GroupRunner};
 use coordlab::algo::{Algorithm, Setup};
+use coordlab::catalog::{self as registry, GroupRunner};
 use coordlab::engine::host::{Host, Now, Outgoing};
 use coordlab::engine::key::Key;
 use coordlab::engine::wire::{Envelope, Sealer};

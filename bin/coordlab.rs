@@ -1,7 +1,8 @@
 //! The coordlab command line: parse, then call the library.
 
 use clap::{Args, Parser, Subcommand};
-use coordlab::algo::{registry, Setup};
+use coordlab::algo::Setup;
+use coordlab::catalog as registry;
 use coordlab::cluster::{self, LaunchOptions, Layout};
 use coordlab::error::{usage, write_failed, CliError};
 use coordlab::node::config::{check_timing, parse_ids, parse_kv, parse_members, NodeOptions};
@@ -544,14 +545,13 @@ fn launch_options(n: usize, topology: Layout, a: LaunchArgs) -> Result<LaunchOpt
             clock_skew = Some("random:200,100".into());
         }
     }
-    // The story is the bank's: it runs when no other algorithm was named.
-    // So are the network stories': echo on two groups joined by one link, central cut off.
+    // A story runs the algorithm whose registry entry names it, when no other was named.
     let algo = match a.algo {
         Some(algo) => algo,
-        None if snapshot_demo => "bank".to_string(),
-        None if a.demo.as_deref() == Some("link-cut") => registry::ECHO.name.to_string(),
-        None if a.demo.as_deref() == Some("partition") => registry::CENTRAL.name.to_string(),
-        None => cluster::plan::default_algo(&topology, n, ids.as_deref(), a.seed),
+        None => match a.demo.as_deref().and_then(registry::demo_default) {
+            Some(e) => e.name.to_string(),
+            None => cluster::plan::default_algo(&topology, n, ids.as_deref(), a.seed),
+        },
     };
     Ok(LaunchOptions {
         n,
@@ -744,7 +744,7 @@ fn run(cli: Cli) -> Result<i32, CliError> {
             simulate,
             seed,
         } => {
-            use coordlab::algo::mutex::risk;
+            use coordlab::tools::risk;
             risk::check(n, m, p).map_err(usage)?;
             let l = risk::log10_violation(n, m, p);
             emit_line(format!(
@@ -755,13 +755,13 @@ fn run(cli: Cli) -> Result<i32, CliError> {
                 if runs == 0 {
                     return Err(usage("--simulate: at least 1 run"));
                 }
-                let hits = coordlab::algo::mutex::risk_sim::simulate(n, m, p, runs, seed).map_err(usage)?;
+                let hits = coordlab::tools::risk_sim::simulate(n, m, p, runs, seed).map_err(usage)?;
                 emit_line(format!(
                     "simulated: two holders at once in {hits} of {runs} runs = {:.6} (formula {})",
                     hits as f64 / runs as f64,
                     risk::format_log10(l)
                 ))?;
-                emit_line(format!("  {}", coordlab::algo::mutex::risk_sim::assumptions(n, m)))?;
+                emit_line(format!("  {}", coordlab::tools::risk_sim::assumptions(n, m)))?;
             }
             Ok(coordlab::exit::OK)
         }

@@ -23,6 +23,7 @@
 
 pub mod algo;
 pub mod bench;
+pub mod catalog;
 pub mod check;
 pub mod clock;
 pub mod cluster;
@@ -34,5 +35,6 @@ pub mod node;
 pub mod render;
 pub mod rng;
 pub mod sim;
+pub mod tools;
 pub mod topology;
 pub mod trace;

@@ -6,7 +6,7 @@
 mod common;
 
 use common::*;
-use coordlab::algo::registry::{find, Fit, ELECTION, ENTRIES};
+use coordlab::catalog::{find, Fit, ELECTION, ENTRIES};
 use coordlab::trace::RunDir;
 use std::fs;
 use std::process::Command;

@@ -6,7 +6,7 @@
 mod common;
 
 use common::*;
-use coordlab::algo::registry::{find, Fit, Promise, ENTRIES, MUTEX};
+use coordlab::catalog::{find, Fit, Promise, ENTRIES, MUTEX};
 use coordlab::trace::{Event, RunDir};
 
 fn layout(algo: &str) -> (&'static str, Vec<&'static str>) {

@@ -6,7 +6,7 @@
 mod common;
 
 use common::*;
-use coordlab::algo::registry::ENTRIES;
+use coordlab::catalog::ENTRIES;
 use std::process::Command;
 
 fn run(args: &[&str]) -> (Option<i32>, String, String) {

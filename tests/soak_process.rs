@@ -8,7 +8,7 @@
 mod common;
 
 use common::*;
-use coordlab::algo::registry::{Entry, Fit, ENTRIES};
+use coordlab::catalog::{Entry, Fit, ENTRIES};
 use coordlab::trace::Event;
 use std::fs;
 

@@ -11,7 +11,6 @@ pub mod election;
 pub mod mutex;
 pub mod probe;
 pub mod quorum;
-pub mod registry;
 pub mod reliable;
 pub mod ring_repair;
 pub mod snapshot;

@@ -4,6 +4,7 @@
 //! run to run with the machine's load (round trips set the bounds).
 
 use super::launch::{launch, Shape};
+use crate::catalog::{Bench, ENTRIES};
 use crate::check::clock::{analyse, WITHIN_US};
 use crate::error::CliError;
 use crate::trace::{Event, RunDir};
@@ -34,6 +35,14 @@ pub struct ClockRow {
     pub claims: (usize, usize),
 }
 
+/// The algorithms of the clock table: the registry's entries with a clock row.
+fn clock_algos() -> impl Iterator<Item = &'static str> {
+    ENTRIES
+        .iter()
+        .filter(|e| matches!(e.bench, Bench::Clock(_)))
+        .map(|e| e.name)
+}
+
 fn row(algo: &'static str, n: usize, run: &RunDir) -> ClockRow {
     let f = analyse(run);
     let adjusts = run
@@ -41,11 +50,11 @@ fn row(algo: &'static str, n: usize, run: &RunDir) -> ClockRow {
         .iter()
         .filter(|r| matches!(r.event, Event::ClockAdjust { .. }))
         .count() as f64;
-    let rounds = if algo == "cristian" {
-        adjusts / (n as f64 - 1.0)
-    } else {
-        adjusts / n as f64
+    let adjusted = match crate::catalog::find(algo).map(|e| e.bench) {
+        Some(Bench::Clock(adjusted)) => adjusted(n),
+        _ => n,
     };
+    let rounds = adjusts / adjusted as f64;
     let sent: u64 = run
         .node_events
         .iter()
@@ -75,7 +84,7 @@ pub fn run_clocks(sizes: &[usize], seed: u64) -> Result<Vec<ClockRow>, CliError>
         "algo", "n", "before ms", "after ms", "within 1 ms", "rounds", "msgs/round", "claims ok"
     );
     for &n in sizes.iter().filter(|&&n| n <= MAX_N) {
-        for algo in ["cristian", "berkeley"] {
+        for algo in clock_algos() {
             let dir = root.join(format!("{algo}-{n}"));
             let seed = seed.to_string();
             let secs = SECONDS.to_string();

@@ -3,7 +3,7 @@
 //! entry) against the one-hop floor, and protocol messages per entry beside the formula.
 
 use super::launch::{launch, Shape};
-use crate::algo::registry::{Bench, Fit, ENTRIES};
+use crate::catalog::{Bench, Fit, ENTRIES};
 use crate::error::{failed, CliError};
 use crate::trace::{Event, RunDir};
 use std::path::Path;
@@ -142,8 +142,12 @@ pub fn run_mutex(one_hop_us: f64) -> Result<Vec<MutexRow>, CliError> {
     Ok(rows)
 }
 
-/// coordlab's algorithm and DistAlgo's example of the same algorithm.
-const SIDE_BY_SIDE: &[(&str, &str)] = &[("ricart-agrawala", "ramutex"), ("lamport", "lamutex")];
+/// coordlab's algorithm and DistAlgo's example of the same algorithm, from the registry.
+fn side_by_side() -> impl Iterator<Item = (&'static str, &'static str)> {
+    crate::catalog::ENTRIES
+        .iter()
+        .filter_map(|e| e.distalgo.map(|example| (e.name, example)))
+}
 /// Runs of each command whose median is reported (one at n = 64, where DistAlgo takes a minute).
 fn side_runs(n: usize) -> usize {
     if n >= 64 {
@@ -189,7 +193,7 @@ pub fn run_side_by_side() -> Result<(), CliError> {
     );
     for &n in SIZES {
         let k = requests(n);
-        for &(algo, example) in SIDE_BY_SIDE {
+        for (algo, example) in side_by_side() {
             let ours = coordlab_ms(algo, n, k, &logs)?;
             let theirs = super::distalgo::median_ms(example, &[n.to_string(), k.to_string()], side_runs(n));
             let target = if n == 20 && k == 20 { "<= 0.10" } else { "" };

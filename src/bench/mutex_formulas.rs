@@ -41,7 +41,7 @@ pub fn maekawa(n: usize) -> (String, String) {
 
 #[cfg(test)]
 mod tests {
-    use crate::algo::registry::{find, Bench, ENTRIES, MUTEX};
+    use crate::catalog::{find, Bench, ENTRIES, MUTEX};
 
     #[test]
     fn every_mutex_entry_names_its_formula() {

@@ -95,7 +95,7 @@ pub fn run_rings(sizes: &[usize]) -> Result<Vec<RingFigures>, CliError> {
             n,
             &[
                 "--algo",
-                crate::algo::registry::RING_PROBE.name,
+                crate::catalog::RING_PROBE.name,
                 "--until",
                 "done",
                 "--initiators",

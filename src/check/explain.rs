@@ -19,7 +19,7 @@
 use super::election::{Claim, Violation};
 use super::network::{group_words, Network};
 use super::timeline::{Change, Proc, Timeline};
-use crate::algo::registry;
+use crate::catalog as registry;
 use crate::trace::{Event, NodeId, RunDir};
 use std::collections::{BTreeMap, BTreeSet};
 

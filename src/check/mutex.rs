@@ -7,7 +7,8 @@
 
 use super::mutex_progress::{DeadHolder, FencingBreach, Stall};
 use super::timeline::Timeline;
-use crate::algo::mutex::{is_mutex, RESOURCE_ID};
+use crate::algo::mutex::RESOURCE_ID;
+use crate::catalog::is_mutex;
 use crate::trace::{Event, NodeId, Record, RunDir};
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -281,8 +282,8 @@ pub fn analyse_with(run: &RunDir, timeline: &Timeline) -> Option<MutexFacts> {
     }
     f.stalls = super::mutex_progress::stalls(run, timeline, f.bound_us);
 
-    let promises_fifo = crate::algo::registry::find(&run.info.algo)
-        .is_some_and(|e| e.promises.contains(&crate::algo::registry::Promise::FifoEntries));
+    let promises_fifo = crate::catalog::find(&run.info.algo)
+        .is_some_and(|e| e.promises.contains(&crate::catalog::Promise::FifoEntries));
     if promises_fifo && f.fault_free {
         f.fifo = Some(fifo(run, &f.entries));
     }

@@ -23,16 +23,7 @@ use crate::trace::{Event, NodeId, RunDir};
 
 /// What in algorithm `algo` lets a fault put two nodes in the section (None: nothing may).
 fn lesson(algo: &str) -> Option<&'static str> {
-    match algo {
-        "token-ring" => Some(
-            "a token not seen within the lost-token timeout is regenerated, and the timeout cannot tell a paused, cut-off or slow holder from a dead one",
-        ),
-        "central" => Some(
-            "a coordinator that restarts forgets whom it granted (and with regrant_ms the timeout takes a slow holder for dead)",
-        ),
-        "quorum" | "maekawa" => Some("a voter that restarts without --durable forgets whom it voted for"),
-        _ => None,
-    }
+    crate::catalog::find(algo).and_then(|e| e.overlap_lesson)
 }
 
 /// Why the two holders of `o` are a fault's lesson, in words; None when nothing explains them.

@@ -11,6 +11,7 @@
 //! not fail the check (exit status 0), since it is the fault's lesson, not a bug of the code.
 
 use super::timeline::{Proc, Timeline};
+use crate::catalog::ServesWith;
 use crate::trace::{Event, NodeId, RunDir};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -179,8 +180,13 @@ pub fn stalls(run: &RunDir, timeline: &Timeline, bound: u64) -> Vec<Stall> {
 /// The participants a stall from `from` needs running: every one, save for `central`, which
 /// serves with only its coordinator (the highest id) and the holder that has not left (a dead
 /// or paused participant that holds nothing blocks no one there).
+/// Whom a request of `algo` needs running, by its registry entry.
+fn serves_with(algo: &str) -> ServesWith {
+    crate::catalog::find(algo).map_or(ServesWith::Everyone, |e| e.serves_with)
+}
+
 fn needed(run: &RunDir, who: &[NodeId], from: u64) -> Vec<NodeId> {
-    if run.info.algo != "central" {
+    if serves_with(&run.info.algo) != ServesWith::CoordinatorAndHolder {
         return who.to_vec();
     }
     let mut need: Vec<NodeId> = who.iter().copied().max().into_iter().collect();
@@ -298,7 +304,7 @@ fn fault_cause(run: &RunDir, timeline: &Timeline, who: &[NodeId], from: u64, to:
         "{}: {} cannot serve a request while {} dead or unreachable",
         parts.join("; "),
         run.info.algo,
-        if run.info.algo == "central" {
+        if serves_with(&run.info.algo) == ServesWith::CoordinatorAndHolder {
             "its coordinator or the holder is"
         } else {
             "a participant is"
@@ -310,7 +316,7 @@ fn fault_cause(run: &RunDir, timeline: &Timeline, who: &[NodeId], from: u64, to:
     for g in grants_unreleased(run, timeline, to) {
         words = format!("{g}; {words}");
     }
-    let regrant = crate::algo::registry::find(&run.info.algo).and_then(|e| e.key("regrant_ms"));
+    let regrant = crate::catalog::find(&run.info.algo).and_then(|e| e.key("regrant_ms"));
     if regrant.is_some() && !set_in(run, "regrant_ms") {
         words.push_str(" (set regrant_ms for the coordinator to take a dead holder's grant back)");
     }

@@ -68,15 +68,14 @@ impl Network {
             .nodes
             .iter()
             .map(|n| n.id)
-            .filter(|&id| !(crate::algo::mutex::is_mutex(&run.info.algo) && id == crate::algo::mutex::RESOURCE_ID))
+            .filter(|&id| !(crate::catalog::is_mutex(&run.info.algo) && id == crate::algo::mutex::RESOURCE_ID))
             .collect();
         let mut graph: BTreeMap<NodeId, BTreeSet<NodeId>> = members.iter().map(|&m| (m, BTreeSet::new())).collect();
         // Only an algorithm that runs in ring order addresses any member of a ring (repair,
         // votes); Franklin, Echo and Yo-Yo on a ring talk over its edges alone, so that two
         // nodes on one side of a partition may still have no link between them.
         let ring_repairs = !run.info.topology.starts_with("mesh")
-            && crate::algo::registry::find(&run.info.algo)
-                .is_some_and(|e| e.runs_on == crate::algo::registry::Fit::RingOrder);
+            && crate::catalog::find(&run.info.algo).is_some_and(|e| e.runs_on == crate::catalog::Fit::RingOrder);
         for n in run.info.nodes.iter().filter(|n| members.contains(&n.id)) {
             // On a ring every member is addressed directly (repair, votes): any two may talk.
             let peers: Vec<NodeId> = if ring_repairs || n.peers.is_empty() {

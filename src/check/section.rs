@@ -78,7 +78,7 @@ pub trait Progress: Debug + Send {
 /// The family of algorithm `algo`, as its registry entry says (`election` for an unknown name:
 /// a run directory may name an algorithm this build does not know).
 pub fn family(algo: &str) -> &'static str {
-    crate::algo::registry::find(algo).map_or("election", |e| e.family.name)
+    crate::catalog::find(algo).map_or("election", |e| e.family.name)
 }
 
 /// The live progress of `family` toward its goal, for `--until done`; None for the election

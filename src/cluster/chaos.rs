@@ -189,7 +189,7 @@ pub fn criteria(a: &Analysis, settle: Duration) -> Vec<Criterion> {
         },
     });
     let family = crate::check::section::family(&a.algo);
-    if family != crate::algo::registry::ELECTION.name {
+    if family != crate::catalog::ELECTION.name {
         out.extend(super::chaos_judge::criteria(family, a, settle.as_micros() as u64));
         return out;
     }

@@ -157,7 +157,7 @@ fn options_json(o: &LaunchOptions, backend: Backend) -> serde_json::Value {
 }
 
 fn banner(o: &LaunchOptions, plan: &Plan, dir: &Path, goal: &Goal) {
-    let mutex = crate::algo::mutex::is_mutex(&o.algo);
+    let mutex = crate::catalog::is_mutex(&o.algo);
     let shape = match &o.topology {
         Layout::Ring => "ring".to_string(),
         Layout::Mesh(_) => {

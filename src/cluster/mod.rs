@@ -59,7 +59,7 @@ use std::path::PathBuf;
 
 /// The nodes network rules may name, with their UDP ports: every node but the shared resource.
 fn net_members(opts: &LaunchOptions, plan: &plan::Plan) -> Vec<(u64, u16)> {
-    let mutex = crate::algo::mutex::is_mutex(&opts.algo);
+    let mutex = crate::catalog::is_mutex(&opts.algo);
     plan.nodes
         .iter()
         .filter(|p| !(mutex && p.id == RESOURCE_NODE))

@@ -73,8 +73,15 @@ pub const RIGHT: [NodeId; 6] = [5, 6, 7, 8, 9, 10];
 /// The one channel between them.
 pub const BRIDGE: (NodeId, NodeId) = (2, 10);
 
-/// The elections link-cut runs (two-way graphs that are not complete).
-const LINK_CUT_ALGOS: &[&str] = &["echo", "yoyo"];
+/// The elections link-cut runs: those the registry says run on any two-way graph.
+fn link_cut_algos() -> Vec<&'static str> {
+    use crate::catalog::{Fit, ELECTION, ENTRIES};
+    ENTRIES
+        .iter()
+        .filter(|e| e.family.name == ELECTION.name && e.runs_on == Fit::AnyGraph)
+        .map(|e| e.name)
+        .collect()
+}
 
 /// `--set` options the partition story sets unless the user did.
 const PARTITION_DEFAULTS: &[(&str, &str)] = &[("regrant_ms", "300"), ("hold_ms", "1000"), ("think_ms", "100")];
@@ -105,11 +112,11 @@ impl NetDemo {
                         "--demo {LINK_CUT} runs on a mesh: coordlab mesh 10 --demo {LINK_CUT}"
                     ));
                 };
-                if !LINK_CUT_ALGOS.contains(&algo) {
+                if !link_cut_algos().contains(&algo) {
                     return Err(format!(
                         "--demo {LINK_CUT} needs an election that runs on any two-way graph ({}); {algo} cannot run \
                          two groups joined by one link",
-                        LINK_CUT_ALGOS.join(", ")
+                        link_cut_algos().join(", ")
                     ));
                 }
                 let want: Vec<NodeId> = (1..=10).collect();
@@ -131,10 +138,10 @@ impl NetDemo {
                 Ok(Some((LINK_CUT.into(), link_cut_graph()?)))
             }
             NetDemo::Partition => {
-                if algo != crate::algo::registry::CENTRAL.name {
+                if algo != crate::catalog::CENTRAL.name {
                     return Err(format!(
                         "--demo {PARTITION} is a story of --algo {}, not {algo}",
-                        crate::algo::registry::CENTRAL.name
+                        crate::catalog::CENTRAL.name
                     ));
                 }
                 if ids.len() < 3 {

@@ -6,8 +6,8 @@
 //! in a node's log.
 
 use super::{LaunchOptions, Layout};
-use crate::algo::registry::{self, SetBy};
 use crate::algo::Setup;
+use crate::catalog::{self as registry, SetBy};
 use crate::error::{usage, CliError};
 use crate::node::config::parse_ids;
 use crate::topology;
@@ -172,7 +172,7 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
         .check(&opts.algo, graph.as_ref().map(|(s, g)| (*s, g)))
         .map_err(usage)?;
     let initiators = initiators(&opts.initiators, &ids, noun)?;
-    let mutex = crate::algo::mutex::is_mutex(&opts.algo);
+    let mutex = crate::catalog::is_mutex(&opts.algo);
     let (until_elected, until_done) = match opts.until.as_deref() {
         None => (false, false),
         Some("elected") if mutex => {
@@ -272,9 +272,10 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
             "chaos runs for --duration SECS; it cannot be combined with --demo or --until",
         ));
     }
-    if snapshot_demo && opts.algo != "bank" {
+    let snapshot_algo = crate::catalog::demo_default("snapshot").map_or("", |e| e.name);
+    if snapshot_demo && opts.algo != snapshot_algo {
         return Err(usage(format!(
-            "--demo snapshot runs the bank (--algo bank), not {}",
+            "--demo snapshot runs the bank (--algo {snapshot_algo}), not {}",
             opts.algo
         )));
     }

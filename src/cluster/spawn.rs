@@ -5,7 +5,7 @@
 use super::gate::Inherited;
 use super::plan::{NodePlan, Plan};
 use super::LaunchOptions;
-use crate::algo::mutex::{self, RESOURCE_ID};
+use crate::algo::mutex::RESOURCE_ID;
 use crate::algo::Setup;
 use crate::node::config::{Members, NodeOptions};
 use nix::fcntl::{fcntl, FcntlArg, FdFlag};
@@ -68,7 +68,7 @@ impl NodeArgs {
 
     /// Whether node `id` is the shared resource of a mutual-exclusion run.
     pub fn is_resource(&self, id: u64) -> bool {
-        id == RESOURCE_ID && mutex::is_mutex(&self.algo)
+        id == RESOURCE_ID && crate::catalog::is_mutex(&self.algo)
     }
 
     /// Where node `id`'s human log goes.

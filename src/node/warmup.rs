@@ -21,8 +21,8 @@
 //! receive handler ever ran (perf, page-fault samples: every node still faulted in `brief`
 //! and the allocator during its first ELECTION).
 
-use crate::algo::registry::{self, GroupRunner};
 use crate::algo::{Algorithm, NodeId, Setup};
+use crate::catalog::{self as registry, GroupRunner};
 use crate::engine::host::{Host, Now};
 use crate::node::logging::fmt_wall;
 use crate::trace::{encode_line, wall_us, Event};

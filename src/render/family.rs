@@ -39,7 +39,7 @@ impl View {
     /// view's name; None for no family picture.
     pub fn choose(flag: &str, algo: &str) -> Result<Option<View>, CliError> {
         match flag {
-            "auto" => Ok(crate::algo::registry::family(algo).and_then(|f| View::of_family(f.name))),
+            "auto" => Ok(crate::catalog::family(algo).and_then(|f| View::of_family(f.name))),
             "none" | "timeline" => Ok(None),
             other => View::of_family(other).map(Some).ok_or_else(|| {
                 usage(format!(

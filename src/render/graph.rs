@@ -137,7 +137,7 @@ impl Drawing {
             .copied()
             .filter(|&n| timeline.state_at(n, timeline.end_us).0.ended())
             .collect();
-        if d.algo == "yoyo" {
+        if draws_orientation(&d.algo) {
             d.iterations = term.map(|t| orientation::iterations(run, t)).unwrap_or_default();
         }
         d.nodes = nodes;
@@ -199,7 +199,7 @@ impl Drawing {
                 esc(info)
             );
         };
-        let yoyo = self.algo == "yoyo";
+        let yoyo = draws_orientation(&self.algo);
         for &(a, b) in &self.edges {
             if self.ring {
                 continue;
@@ -306,7 +306,7 @@ impl Drawing {
                 self.tree.len()
             ));
         }
-        if self.algo == "yoyo" {
+        if draws_orientation(&self.algo) {
             parts.push(format!(
                 "arrows: the first orientation, smaller id to larger; red k: the edge was pruned in iteration k ({} edges); {} iterations below",
                 self.pruned.len(),
@@ -321,6 +321,11 @@ impl Drawing {
         }
         parts.join("; ")
     }
+}
+
+/// Whether the registry says `algo`'s pictures draw the Yo-Yo orientation.
+fn draws_orientation(algo: &str) -> bool {
+    crate::catalog::find(algo).is_some_and(|e| e.draws_orientation)
 }
 
 #[cfg(test)]

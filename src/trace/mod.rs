@@ -14,3 +14,7 @@ pub use event::{Event, NodeId, Record};
 pub use mapped::MappedTrace;
 pub use reader::{read_jsonl, read_jsonl_file, BadLine, Jsonl, RunDir, RunInfo, RunNode};
 pub use writer::{wall_us, JsonlWriter};
+
+/// The node whose trace a run writes as `resource.jsonl` rather than `node-0.jsonl`: a
+/// mutual-exclusion run's shared resource.
+pub const RESOURCE_NODE: NodeId = 0;

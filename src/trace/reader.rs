@@ -269,7 +269,7 @@ impl RunDir {
         let mut names: Vec<String> = info
             .nodes
             .iter()
-            .filter(|n| !(resource_run && n.id == crate::algo::mutex::RESOURCE_ID))
+            .filter(|n| !(resource_run && n.id == super::RESOURCE_NODE))
             .map(|n| format!("node-{}.jsonl", n.id))
             .collect();
         names.extend(["faults.jsonl".to_string(), "resource.jsonl".to_string()]);

@@ -12,6 +12,6 @@ pub mod swim;
 #[cfg(test)]
 mod swim_tests;
 
-pub use config::{Choice, KEYS};
+pub use config::Choice;
 pub use heartbeat::Silence;
 pub use liveness::{LiveMsg, LiveTimer, Liveness};

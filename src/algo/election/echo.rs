@@ -367,7 +367,7 @@ mod tests {
         ] {
             let mut s = setups(&all, &testkit::complete(&all), &[], 1).remove(0);
             s.opts.insert("weights".into(), w.into());
-            let e = crate::algo::registry::check_setup("echo", &s).unwrap_err();
+            let e = crate::catalog::check_setup("echo", &s).unwrap_err();
             assert!(e.contains(why), "{w}: {e}");
         }
     }

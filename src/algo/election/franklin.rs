@@ -541,9 +541,9 @@ mod tests {
     fn more_than_two_neighbours_is_refused() {
         let g = testkit::complete(&ids(4));
         let s = setups(&ids(4), &g, &[], 1);
-        let e = crate::algo::registry::check_setup("franklin", &s[0]).unwrap_err();
+        let e = crate::catalog::check_setup("franklin", &s[0]).unwrap_err();
         assert!(e.contains("bidirectional ring"), "{e}");
         let r = setups(&ids(4), &bidirectional_ring(&ids(4)), &[], 1);
-        assert!(crate::algo::registry::check_setup("franklin", &r[0]).is_ok());
+        assert!(crate::catalog::check_setup("franklin", &r[0]).is_ok());
     }
 }

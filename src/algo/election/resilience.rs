@@ -4,11 +4,9 @@
 //! without majority mode.
 
 use super::testkit::{self, bidirectional_ring, complete, elect, net, setups};
-use super::{
-    anon_ring::AnonRing, bully::Bully, chang_roberts::ChangRoberts, echo::Echo, franklin::Franklin,
-    ring_list::RingList, yoyo::YoYo, Election, LMsg, Leadership,
-};
+use super::{chang_roberts::ChangRoberts, yoyo::YoYo, Election, LMsg, Leadership};
 use crate::algo::{NodeId, Setup};
+use crate::catalog::{self as registry, ElectionRunner, Entry, Fit};
 use crate::check::{analyse, sim_run, Analysis};
 use crate::engine::key::Key;
 use crate::engine::wire::{Envelope, Sealer};
@@ -22,12 +20,13 @@ fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
 
-/// The setups each election runs on in these tests: its own topology over `ids`.
-fn setups_for(algo: &str, ids: &[NodeId], majority: bool) -> Vec<Setup> {
-    let mut st = match algo {
-        "franklin" => setups(ids, &bidirectional_ring(ids), ids, 1),
-        "yoyo" | "echo" | "bully" => setups(ids, &complete(ids), ids, 1),
-        _ => ring(ids, ids),
+/// The setups each election runs on in these tests: over `ids`, the graph its entry says it
+/// runs on (a complete graph for those that run on any).
+fn setups_for(runs_on: Fit, ids: &[NodeId], majority: bool) -> Vec<Setup> {
+    let mut st = match runs_on {
+        Fit::TwoWayRing => setups(ids, &bidirectional_ring(ids), ids, 1),
+        Fit::Complete | Fit::AnyGraph => setups(ids, &complete(ids), ids, 1),
+        Fit::RingOrder => ring(ids, ids),
     };
     if majority {
         st = testkit::with_opt(st, "majority", "true");
@@ -56,14 +55,15 @@ enum Down {
 /// down at once). Checked all along: no running node suspects another running node for more
 /// than twice the timeout in a row. At the end every node is back, and they must agree on one
 /// live leader. Returns the checker's reading of the run.
-fn soak<E: Election + 'static>(algo: &str, majority: bool, seed: u64, secs: u64) -> Analysis {
-    analyse(&soak_run::<E>(algo, majority, seed, secs))
+fn soak<E: Election + 'static>(entry: &Entry, majority: bool, seed: u64, secs: u64) -> Analysis {
+    analyse(&soak_run::<E>(entry, majority, seed, secs))
 }
 
 /// The soak's run, as the launcher would have recorded it.
-fn soak_run<E: Election + 'static>(algo: &str, majority: bool, seed: u64, secs: u64) -> crate::trace::RunDir {
+fn soak_run<E: Election + 'static>(entry: &Entry, majority: bool, seed: u64, secs: u64) -> crate::trace::RunDir {
+    let algo = entry.name;
     let ids: Vec<NodeId> = (1..=5).collect();
-    let st = setups_for(algo, &ids, majority);
+    let st = setups_for(entry.runs_on, &ids, majority);
     let timeout = st[0].timeout;
     let mut s = testkit::sim::<E>(net(seed, 3), st);
     let mut rng = Rng::new(seed ^ 0x50a6);
@@ -121,28 +121,36 @@ fn soak_run<E: Election + 'static>(algo: &str, majority: bool, seed: u64, secs: 
         }
     }
     elect(&mut s, None);
-    let topology = match algo {
-        "yoyo" | "echo" | "bully" => "mesh:complete",
-        _ => "ring",
+    let topology = match entry.runs_on {
+        Fit::Complete | Fit::AnyGraph => "mesh:complete",
+        Fit::RingOrder | Fit::TwoWayRing => "ring",
     };
     sim_run(&s, algo, topology)
 }
 
-/// Runs the soak for every election, with and without majority mode.
+/// One soak of the election it is handed (see [`soak`]).
+struct Soak {
+    majority: bool,
+    seed: u64,
+    secs: u64,
+}
+
+impl ElectionRunner for Soak {
+    type Output = Analysis;
+    fn run<E: Election + 'static>(self, entry: &'static Entry) -> Analysis {
+        soak::<E>(entry, self.majority, self.seed, self.secs)
+    }
+}
+
+/// Runs the soak for every election of the registry, with and without majority mode.
 fn soak_all(seed: u64, secs: u64) {
-    type Run = fn(&str, bool, u64, u64) -> Analysis;
-    let all: [(&str, Run); 7] = [
-        ("chang-roberts", soak::<ChangRoberts>),
-        ("franklin", soak::<Franklin>),
-        ("yoyo", soak::<YoYo>),
-        ("echo", soak::<Echo>),
-        ("bully", soak::<Bully>),
-        ("anon-ring", soak::<AnonRing>),
-        ("ring-list", soak::<RingList>),
-    ];
-    for (algo, run) in all {
+    let elections = registry::ENTRIES
+        .iter()
+        .filter(|e| e.family.name == registry::ELECTION.name);
+    for entry in elections {
+        let algo = entry.name;
         for majority in [false, true] {
-            let a = run(algo, majority, seed, secs);
+            let a = registry::dispatch_election(algo, Soak { majority, seed, secs }).expect("an election's type");
             let e = a.election.as_ref().expect("an election");
             // Two leaders in one term, or followers split in one: in majority mode never;
             // without it, only where the checker finds it inherent (explained by the faults) or

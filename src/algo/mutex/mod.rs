@@ -3,7 +3,7 @@
 //! itself ([`resource`]), which catches two holders at once.
 //!
 //! One file per protocol, each with its rules at the top: [`central`], [`token_ring`],
-//! [`ricart_agrawala`], [`lamport`], [`quorum`] and [`maekawa`] (both
+//! [`ricart_agrawala`], [`lamport`], [`suzuki_kasami`], [`quorum`] and [`maekawa`] (both
 //! [`voter`]s on [`voting`]).
 
 mod ceiling;
@@ -14,13 +14,14 @@ pub mod options;
 pub mod quorum;
 pub mod resource;
 pub mod ricart_agrawala;
-pub mod risk;
-pub mod risk_sim;
+pub mod suzuki_kasami;
 pub mod token_ring;
 pub mod voter;
 pub mod voting;
 mod wrapper;
 
+#[cfg(test)]
+mod every_protocol_tests;
 #[cfg(test)]
 mod maekawa_tests;
 #[cfg(test)]
@@ -36,10 +37,5 @@ pub use wrapper::{MCx, Mutex, MxMsg, MxTimer, Protocol};
 use crate::algo::NodeId;
 
 /// The shared resource's node id: it is a member of the cluster like any node, never a
-/// participant of the protocol.
-pub const RESOURCE_ID: NodeId = 0;
-
-/// Whether `algo` is a mutual-exclusion algorithm (its launch gets a shared resource).
-pub fn is_mutex(algo: &str) -> bool {
-    crate::algo::registry::find(algo).is_some_and(|e| e.family.name == crate::algo::registry::MUTEX.name)
-}
+/// participant of the protocol (its trace is the run's `resource.jsonl`).
+pub const RESOURCE_ID: NodeId = crate::trace::RESOURCE_NODE;

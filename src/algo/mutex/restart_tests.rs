@@ -12,15 +12,6 @@ use crate::sim::{NetConfig, Sim};
 use crate::trace::Event;
 use std::time::Duration;
 
-/// Exits of node `id` after simulated time `t`.
-fn exits_after<P: Protocol>(s: &Sim<Mutex<P>>, id: NodeId, t: Duration) -> usize {
-    let t = t.as_micros() as u64;
-    s.trace
-        .iter()
-        .filter(|r| r.node == Some(id) && r.t > t && matches!(r.event, Event::CsExit { .. }))
-        .count()
-}
-
 /// 20% loss, 5% duplication, delays from 0.2 to 8 ms (so datagrams overtake each other).
 fn lossy(seed: u64) -> NetConfig {
     NetConfig {

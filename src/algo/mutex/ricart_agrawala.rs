@@ -73,11 +73,6 @@ pub struct RicartAgrawala {
 }
 
 impl RicartAgrawala {
-    /// The nodes whose replies are deferred.
-    pub fn deferred(&self) -> Vec<NodeId> {
-        self.deferred.iter().map(|d| d.0).collect()
-    }
-
     /// Moves the stored ceiling ahead once the clock reaches it (stored before any message of
     /// this call leaves, so no timestamp sent is above what a restart would start from).
     fn keep_ceiling(&mut self, mcx: &mut MCx<'_, '_, Self>) {

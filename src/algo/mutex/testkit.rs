@@ -40,6 +40,15 @@ pub fn exits<P: Protocol>(s: &Sim<Mutex<P>>, id: NodeId) -> usize {
         .count()
 }
 
+/// Exits of node `id` after simulated time `t`.
+pub fn exits_after<P: Protocol>(s: &Sim<Mutex<P>>, id: NodeId, t: Duration) -> usize {
+    let t = t.as_micros() as u64;
+    s.trace
+        .iter()
+        .filter(|r| r.node == Some(id) && r.t > t && matches!(r.event, Event::CsExit { .. }))
+        .count()
+}
+
 /// Runs until every participant in `who` has `k` exits; false at the time limit.
 pub fn run_to_done<P: Protocol>(s: &mut Sim<Mutex<P>>, who: &[NodeId], k: usize, limit: Duration) -> bool {
     let who = who.to_vec();

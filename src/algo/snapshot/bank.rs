@@ -153,17 +153,6 @@ pub struct BankOptions {
 }
 
 impl BankOptions {
-    /// The `--set` keys read here.
-    pub const KEYS: &'static [&'static str] = &[
-        "balance",
-        "transfer_ms",
-        "retransmit_ms",
-        "flush_ms",
-        "snapshot_ms",
-        "settle_ms",
-        "snapshot",
-    ];
-
     /// Reads and checks the options; the error names the bad value.
     pub fn from_setup(setup: &Setup) -> Result<Self, String> {
         let num = |k: &str, default: u64, min: u64| -> Result<u64, String> {
@@ -308,11 +297,6 @@ impl Bank {
             restored,
             restarted: setup.restarted || setup.durable.is_some(),
         }
-    }
-
-    /// Money sent and not yet acknowledged by its receiver.
-    pub fn unacked_money(&self) -> u64 {
-        self.channels.unacked().map(|(_, i)| money(i)).sum()
     }
 
     /// The state as it would be stored now.

@@ -2,7 +2,7 @@
 //! order `coordlab algos` and the bench show them (by where they run).
 
 use super::keys::{Key, Kind, SetBy};
-use super::{Bench, Entry, Family, Fit, GroupRunner, Promise, Runner};
+use super::{Bench, ElectionRunner, Entry, Family, Fit, GroupRunner, MutexRunner, Promise, Runner, ServesWith};
 use crate::algo::clocksync::{berkeley::Berkeley, cristian::Cristian};
 use crate::algo::election::anon_ring::AnonRing;
 use crate::algo::election::bully::Bully;
@@ -11,7 +11,7 @@ use crate::algo::election::{self, chang_roberts::ChangRoberts, echo, echo::Echo,
 use crate::algo::election::{neighbours::Neighbours, Leadership};
 use crate::algo::mutex::{
     self, central::Central, lamport::Lamport, maekawa::Maekawa, quorum::Quorum, ricart_agrawala::RicartAgrawala,
-    token_ring::TokenRing, Mutex,
+    suzuki_kasami, token_ring::TokenRing, Mutex,
 };
 use crate::algo::probe::RingProbe;
 use crate::algo::snapshot::bank::Bank;
@@ -214,6 +214,12 @@ fn quorum_check(s: &Setup) -> Result<(), String> {
     <Quorum as mutex::Protocol>::check(s)
 }
 
+/// The lesson of the token algorithms' overlaps.
+const TOKEN_LOST: &str = "a token not seen within the lost-token timeout is regenerated, and the timeout cannot tell a paused, cut-off or slow holder from a dead one";
+
+/// The lesson of the voting algorithms' overlaps.
+const VOTER_FORGETS: &str = "a voter that restarts without --durable forgets whom it voted for";
+
 /// `durable`: coordinators persist their grants.
 const DURABLE: Key = Key {
     name: "durable",
@@ -248,12 +254,52 @@ fn echo_capabilities(setup: &Setup) -> Result<(), String> {
     echo::weights(setup).map(|_| ())
 }
 
+/// What an entry has unless it says otherwise (the macro fills its remaining fields from it).
+const BASE: Entry = Entry {
+    name: "",
+    family: &PROBE,
+    summary: "",
+    runs_on: Fit::Complete,
+    keys: &[],
+    check: None,
+    bench: Bench::None,
+    promises: &[],
+    draws_orientation: false,
+    overlap_lesson: None,
+    serves_with: ServesWith::Everyone,
+    demo: None,
+    distalgo: None,
+};
+
+/// Builds the algorithm of an entry from its kind and type: an election inside [`Leadership`],
+/// a mutex protocol inside [`Mutex`], or a plain [`Algorithm`](crate::algo::Algorithm).
+macro_rules! build {
+    (election, $t:ty) => {
+        Leadership::<$t>::new
+    };
+    (mutex, $t:ty) => {
+        Mutex::<$t>::new
+    };
+    (plain, $t:ty) => {
+        <$t>::new
+    };
+}
+
+/// Expands `$body` only when the entry's kind is the one asked for.
+macro_rules! if_kind {
+    (election, election, $($body:tt)*) => { $($body)* };
+    (mutex, mutex, $($body:tt)*) => { $($body)* };
+    ($want:ident, $kind:ident, $($body:tt)*) => {};
+}
+
 /// Declares every entry once and derives from them the list and the dispatch.
 // An entry may add `promises [..]` after its braces: what its runs must show beyond its
-// family's properties (none when absent).
+// family's properties (none when absent). Its kind says how it is built (`election(T)`:
+// `Leadership<T>`; `mutex(T)`: `Mutex<T>`; `plain(T)`: `T` itself), and lets generic code
+// (the simulator's soaks) reach an election's or a protocol's own type by the entry alone.
 macro_rules! registry {
-    ($($(#[$doc:meta])* $id:ident = Entry { $($body:tt)* } $(promises [$($p:expr),*])? => $build:expr;)+) => {
-        $($(#[$doc])* pub const $id: Entry = Entry { $($body)* promises: &[$($($p),*)?] };)+
+    ($($(#[$doc:meta])* $id:ident = Entry { $($body:tt)* } $(promises [$($p:expr),*])? => $kind:ident($t:ty);)+) => {
+        $($(#[$doc])* pub const $id: Entry = Entry { $($body)* promises: &[$($($p),*)?], ..BASE };)+
 
         /// Every algorithm, in the order `coordlab algos` and the bench show them.
         pub const ENTRIES: &[Entry] = &[$($id),+];
@@ -263,7 +309,7 @@ macro_rules! registry {
         /// its setup once built.
         pub fn dispatch<R: Runner>(name: &str, setup: &Setup, runner: R) -> Option<R::Output> {
             $(if name == $id.name {
-                return Some(runner.run(setup, $build(setup)));
+                return Some(runner.run(setup, build!($kind, $t)(setup)));
             })+
             None
         }
@@ -272,8 +318,27 @@ macro_rules! registry {
         /// them to `runner`; None when the name is unknown.
         pub fn dispatch_group<R: GroupRunner>(name: &str, setups: &[Setup], runner: R) -> Option<R::Output> {
             $(if name == $id.name {
-                return Some(runner.run(setups, setups.iter().map(|s| $build(s)).collect()));
+                return Some(runner.run(setups, setups.iter().map(|s| build!($kind, $t)(s)).collect()));
             })+
+            None
+        }
+
+        /// Hands the election type of entry `name` to `runner`; None when it is not an election.
+        pub fn dispatch_election<R: ElectionRunner>(name: &str, runner: R) -> Option<R::Output> {
+            $(if_kind!(election, $kind, if name == $id.name {
+                return Some(runner.run::<$t>(&$id));
+            });)+
+            let _ = (name, runner);
+            None
+        }
+
+        /// Hands the mutual-exclusion protocol type of entry `name` to `runner`; None when it is
+        /// not a mutual-exclusion algorithm.
+        pub fn dispatch_mutex<R: MutexRunner>(name: &str, runner: R) -> Option<R::Output> {
+            $(if_kind!(mutex, $kind, if name == $id.name {
+                return Some(runner.run::<$t>(&$id));
+            });)+
+            let _ = (name, runner);
             None
         }
     };
@@ -289,7 +354,7 @@ registry! {
         keys: &[],
         check: None,
         bench: Bench::Elections(cases::chang_roberts),
-    } => Leadership::<ChangRoberts>::new;
+    } => election(ChangRoberts);
 
     /// Ring election collecting ids.
     RING_LIST = Entry {
@@ -306,7 +371,7 @@ registry! {
         }],
         check: None,
         bench: Bench::Elections(cases::ring_list),
-    } => Leadership::<RingList>::new;
+    } => election(RingList);
 
     /// Election on an anonymous ring.
     ANON_RING = Entry {
@@ -317,7 +382,7 @@ registry! {
         keys: &[],
         check: None,
         bench: Bench::Elections(cases::anon_ring),
-    } => Leadership::<AnonRing>::new;
+    } => election(AnonRing);
 
     /// Franklin.
     FRANKLIN = Entry {
@@ -328,7 +393,7 @@ registry! {
         keys: &[],
         check: Some(at_most_two_neighbours),
         bench: Bench::Elections(cases::franklin),
-    } => Leadership::<Franklin>::new;
+    } => election(Franklin);
 
     /// Bully.
     BULLY = Entry {
@@ -345,7 +410,7 @@ registry! {
         }],
         check: None,
         bench: Bench::Elections(cases::bully),
-    } => Leadership::<Bully>::new;
+    } => election(Bully);
 
     /// Yo-Yo.
     YOYO = Entry {
@@ -356,7 +421,8 @@ registry! {
         keys: &[],
         check: None,
         bench: Bench::Elections(cases::yoyo),
-    } => Leadership::<YoYo>::new;
+        draws_orientation: true,
+    } => election(YoYo);
 
     /// Echo election.
     ECHO = Entry {
@@ -367,7 +433,8 @@ registry! {
         keys: &[],
         check: Some(echo_capabilities),
         bench: Bench::Elections(cases::echo),
-    } => Leadership::<Echo>::new;
+        demo: Some("link-cut"),
+    } => election(Echo);
 
     /// The central coordinator.
     CENTRAL = Entry {
@@ -384,7 +451,12 @@ registry! {
         }],
         check: Some(central_check),
         bench: Bench::Mutex(mutex_formulas::central),
-    } promises [Promise::FifoEntries] => Mutex::<Central>::new;
+        overlap_lesson: Some(
+            "a coordinator that restarts forgets whom it granted (and with regrant_ms the timeout takes a slow holder for dead)",
+        ),
+        serves_with: ServesWith::CoordinatorAndHolder,
+        demo: Some("partition"),
+    } promises [Promise::FifoEntries] => mutex(Central);
 
     /// The token ring.
     TOKEN_RING = Entry {
@@ -395,7 +467,8 @@ registry! {
         keys: &[],
         check: None,
         bench: Bench::Mutex(mutex_formulas::token_ring),
-    } => Mutex::<TokenRing>::new;
+        overlap_lesson: Some(TOKEN_LOST),
+    } => mutex(TokenRing);
 
     /// Ricart-Agrawala.
     RICART_AGRAWALA = Entry {
@@ -406,7 +479,8 @@ registry! {
         keys: &[],
         check: None,
         bench: Bench::Mutex(mutex_formulas::ricart_agrawala),
-    } => Mutex::<RicartAgrawala>::new;
+        distalgo: Some("ramutex"),
+    } => mutex(RicartAgrawala);
 
     /// Lamport's mutual exclusion.
     LAMPORT = Entry {
@@ -417,7 +491,20 @@ registry! {
         keys: &[],
         check: None,
         bench: Bench::Mutex(mutex_formulas::lamport),
-    } => Mutex::<Lamport>::new;
+        distalgo: Some("lamutex"),
+    } => mutex(Lamport);
+
+    /// Suzuki-Kasami.
+    SUZUKI_KASAMI = Entry {
+        name: "suzuki-kasami",
+        family: &MUTEX,
+        summary: "mutual exclusion: a token with the last served request of each node, requests broadcast; N per entry, 0 holding it",
+        runs_on: Fit::Complete,
+        keys: &[],
+        check: None,
+        bench: Bench::Mutex(|n| ("n (0 when holding the token)".into(), format!("{n}"))),
+        overlap_lesson: Some(TOKEN_LOST),
+    } => mutex(suzuki_kasami::SuzukiKasami);
 
     /// The majority quorum.
     QUORUM = Entry {
@@ -437,7 +524,8 @@ registry! {
         ],
         check: Some(quorum_check),
         bench: Bench::Mutex(mutex_formulas::quorum),
-    } => Mutex::<Quorum>::new;
+        overlap_lesson: Some(VOTER_FORGETS),
+    } => mutex(Quorum);
 
     /// Maekawa.
     MAEKAWA = Entry {
@@ -448,7 +536,8 @@ registry! {
         keys: &[DURABLE],
         check: None,
         bench: Bench::Mutex(mutex_formulas::maekawa),
-    } => Mutex::<Maekawa>::new;
+        overlap_lesson: Some(VOTER_FORGETS),
+    } => mutex(Maekawa);
 
     /// Cristian's clock synchronisation.
     CRISTIAN = Entry {
@@ -458,8 +547,9 @@ registry! {
         runs_on: Fit::Complete,
         keys: &[],
         check: None,
-        bench: Bench::None,
-    } => Cristian::new;
+        // The server keeps its own clock: a round adjusts the n-1 others.
+        bench: Bench::Clock(|n| n - 1),
+    } => plain(Cristian);
 
     /// Berkeley clock synchronisation.
     BERKELEY = Entry {
@@ -469,8 +559,9 @@ registry! {
         runs_on: Fit::Complete,
         keys: &[],
         check: None,
-        bench: Bench::None,
-    } => Berkeley::new;
+        // The master sends every clock, its own included, a delta.
+        bench: Bench::Clock(|n| n),
+    } => plain(Berkeley);
 
     /// The bank and its snapshots.
     BANK = Entry {
@@ -531,7 +622,8 @@ registry! {
         ],
         check: Some(bank_options),
         bench: Bench::None,
-    } => Bank::new;
+        demo: Some("snapshot"),
+    } => plain(Bank);
 
     /// The benchmark's ring probe.
     RING_PROBE = Entry {
@@ -548,7 +640,7 @@ registry! {
         }],
         check: None,
         bench: Bench::None,
-    } => RingProbe::new;
+    } => plain(RingProbe);
 }
 
 #[cfg(test)]

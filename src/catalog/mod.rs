@@ -4,6 +4,7 @@
 //! read it; nothing else in the tree keys on an algorithm's name.
 
 mod check;
+mod detector_keys;
 mod entries;
 mod fit;
 mod keys;
@@ -15,7 +16,7 @@ pub use fit::Fit;
 pub use keys::{id_weights, Key, Kind, SetBy};
 pub use listing::listing;
 
-use super::{Algorithm, Setup};
+use crate::algo::{Algorithm, Setup};
 
 /// A check of a node's setup beyond each key's type; the error is one line naming the problem.
 pub type SetupCheck = fn(&Setup) -> Result<(), String>;
@@ -44,6 +45,9 @@ pub enum Bench {
     /// A row of the mutual-exclusion table: the formula of protocol messages per entry at size
     /// `n`, in words and in value.
     Mutex(fn(n: usize) -> (String, String)),
+    /// A row of the clock-synchronisation table per size: how many of `n` clocks a round
+    /// adjusts (Cristian's server keeps its own).
+    Clock(fn(n: usize) -> usize),
 }
 
 /// One algorithm.
@@ -65,6 +69,28 @@ pub struct Entry {
     pub bench: Bench,
     /// What its runs must show beyond its family's properties (`coordlab check` judges them).
     pub promises: &'static [Promise],
+    /// Its pictures draw the Yo-Yo orientation: edges pointing from smaller to larger id, and
+    /// the iterations that pruned them.
+    pub draws_orientation: bool,
+    /// Mutual exclusion: what in it lets a fault put two nodes in the section, in words (the
+    /// checker's explanation of an overlap); None: nothing may.
+    pub overlap_lesson: Option<&'static str>,
+    /// Mutual exclusion: who must be running for a request to be served (the checker's stall
+    /// judgement).
+    pub serves_with: ServesWith,
+    /// The `--demo` story it runs when no `--algo` is named, if any.
+    pub demo: Option<&'static str>,
+    /// The DistAlgo example of the same algorithm, which `coordlab bench` runs side by side.
+    pub distalgo: Option<&'static str>,
+}
+
+/// Mutual exclusion: whom a request needs running to be served.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ServesWith {
+    /// Every participant (a dead or unreachable one blocks the rest).
+    Everyone,
+    /// The coordinator (the highest id) and the holder that has not left.
+    CoordinatorAndHolder,
 }
 
 /// A property an algorithm promises beyond its family's.
@@ -78,7 +104,7 @@ impl Entry {
     /// Every key it takes: the engine's, its family's, then its own.
     pub fn all_keys(&self) -> impl Iterator<Item = &'static Key> {
         let detector: &'static [Key] = match hosts_liveness(self.family) {
-            true => crate::algo::detector::KEYS,
+            true => detector_keys::KEYS,
             false => &[],
         };
         ENGINE
@@ -125,6 +151,29 @@ pub fn hosts_liveness(family: &Family) -> bool {
     LIVENESS_HOSTS.iter().any(|f| f.name == family.name)
 }
 
+/// Something that runs an election given its type (the simulator's election soaks): reached
+/// through [`dispatch_election`], so that a generic test needs no list of its own.
+pub trait ElectionRunner {
+    /// What running produces.
+    type Output;
+    /// Runs election `E`, the one of `entry`.
+    fn run<E: crate::algo::election::Election + 'static>(self, entry: &'static Entry) -> Self::Output;
+}
+
+/// Something that runs a mutual-exclusion protocol given its type (the simulator's mutex
+/// soaks), reached through [`dispatch_mutex`].
+pub trait MutexRunner {
+    /// What running produces.
+    type Output;
+    /// Runs protocol `P`, the one of `entry`.
+    fn run<P: crate::algo::mutex::Protocol + 'static>(self, entry: &'static Entry) -> Self::Output;
+}
+
+/// The entry `--demo story` runs when no `--algo` is named.
+pub fn demo_default(story: &str) -> Option<&'static Entry> {
+    ENTRIES.iter().find(|e| e.demo == Some(story))
+}
+
 /// The entry named `name`.
 pub fn find(name: &str) -> Option<&'static Entry> {
     ENTRIES.iter().find(|e| e.name == name)
@@ -139,6 +188,11 @@ pub fn lookup(name: &str) -> Result<&'static Entry, String> {
 /// checker's sections), None when the name is unknown.
 pub fn family(name: &str) -> Option<&'static Family> {
     find(name).map(|e| e.family)
+}
+
+/// Whether `algo` is a mutual-exclusion algorithm (its launch gets a shared resource).
+pub fn is_mutex(algo: &str) -> bool {
+    find(algo).is_some_and(|e| e.family.name == MUTEX.name)
 }
 
 /// The list of names, for error messages.

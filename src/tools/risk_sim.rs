@@ -1,5 +1,5 @@
 //! `coordlab quorum-risk --simulate RUNS`: the course's P_v observed, by running the quorum
-//! protocol itself ([`Voting`](super::voting)) in the simulator, with the formula's
+//! protocol itself ([`Voting`](crate::algo::mutex::voting)) in the simulator, with the formula's
 //! assumptions set up so that the two are comparable:
 //!
 //! - n coordinators that only vote, and two participants A and B that only ask;
@@ -11,8 +11,8 @@
 //!
 //! B then gets a quorum exactly when n-m plus the forgetful reach m, as the formula counts.
 
-use super::voter::{Ballot, Voter};
-use super::{Mutex, RESOURCE_ID};
+use crate::algo::mutex::voter::{Ballot, Voter};
+use crate::algo::mutex::{Mutex, RESOURCE_ID};
 use crate::algo::{NodeId, Setup};
 use crate::rng::Rng;
 use crate::sim::{NetConfig, Sim};

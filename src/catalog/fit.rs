@@ -90,7 +90,7 @@ impl Fit {
 
 #[cfg(test)]
 mod tests {
-    use crate::algo::registry::{find, ENTRIES};
+    use crate::catalog::{find, ENTRIES};
     use crate::topology::build;
 
     fn check(algo: &str, spec: Option<&str>) -> Result<(), String> {
