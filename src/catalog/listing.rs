@@ -31,6 +31,12 @@ fn family_block(out: &mut String, f: &Family, members: &[&Entry]) {
             key_line(out, k, "    ");
         }
     }
+    if super::hosts_liveness(f) {
+        let _ = writeln!(out, "  keys of the failure detector (docs/detectors.md):");
+        for k in crate::algo::detector::KEYS {
+            key_line(out, k, "    ");
+        }
+    }
     for e in members {
         let _ = writeln!(out, "  {:<14} {:<28} {}", e.name, e.runs_on.describe(), e.summary);
         for k in e.keys {

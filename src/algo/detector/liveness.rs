@@ -303,10 +303,9 @@ impl Liveness {
 
     /// Starts the silence clock of `node` afresh (a new node to watch, e.g. a new leader).
     pub fn reset(&mut self, node: NodeId, now: Duration) {
+        // Not phi's clock: phi hears every peer's BEATs all along, and a reset comes also on
+        // hearsay (a NEWER naming a leader that may be dead), which must not keep it alive.
         self.silence.reset(node, now);
-        if let Mode::Phi(p) = &mut self.mode {
-            p.reset(node, now);
-        }
     }
 
     /// Suspects `node` now, after a timeout without the answer named by `cause`; it is probed

@@ -153,13 +153,6 @@ impl Phi {
         }
     }
 
-    /// The silence clock of `node` starts again at `now`.
-    pub fn reset(&mut self, node: NodeId, now: Duration) {
-        if let Some(p) = self.peers.get_mut(&node) {
-            p.last = p.last.max(now);
-        }
-    }
-
     /// How long `node` has been silent at `now`.
     pub fn silence(&self, node: NodeId, now: Duration) -> Duration {
         self.peers

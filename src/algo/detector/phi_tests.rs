@@ -154,6 +154,21 @@ pub(crate) mod hosted {
     }
 
     #[test]
+    fn a_leader_killed_before_its_first_beat_is_suspected() {
+        let mut s = sim("phi", 5, NetConfig::default());
+        s.run_until(ms(1000), |s| s.node(1).belief().1 == Some(5));
+        s.crash(5);
+        let crashed = s.now();
+        s.run_for(ms(1000));
+        let sus = suspicions(&s, crashed);
+        assert!(
+            (1..=4).all(|by| sus.iter().any(|r| r.node == Some(by))),
+            "{sus:?} {:?}",
+            s.node(1).liveness().phis(s.now())
+        );
+    }
+
+    #[test]
     fn a_paused_node_is_suspected_then_unsuspected_when_it_runs_again() {
         let mut s = sim("phi", 5, NetConfig::default());
         s.run_for(ms(1500));
