@@ -4,7 +4,7 @@
 //! served on a lossy, reordering network. An algorithm that takes `durable` is soaked with it,
 //! since without it a restarted voter may forget its vote (its entry's overlap lesson).
 
-use super::testkit::{assert_safe, exits_after, sim};
+use super::testkit::serves_after_restart_with;
 use super::tests::safe_under_faults;
 use super::Protocol;
 use crate::algo::NodeId;
@@ -12,36 +12,13 @@ use crate::catalog::{self as registry, Entry, MutexRunner};
 use crate::sim::NetConfig;
 use std::time::Duration;
 
-/// Every participant, the restarted one included, completes 10 entries after node 2 was
-/// crashed at 150 ms and restarted 100 ms later (with `victim`), on `net`.
+/// [`serves_after_restart_with`] on 4 participants, with `durable` when `entry` takes it.
 fn serves_after_restart<P: Protocol + 'static>(entry: &Entry, net: NetConfig, victim: Option<NodeId>) {
-    let seed = net.seed;
     let mut opts = vec![("think_ms", "1"), ("hold_ms", "1")];
     if entry.key("durable").is_some() {
         opts.push(("durable", "true"));
     }
-    let n = 4;
-    let mut s = sim::<P>(n, net, &opts);
-    s.run_for(Duration::from_millis(150));
-    let mut crashed = Vec::new();
-    if let Some(v) = victim {
-        crashed.push((v, s.now()));
-        s.crash(v);
-        s.run_for(Duration::from_millis(100));
-        s.restart(v);
-    }
-    let t = s.now();
-    let who: Vec<NodeId> = (1..=n).collect();
-    let served = s.run_until(t + Duration::from_secs(60), |s| {
-        who.iter().all(|&i| exits_after(s, i, t) >= 10)
-    });
-    assert_safe(&s, &crashed);
-    assert!(
-        served,
-        "{} seed {seed}: a stall after the restart of {victim:?}: exits since {t:?}: {:?}",
-        entry.name,
-        who.iter().map(|&i| exits_after(&s, i, t)).collect::<Vec<_>>()
-    );
+    serves_after_restart_with::<P>(4, net, victim, &opts);
 }
 
 /// The soak of the protocol it is handed.

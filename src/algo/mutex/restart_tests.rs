@@ -27,27 +27,7 @@ fn lossy(seed: u64) -> NetConfig {
 /// later; then every participant, the restarted one included, must complete 10 more entries.
 /// Panics on two holders at once or on a stall.
 fn serves_after_restart<P: Protocol + 'static>(n: u64, net: NetConfig, victim: Option<NodeId>) {
-    let seed = net.seed;
-    let mut s = sim::<P>(n, net, &[("think_ms", "1"), ("hold_ms", "1")]);
-    s.run_for(Duration::from_millis(150));
-    let mut crashed = Vec::new();
-    if let Some(v) = victim {
-        crashed.push((v, s.now()));
-        s.crash(v);
-        s.run_for(Duration::from_millis(100));
-        s.restart(v);
-    }
-    let t = s.now();
-    let who: Vec<NodeId> = (1..=n).collect();
-    let served = s.run_until(t + Duration::from_secs(60), |s| {
-        who.iter().all(|&i| exits_after(s, i, t) >= 10)
-    });
-    let entries = assert_safe(&s, &crashed);
-    assert!(
-        served,
-        "seed {seed}: a stall after the restart of {victim:?}: exits since {t:?}: {:?} (entries {entries})",
-        who.iter().map(|&i| exits_after(&s, i, t)).collect::<Vec<_>>()
-    );
+    serves_after_restart_with::<P>(n, net, victim, &[("think_ms", "1"), ("hold_ms", "1")]);
 }
 
 #[test]

@@ -49,6 +49,38 @@ pub fn exits_after<P: Protocol>(s: &Sim<Mutex<P>>, id: NodeId, t: Duration) -> u
         .count()
 }
 
+/// Runs `n` participants with `opts` on `net`; crashes `victim` (if any) at 150 ms and
+/// restarts it 100 ms later; then every participant, the restarted one included, must complete
+/// 10 more entries. Panics on two holders at once or on a stall.
+pub fn serves_after_restart_with<P: Protocol + 'static>(
+    n: u64,
+    net: NetConfig,
+    victim: Option<NodeId>,
+    opts: &[(&str, &str)],
+) {
+    let seed = net.seed;
+    let mut s = sim::<P>(n, net, opts);
+    s.run_for(Duration::from_millis(150));
+    let mut crashed = Vec::new();
+    if let Some(v) = victim {
+        crashed.push((v, s.now()));
+        s.crash(v);
+        s.run_for(Duration::from_millis(100));
+        s.restart(v);
+    }
+    let t = s.now();
+    let who: Vec<NodeId> = (1..=n).collect();
+    let served = s.run_until(t + Duration::from_secs(60), |s| {
+        who.iter().all(|&i| exits_after(s, i, t) >= 10)
+    });
+    let entries = assert_safe(&s, &crashed);
+    assert!(
+        served,
+        "seed {seed}: a stall after the restart of {victim:?}: exits since {t:?}: {:?} (entries {entries})",
+        who.iter().map(|&i| exits_after(&s, i, t)).collect::<Vec<_>>()
+    );
+}
+
 /// Runs until every participant in `who` has `k` exits; false at the time limit.
 pub fn run_to_done<P: Protocol>(s: &mut Sim<Mutex<P>>, who: &[NodeId], k: usize, limit: Duration) -> bool {
     let who = who.to_vec();
