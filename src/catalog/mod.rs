@@ -4,7 +4,7 @@
 //! read it; nothing else in the tree keys on an algorithm's name.
 
 mod check;
-mod detector_keys;
+pub(crate) mod detector_keys;
 mod entries;
 mod fit;
 mod keys;
