@@ -35,8 +35,9 @@ pub struct NetStep {
 pub struct Network {
     /// The run's members (the shared resource aside).
     members: Vec<NodeId>,
-    /// The links messages follow, when they follow a graph (both directions listed).
-    graph: BTreeMap<NodeId, Vec<NodeId>>,
+    /// The links messages follow, when they follow a graph (both directions listed); None:
+    /// every member may send to every other.
+    graph: Option<BTreeMap<NodeId, Vec<NodeId>>>,
     /// The ring, in order, when the algorithm forwards in ring order (empty otherwise): each
     /// node then sends only to its next live successor it can reach, so who can talk is a
     /// matter of that chain, not of the graph.
@@ -70,30 +71,34 @@ impl Network {
             .map(|n| n.id)
             .filter(|&id| !(crate::catalog::is_mutex(&run.info.algo) && id == crate::algo::mutex::RESOURCE_ID))
             .collect();
-        let mut graph: BTreeMap<NodeId, BTreeSet<NodeId>> = members.iter().map(|&m| (m, BTreeSet::new())).collect();
+        let is_member: BTreeSet<NodeId> = members.iter().copied().collect();
         // Only an algorithm that runs in ring order addresses any member of a ring (repair,
         // votes); Franklin, Echo and Yo-Yo on a ring talk over its edges alone, so that two
         // nodes on one side of a partition may still have no link between them.
         let ring_repairs = !run.info.topology.starts_with("mesh")
             && crate::catalog::find(&run.info.algo).is_some_and(|e| e.runs_on == crate::catalog::Fit::RingOrder);
-        for n in run.info.nodes.iter().filter(|n| members.contains(&n.id)) {
-            // On a ring every member is addressed directly (repair, votes): any two may talk.
-            let peers: Vec<NodeId> = if ring_repairs || n.peers.is_empty() {
-                members.clone()
-            } else {
-                n.peers.clone()
-            };
-            for p in peers.into_iter().filter(|&p| p != n.id && members.contains(&p)) {
+        let listed: Vec<&crate::trace::RunNode> = run.info.nodes.iter().filter(|n| is_member.contains(&n.id)).collect();
+        // On a ring every member is addressed directly (repair, votes): any two may talk, and
+        // so may they when no node lists its peers. That graph is kept implicit: thousands of
+        // members would make it millions of edges.
+        let complete = ring_repairs || listed.iter().all(|n| n.peers.is_empty());
+        let mut graph: BTreeMap<NodeId, BTreeSet<NodeId>> = members.iter().map(|&m| (m, BTreeSet::new())).collect();
+        for n in listed.iter().filter(|_| !complete) {
+            let peers: &[NodeId] = if n.peers.is_empty() { &members } else { &n.peers };
+            for &p in peers.iter().filter(|&&p| p != n.id && is_member.contains(&p)) {
                 graph.entry(n.id).or_default().insert(p);
                 graph.entry(p).or_default().insert(n.id);
             }
         }
-        let net = Self::build(
+        let mut net = Self::build(
             &members,
             graph.into_iter().map(|(k, v)| (k, v.into_iter().collect())).collect(),
             run.faults.iter().map(|r| (r.t, &r.event)),
             run.info.start_us,
         );
+        if complete {
+            net.graph = None;
+        }
         if ring_repairs {
             // The launcher lists a ring's nodes in ring order.
             net.in_ring_order(members)
@@ -146,7 +151,7 @@ impl Network {
         }
         Network {
             members: members.to_vec(),
-            graph,
+            graph: Some(graph),
             ring: Vec::new(),
             clear,
             steps,
@@ -213,6 +218,14 @@ impl Network {
         self.rules_at(t).delay(from, to)
     }
 
+    /// The nodes `a` may send to (with the implicit complete graph, every member, `a` too).
+    fn neighbours(&self, a: NodeId) -> &[NodeId] {
+        match &self.graph {
+            None => &self.members,
+            Some(g) => g.get(&a).map(Vec::as_slice).unwrap_or(&[]),
+        }
+    }
+
     /// The nodes `from`'s datagrams reach at `t` along the graph, over links neither blocked
     /// nor (when `heavy`) losing at least [`HEAVY_LOSS_PCT`] percent, avoiding `down`.
     fn reach(&self, rules: &NetRules, from: NodeId, down: &[NodeId], heavy: bool) -> BTreeSet<NodeId> {
@@ -220,7 +233,7 @@ impl Network {
         let mut seen = BTreeSet::from([from]);
         let mut todo = vec![from];
         while let Some(a) = todo.pop() {
-            for &b in self.graph.get(&a).into_iter().flatten() {
+            for &b in self.neighbours(a) {
                 if !down.contains(&b) && open(a, b) && seen.insert(b) {
                     todo.push(b);
                 }
@@ -264,8 +277,42 @@ impl Network {
         seen
     }
 
+    /// The groups when no link is blocked, in one pass: round a ring or over the complete graph
+    /// every running node reaches every other; over a graph, its connected components.
+    fn components(&self, up: &[NodeId], down: &BTreeSet<NodeId>) -> Vec<Vec<NodeId>> {
+        let Some(graph) = self.graph.as_ref().filter(|_| self.ring.is_empty()) else {
+            return if up.is_empty() { Vec::new() } else { vec![up.to_vec()] };
+        };
+        let mut seen: BTreeSet<NodeId> = BTreeSet::new();
+        let mut out = Vec::new();
+        for &a in up {
+            if !seen.insert(a) {
+                continue;
+            }
+            let mut group = BTreeSet::from([a]);
+            let mut todo = vec![a];
+            while let Some(x) = todo.pop() {
+                for &b in graph.get(&x).into_iter().flatten() {
+                    if !down.contains(&b) && seen.insert(b) {
+                        group.insert(b);
+                        todo.push(b);
+                    }
+                }
+            }
+            // In the members' order, as the general case gives them.
+            out.push(up.iter().copied().filter(|m| group.contains(m)).collect());
+        }
+        out
+    }
+
     fn groups_under(&self, rules: &NetRules, down: &[NodeId]) -> Vec<Vec<NodeId>> {
+        let down: BTreeSet<NodeId> = down.iter().copied().collect();
         let up: Vec<NodeId> = self.members.iter().copied().filter(|m| !down.contains(m)).collect();
+        if rules.blocks_nothing() {
+            return self.components(&up, &down);
+        }
+        let down: Vec<NodeId> = down.into_iter().collect();
+        let down = down.as_slice();
         let reach: BTreeMap<NodeId, BTreeSet<NodeId>> = up
             .iter()
             .map(|&m| {
@@ -319,7 +366,7 @@ impl Network {
             let near = self.reach(rules, from, &[], true);
             let mut border: Vec<String> = Vec::new();
             for &a in &near {
-                for &b in self.graph.get(&a).into_iter().flatten().filter(|b| !near.contains(b)) {
+                for &b in self.neighbours(a).iter().filter(|b| !near.contains(b)) {
                     border.push(link_blocked_words(rules, a, b));
                 }
             }

@@ -551,6 +551,12 @@ impl NetRules {
     }
 
     /// Whether no rule is in force.
+    /// Whether no link is blocked (loss and delay aside).
+    pub fn blocks_nothing(&self) -> bool {
+        self.cuts.is_empty() && self.sides.is_empty()
+    }
+
+    /// Whether no rule of any kind is in force.
     pub fn is_clear(&self) -> bool {
         self.cuts.is_empty()
             && self.sides.is_empty()
