@@ -9,6 +9,7 @@ pub mod compose;
 pub mod detector;
 pub mod election;
 pub mod mutex;
+pub mod options;
 pub mod probe;
 pub mod quorum;
 pub mod reliable;
@@ -121,7 +122,7 @@ impl Setup {
     pub fn flag(&self, key: &str, default: bool) -> bool {
         self.opts
             .get(key)
-            .map(|v| matches!(v.as_str(), "true" | "1" | "yes"))
+            .map(|v| options::boolean(v) == Some(true))
             .unwrap_or(default)
     }
 

@@ -8,8 +8,17 @@
 //!   otherwise send LAPS_DONE to every other node. The probe's goal (`--until done`, judged by
 //!   `check::probe`) holds once every node sent or heard LAPS_DONE; it never claims leadership.
 
+use super::options::{options, Kind};
 use super::{Algorithm, Context, Message, NodeId, Setup};
 use serde::{Deserialize, Serialize};
+
+options! {
+    /// The probe's keys.
+    pub struct ProbeOptions {
+        laps: u64 = 100, Kind::Int { min: 1, max: u64::MAX },
+            "laps of the token before the initiator announces the end";
+    }
+}
 
 /// Probe messages.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -39,7 +48,7 @@ pub struct RingProbe {
 impl RingProbe {
     /// A probe node; `laps` from `--set laps=N`.
     pub fn new(setup: &Setup) -> Self {
-        let laps = setup.opts.get("laps").and_then(|v| v.parse().ok()).unwrap_or(100);
+        let laps = ProbeOptions::read(setup).laps;
         RingProbe {
             setup: setup.clone(),
             laps,

@@ -5,8 +5,9 @@
 //! is a majority when its weight is more than half of the total, so two majorities always share
 //! a node: two disjoint sides of a partition can never both have one.
 
+use crate::algo::options::{id_list, IdListError};
 use crate::algo::{NodeId, Setup};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 /// The largest weight accepted, so that sums cannot overflow.
 pub const MAX_WEIGHT: u64 = 1_000_000;
@@ -38,29 +39,18 @@ impl Weights {
         let Some(spec) = setup.opts.get("weights") else {
             return Ok(Self::from_map(w));
         };
-        let mut given = BTreeSet::new();
-        for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            let (id, wt) = part
-                .split_once(':')
-                .ok_or_else(|| format!("weights: '{part}' is not ID:WEIGHT (e.g. weights=1:5,2:3)"))?;
-            let id: NodeId = id
-                .trim()
-                .parse()
-                .map_err(|_| format!("weights: '{id}' is not a node id"))?;
-            let wt: u64 = wt
-                .trim()
-                .parse()
-                .map_err(|_| format!("weights: '{wt}' is not a whole number"))?;
-            if !setup.members.contains(&id) {
-                return Err(format!("weights: node {id} is not a member"));
-            }
+        let given = id_list::<u64>(spec, &setup.members).map_err(|e| match e {
+            IdListError::NotPair(part) => format!("weights: '{part}' is not ID:WEIGHT (e.g. weights=1:5,2:3)"),
+            IdListError::BadId { id, .. } => format!("weights: '{id}' is not a node id"),
+            IdListError::BadValue { value, .. } => format!("weights: '{value}' is not a whole number"),
+            IdListError::NotMember(id) => format!("weights: node {id} is not a member"),
+            IdListError::Twice(id) => format!("weights: node {id} appears twice"),
+        })?;
+        for (id, wt) in given {
             if !(1..=MAX_WEIGHT).contains(&wt) {
                 return Err(format!(
                     "weights: node {id} has weight {wt}; a weight is 1 to {MAX_WEIGHT}"
                 ));
-            }
-            if !given.insert(id) {
-                return Err(format!("weights: node {id} appears twice"));
             }
             w.insert(id, wt);
         }

@@ -1,20 +1,23 @@
 //! The list: every family with its wrapper's keys, then every algorithm, one entry each, in the
 //! order `coordlab algos` and the bench show them (by where they run).
 
-use super::keys::{Key, Kind, SetBy};
 use super::{Bench, ElectionRunner, Entry, Family, Fit, GroupRunner, MutexRunner, Promise, Runner, ServesWith};
 use crate::algo::clocksync::{berkeley::Berkeley, cristian::Cristian};
 use crate::algo::election::anon_ring::AnonRing;
 use crate::algo::election::bully::Bully;
-use crate::algo::election::ring_list::RingList;
+use crate::algo::election::bully::BullyOptions;
+use crate::algo::election::options::ElectionOptions;
+use crate::algo::election::ring_list::{RingList, RingListOptions};
 use crate::algo::election::{self, chang_roberts::ChangRoberts, echo, echo::Echo, franklin::Franklin, yoyo::YoYo};
 use crate::algo::election::{neighbours::Neighbours, Leadership};
 use crate::algo::mutex::{
     self, central::Central, lamport::Lamport, maekawa::Maekawa, quorum::Quorum, ricart_agrawala::RicartAgrawala,
     suzuki_kasami, token_ring::TokenRing, Mutex,
 };
-use crate::algo::probe::RingProbe;
-use crate::algo::snapshot::bank::Bank;
+use crate::algo::mutex::{central::CentralOptions, quorum::QuorumOptions, voter::VoterOptions};
+use crate::algo::options::concat_keys;
+use crate::algo::probe::{ProbeOptions, RingProbe};
+use crate::algo::snapshot::bank::{Bank, BankKeys};
 use crate::algo::Setup;
 use crate::bench::{cases, mutex_formulas};
 
@@ -24,32 +27,7 @@ use crate::bench::{cases, mutex_formulas};
 pub const ENGINE: Family = Family {
     name: "engine",
     summary: "the host around every algorithm",
-    keys: &[
-        Key {
-            name: "max_slew_ppm",
-            kind: Kind::Float {
-                min: 1.0,
-                max: 999_999.0,
-            },
-            default: "100000",
-            help: "the fastest a clock correction is slewed in, ppm of the clock's rate (NTP: 500)",
-            set_by: SetBy::User,
-        },
-        Key {
-            name: "step",
-            kind: Kind::Bool,
-            default: "false",
-            help: "apply clock corrections at once instead of slewing (a clock may then run backwards)",
-            set_by: SetBy::User,
-        },
-        Key {
-            name: "vc",
-            kind: Kind::Bool,
-            default: "true",
-            help: "stamp vector clocks on every datagram and event (default: true up to 64 nodes, false above)",
-            set_by: SetBy::User,
-        },
-    ],
+    keys: crate::clock::EngineKeys::KEYS,
     check: Some(engine_clock),
 };
 
@@ -62,52 +40,7 @@ fn engine_clock(setup: &Setup) -> Result<(), String> {
 pub const CLOCK: Family = Family {
     name: "clock",
     summary: "clock synchronisation: reads the node's own physical clock, asks the engine to slew it",
-    keys: &[
-        Key {
-            name: "server",
-            kind: Kind::Int { min: 0, max: u64::MAX },
-            default: "1",
-            help: "Cristian's time server, Berkeley's master (default: the smallest id, 1 unless --ids says otherwise)",
-            set_by: SetBy::User,
-        },
-        Key {
-            name: "period_ms",
-            kind: Kind::Int {
-                min: 10,
-                max: 1_000_000_000,
-            },
-            default: "1000",
-            help: "how often a round starts",
-            set_by: SetBy::User,
-        },
-        Key {
-            name: "samples",
-            kind: Kind::Int { min: 1, max: 1000 },
-            default: "4",
-            help: "samples per round (per node); the smallest round trip is kept",
-            set_by: SetBy::User,
-        },
-        Key {
-            name: "min_delay_us",
-            kind: Kind::Int {
-                min: 0,
-                max: 1_000_000_000,
-            },
-            default: "0",
-            help: "the smallest one-way delay: the bound claimed is RTT/2 minus it",
-            set_by: SetBy::User,
-        },
-        Key {
-            name: "outlier_ms",
-            kind: Kind::Int {
-                min: 1,
-                max: 1_000_000_000,
-            },
-            default: "500",
-            help: "Berkeley: clocks farther than this from the median are left out of the average",
-            set_by: SetBy::User,
-        },
-    ],
+    keys: crate::algo::clocksync::SyncKeys::KEYS,
     check: Some(sync_options),
 };
 
@@ -133,29 +66,7 @@ fn bank_options(setup: &Setup) -> Result<(), String> {
 pub const ELECTION: Family = Family {
     name: "election",
     summary: "leader election, inside the Leadership wrapper (terms, heartbeats, re-election)",
-    keys: &[
-        Key {
-            name: "majority",
-            kind: Kind::Bool,
-            default: "false",
-            help: "split-brain contained: votes of a weighted majority, check-quorum, pre-vote",
-            set_by: SetBy::User,
-        },
-        Key {
-            name: "weights",
-            kind: Kind::IdWeights { max: 1_000_000 },
-            default: "1 each",
-            help: "node weights: votes under majority=true; echo's capabilities (unlisted: seeded 1..100)",
-            set_by: SetBy::User,
-        },
-        Key {
-            name: "mesh",
-            kind: Kind::Bool,
-            default: "false",
-            help: "leader heartbeats flood over the neighbours (coordlab mesh sets it)",
-            set_by: SetBy::Launcher,
-        },
-    ],
+    keys: ElectionOptions::KEYS,
     check: Some(election::validate),
 };
 
@@ -163,36 +74,7 @@ pub const ELECTION: Family = Family {
 pub const MUTEX: Family = Family {
     name: "mutex",
     summary: "mutual exclusion, inside the Mutex wrapper (think, request, hold the shared resource, release)",
-    keys: &[
-        Key {
-            name: "think_ms",
-            kind: Kind::Int { min: 0, max: 3_600_000 },
-            default: "50",
-            help: "mean think time between requests, ms (exponential; 0: none); also --think-ms",
-            set_by: SetBy::User,
-        },
-        Key {
-            name: "hold_ms",
-            kind: Kind::Int { min: 0, max: 3_600_000 },
-            default: "10",
-            help: "how long a node holds the resource, ms; also --hold-ms",
-            set_by: SetBy::User,
-        },
-        Key {
-            name: "requests",
-            kind: Kind::Int { min: 0, max: u64::MAX },
-            default: "0",
-            help: "requests per node, 0: no end (--until done ends the run when all are served); also --requests",
-            set_by: SetBy::User,
-        },
-        Key {
-            name: "fencing",
-            kind: Kind::Bool,
-            default: "false",
-            help: "the resource rejects a begin whose token is below the highest accepted; also --fencing",
-            set_by: SetBy::User,
-        },
-    ],
+    keys: mutex::options::MutexOptions::KEYS,
     check: Some(mutex_workload),
 };
 
@@ -219,15 +101,6 @@ const TOKEN_LOST: &str = "a token not seen within the lost-token timeout is rege
 
 /// The lesson of the voting algorithms' overlaps.
 const VOTER_FORGETS: &str = "a voter that restarts without --durable forgets whom it voted for";
-
-/// `durable`: coordinators persist their grants.
-const DURABLE: Key = Key {
-    name: "durable",
-    kind: Kind::Bool,
-    default: "false",
-    help: "coordinators persist their grant, fsynced before they answer; also --durable",
-    set_by: SetBy::User,
-};
 
 /// Measurement tools that are not coordination algorithms.
 pub const PROBE: Family = Family {
@@ -362,13 +235,7 @@ registry! {
         family: &ELECTION,
         summary: "ring election collecting ids in the message, then a COORDINATOR round",
         runs_on: Fit::RingOrder,
-        keys: &[Key {
-            name: "pick",
-            kind: Kind::Choice(&["max", "min"]),
-            default: "max",
-            help: "the winner is the largest or the smallest id of the collected list",
-            set_by: SetBy::User,
-        }],
+        keys: RingListOptions::KEYS,
         check: None,
         bench: Bench::Elections(cases::ring_list),
     } => election(RingList);
@@ -401,13 +268,7 @@ registry! {
         family: &ELECTION,
         summary: "Garcia-Molina's bully election, direct messages",
         runs_on: Fit::Complete,
-        keys: &[Key {
-            name: "stable",
-            kind: Kind::Bool,
-            default: "false",
-            help: "uptime-weighted: a recovered node follows a live leader instead of deposing it",
-            set_by: SetBy::User,
-        }],
+        keys: BullyOptions::KEYS,
         check: None,
         bench: Bench::Elections(cases::bully),
     } => election(Bully);
@@ -442,13 +303,7 @@ registry! {
         family: &MUTEX,
         summary: "mutual exclusion: a central coordinator (the highest id) with a FIFO queue; 3 messages per entry",
         runs_on: Fit::Complete,
-        keys: &[Key {
-            name: "regrant_ms",
-            kind: Kind::Int { min: 0, max: 3_600_000 },
-            default: "0",
-            help: "the course's timeout fix: a holder silent this long is taken for dead and the next is granted (0: never)",
-            set_by: SetBy::User,
-        }],
+        keys: CentralOptions::KEYS,
         check: Some(central_check),
         bench: Bench::Mutex(mutex_formulas::central),
         overlap_lesson: Some(
@@ -512,16 +367,7 @@ registry! {
         family: &MUTEX,
         summary: "mutual exclusion: grants from a majority m of n coordinators, request ids, releases to all",
         runs_on: Fit::Complete,
-        keys: &[
-            Key {
-                name: "quorum",
-                kind: Kind::Int { min: 0, max: u64::MAX },
-                default: "0",
-                help: "m, the grants needed: a majority of the n coordinators (0: the smallest, n/2+1)",
-                set_by: SetBy::User,
-            },
-            DURABLE,
-        ],
+        keys: &concat_keys::<2>(&[QuorumOptions::KEYS, VoterOptions::KEYS]),
         check: Some(quorum_check),
         bench: Bench::Mutex(mutex_formulas::quorum),
         overlap_lesson: Some(VOTER_FORGETS),
@@ -533,7 +379,7 @@ registry! {
         family: &MUTEX,
         summary: "mutual exclusion: Maekawa's grid quorums with INQUIRE/RELINQUISH/FAILED",
         runs_on: Fit::Complete,
-        keys: &[DURABLE],
+        keys: VoterOptions::KEYS,
         check: None,
         bench: Bench::Mutex(mutex_formulas::maekawa),
         overlap_lesson: Some(VOTER_FORGETS),
@@ -569,57 +415,7 @@ registry! {
         family: &SNAPSHOT,
         summary: "accounts sending money to neighbours over reliable FIFO channels; snapshots of the whole",
         runs_on: Fit::AnyGraph,
-        keys: &[
-            Key {
-                name: "snapshot",
-                kind: Kind::Choice(&["none", "chandy-lamport", "clock", "both"]),
-                default: "none",
-                help: "how global states are recorded: Chandy-Lamport markers, each node at a clock time, or both",
-                set_by: SetBy::User,
-            },
-            Key {
-                name: "snapshot_ms",
-                kind: Kind::Int { min: 10, max: 1_000_000_000 },
-                default: "1000",
-                help: "how often a snapshot is taken",
-                set_by: SetBy::User,
-            },
-            Key {
-                name: "balance",
-                kind: Kind::Int { min: 0, max: 1_000_000_000 },
-                default: "1000",
-                help: "every account's starting balance",
-                set_by: SetBy::User,
-            },
-            Key {
-                name: "transfer_ms",
-                kind: Kind::Int { min: 1, max: 1_000_000_000 },
-                default: "20",
-                help: "mean time between one node's transfers",
-                set_by: SetBy::User,
-            },
-            Key {
-                name: "retransmit_ms",
-                kind: Kind::Int { min: 1, max: 1_000_000_000 },
-                default: "100",
-                help: "how often unacknowledged channel items are sent again",
-                set_by: SetBy::User,
-            },
-            Key {
-                name: "flush_ms",
-                kind: Kind::Int { min: 1, max: 1_000_000_000 },
-                default: "25",
-                help: "how often the account's state is stored (fsynced) before what depends on it is sent",
-                set_by: SetBy::User,
-            },
-            Key {
-                name: "settle_ms",
-                kind: Kind::Int { min: 1, max: 1_000_000_000 },
-                default: "500",
-                help: "how long a clock snapshot counts transfers sent before it",
-                set_by: SetBy::User,
-            },
-        ],
+        keys: BankKeys::KEYS,
         check: Some(bank_options),
         bench: Bench::None,
         demo: Some("snapshot"),
@@ -631,13 +427,7 @@ registry! {
         family: &PROBE,
         summary: "a token round the ring for a number of laps: the benchmark's steady-state hop",
         runs_on: Fit::RingOrder,
-        keys: &[Key {
-            name: "laps",
-            kind: Kind::Int { min: 1, max: u64::MAX },
-            default: "100",
-            help: "laps of the token before the initiator announces the end",
-            set_by: SetBy::User,
-        }],
+        keys: ProbeOptions::KEYS,
         check: None,
         bench: Bench::None,
     } => plain(RingProbe);

@@ -33,7 +33,7 @@ fn family_block(out: &mut String, f: &Family, members: &[&Entry]) {
     }
     if super::hosts_liveness(f) {
         let _ = writeln!(out, "  keys of the failure detector (docs/detectors.md):");
-        for k in super::detector_keys::KEYS {
+        for k in super::DETECTOR_KEYS {
             key_line(out, k, "    ");
         }
     }

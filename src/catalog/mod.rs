@@ -4,7 +4,6 @@
 //! read it; nothing else in the tree keys on an algorithm's name.
 
 mod check;
-pub(crate) mod detector_keys;
 mod entries;
 mod fit;
 mod keys;
@@ -104,7 +103,7 @@ impl Entry {
     /// Every key it takes: the engine's, its family's, then its own.
     pub fn all_keys(&self) -> impl Iterator<Item = &'static Key> {
         let detector: &'static [Key] = match hosts_liveness(self.family) {
-            true => detector_keys::KEYS,
+            true => DETECTOR_KEYS,
             false => &[],
         };
         ENGINE
@@ -141,6 +140,9 @@ pub trait GroupRunner {
     /// Runs `algos`, the one built for each of `setups`, in the same order.
     fn run<A: Algorithm>(self, setups: &[Setup], algos: Vec<A>) -> Self::Output;
 }
+
+/// The keys of the failure detector, taken by every algorithm whose family hosts liveness.
+pub(crate) const DETECTOR_KEYS: &[Key] = crate::algo::detector::config::DetectorOptions::KEYS;
 
 /// The families whose wrapper hosts the [`Liveness`](crate::algo::detector::Liveness)
 /// detector, and so takes its keys (`detector`, `phi_*`, `swim_*`), declared once.

@@ -18,7 +18,19 @@ use crate::algo::Setup;
 /// every datagram and event).
 pub const VC_DEFAULT_MAX_NODES: usize = 64;
 
-/// The engine's clock options, read from `--set`: `max_slew_ppm`, `step`, `vc`.
+crate::algo::options::options! {
+    /// The engine's keys, taken by every algorithm, as declared once.
+    pub struct EngineKeys {
+        max_slew_ppm: f64 = 100000, crate::algo::options::Kind::Float { min: 1.0, max: 999_999.0 },
+            "the fastest a clock correction is slewed in, ppm of the clock's rate (NTP: 500)";
+        step: bool = false, crate::algo::options::Kind::Bool,
+            "apply clock corrections at once instead of slewing (a clock may then run backwards)";
+        vc: Option<bool> = none shown "true", crate::algo::options::Kind::Bool,
+            "stamp vector clocks on every datagram and event (default: true up to 64 nodes, false above)";
+    }
+}
+
+/// The engine's clock options ([`EngineKeys`], the size rule of `vc` applied).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ClockOptions {
     /// The fastest a correction is slewed in, ppm of the clock's rate.
@@ -32,28 +44,11 @@ pub struct ClockOptions {
 impl ClockOptions {
     /// Reads the options of `setup`; the error names the bad value.
     pub fn from_setup(setup: &Setup) -> Result<Self, String> {
-        let flag = |k: &str, default: bool| match setup.opts.get(k).map(String::as_str) {
-            None => Ok(default),
-            Some("true" | "1" | "yes") => Ok(true),
-            Some("false" | "0" | "no") => Ok(false),
-            Some(v) => Err(format!("--set {k}={v}: expected true or false")),
-        };
-        let max_slew_ppm = match setup.opts.get("max_slew_ppm") {
-            None => physical::DEFAULT_MAX_SLEW_PPM,
-            Some(v) => match v.parse::<f64>() {
-                Ok(x) if x > 0.0 && x < 1_000_000.0 => x,
-                _ => {
-                    return Err(format!(
-                        "--set max_slew_ppm={v}: expected a rate above 0 and below 1000000 ppm (a clock \
-                         slewing at 100% would stand still)"
-                    ))
-                }
-            },
-        };
+        let k = EngineKeys::from_setup(setup)?;
         Ok(ClockOptions {
-            max_slew_ppm,
-            step: flag("step", false)?,
-            vc: flag("vc", setup.members.len() <= VC_DEFAULT_MAX_NODES)?,
+            max_slew_ppm: k.max_slew_ppm,
+            step: k.step,
+            vc: k.vc.unwrap_or(setup.members.len() <= VC_DEFAULT_MAX_NODES),
         })
     }
 }

@@ -3,38 +3,27 @@
 //! the explicit flags win for the nodes they name).
 
 use super::ClockSpec;
+use crate::algo::options::{id_list, IdListError};
 use crate::rng::Rng;
 use crate::trace::NodeId;
 use std::collections::BTreeMap;
 
 /// Parses `ID:VALUE,...` for `flag`, refusing unknown ids, duplicates and non-numbers.
 fn per_node(flag: &str, spec: &str, ids: &[NodeId]) -> Result<BTreeMap<NodeId, f64>, String> {
-    let mut out = BTreeMap::new();
-    for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-        let (id, v) = part
-            .split_once(':')
-            .ok_or_else(|| format!("{flag}: '{part}' is not ID:VALUE (e.g. 3:-120)"))?;
-        let id: NodeId = id
-            .trim()
-            .parse()
-            .map_err(|_| format!("{flag}: '{id}' is not a node id"))?;
-        let v: f64 = v
-            .trim()
-            .parse()
-            .ok()
-            .filter(|x: &f64| x.is_finite() && x.abs() <= 1e9)
-            .ok_or_else(|| format!("{flag}: '{v}' is not a number"))?;
-        if !ids.contains(&id) {
-            return Err(format!("{flag}: node {id} is not in the launch"));
-        }
-        if out.insert(id, v).is_some() {
-            return Err(format!("{flag}: node {id} appears twice"));
-        }
+    let list = id_list::<f64>(spec, ids).map_err(|e| match e {
+        IdListError::NotPair(part) => format!("{flag}: '{part}' is not ID:VALUE (e.g. 3:-120)"),
+        IdListError::BadId { id, .. } => format!("{flag}: '{id}' is not a node id"),
+        IdListError::BadValue { value, .. } => format!("{flag}: '{value}' is not a number"),
+        IdListError::NotMember(id) => format!("{flag}: node {id} is not in the launch"),
+        IdListError::Twice(id) => format!("{flag}: node {id} appears twice"),
+    })?;
+    if let Some((_, v)) = list.iter().find(|(_, v)| !(v.is_finite() && v.abs() <= 1e9)) {
+        return Err(format!("{flag}: '{v}' is not a number"));
     }
-    if out.is_empty() {
+    if list.is_empty() {
         return Err(format!("{flag} is empty"));
     }
-    Ok(out)
+    Ok(list.into_iter().collect())
 }
 
 /// Parses `random:MAXMS,MAXPPM`.

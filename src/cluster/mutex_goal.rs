@@ -26,6 +26,9 @@ use super::model::State;
 use super::nodes::Fleet;
 use super::plan::{MutexDemo, Plan};
 use super::RESOURCE_NODE;
+use crate::algo::mutex::options::MutexOptions;
+use crate::algo::mutex::quorum::{smallest_majority, QuorumOptions};
+use crate::algo::mutex::voter::VoterOptions;
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
@@ -132,10 +135,12 @@ impl MutexGoal {
     /// The goal of `plan`, if it has a mutual-exclusion one.
     pub fn new(plan: &Plan, timeout: Duration, t0: Instant) -> Option<Self> {
         let n = plan.nodes.len();
-        let num = |k: &str, d: u64| plan.set.get(k).and_then(|v| v.parse().ok()).unwrap_or(d);
+        // The options as the nodes read them: the declarations' own defaults and rules.
+        let members: Vec<u64> = plan.nodes.iter().map(|x| x.id).collect();
+        let work = MutexOptions::read_map(&plan.set, &members);
         if plan.until_done {
-            let k = num("requests", 0);
-            let per = Duration::from_millis(num("hold_ms", 10) + num("think_ms", 50) + 5);
+            let k = work.requests;
+            let per = Duration::from_millis(work.hold_ms + work.think_ms + 5);
             let limit = plan
                 .duration
                 .unwrap_or_else(|| patience(n, timeout) + per * (k * n as u64) as u32);
@@ -150,13 +155,12 @@ impl MutexGoal {
             MutexDemo::Regrant => MutexGoal::Regrant(Regrant::Hold { deadline }),
             MutexDemo::QuorumAmnesia => MutexGoal::Amnesia(Amnesia::Hold {
                 deadline,
-                durable: plan
-                    .set
-                    .get("durable")
-                    .is_some_and(|v| matches!(v.as_str(), "true" | "1" | "yes")),
-                m: match num("quorum", 0) as usize {
-                    0 => plan.nodes.iter().filter(|x| x.id != RESOURCE_NODE).count() / 2 + 1,
-                    m => m,
+                durable: VoterOptions::read_map(&plan.set, &members).durable,
+                m: {
+                    let n = members.iter().filter(|&&x| x != RESOURCE_NODE).count();
+                    QuorumOptions::read_map(&plan.set, &members)
+                        .size(n)
+                        .unwrap_or(smallest_majority(n))
                 },
             }),
         })

@@ -5,48 +5,55 @@
 pub mod berkeley;
 pub mod cristian;
 
+use crate::algo::options::{options, Kind};
 use crate::algo::{NodeId, Setup};
 use std::time::Duration;
 
-/// The options both algorithms share, read from `--set`.
+options! {
+    /// The keys Cristian and Berkeley share, as declared once.
+    pub struct SyncKeys {
+        server: Option<u64> = none shown "1", Kind::Int { min: 0, max: u64::MAX },
+            "Cristian's time server, Berkeley's master (default: the smallest id, 1 unless --ids says otherwise)";
+        period_ms: u64 = 1000, Kind::Int { min: 10, max: 1_000_000_000 }, "how often a round starts";
+        samples: u64 = 4, Kind::Int { min: 1, max: 1000 },
+            "samples per round (per node); the smallest round trip is kept";
+        min_delay_us: u64 = 0, Kind::Int { min: 0, max: 1_000_000_000 },
+            "the smallest one-way delay: the bound claimed is RTT/2 minus it";
+        outlier_ms: u64 = 500, Kind::Int { min: 1, max: 1_000_000_000 },
+            "Berkeley: clocks farther than this from the median are left out of the average";
+    }
+}
+
+/// The options both algorithms share ([`SyncKeys`] in the units they use).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SyncOptions {
-    /// The time server (Cristian) or master (Berkeley): `--set server=ID`, default the smallest id.
+    /// The time server (Cristian) or master (Berkeley): `server`, default the smallest id.
     pub server: NodeId,
-    /// How often a round starts: `--set period_ms=`, default 1000.
+    /// How often a round starts.
     pub period: Duration,
-    /// Samples per round, the smallest round trip kept: `--set samples=`, default 4.
+    /// Samples per round, the smallest round trip kept.
     pub samples: u32,
-    /// The smallest possible one-way delay, microseconds: `--set min_delay_us=`, default 0.
+    /// The smallest possible one-way delay, microseconds.
     pub min_delay_us: u64,
-    /// Berkeley: clocks farther than this from the median are left out of the average:
-    /// `--set outlier_ms=`, default 500.
+    /// Berkeley: clocks farther than this from the median are left out of the average.
     pub outlier_us: i64,
 }
 
 impl SyncOptions {
     /// Reads and checks the options of `setup`; the error names the bad value.
     pub fn from_setup(setup: &Setup) -> Result<Self, String> {
-        let num = |k: &str, default: u64, min: u64| -> Result<u64, String> {
-            match setup.opts.get(k) {
-                None => Ok(default),
-                Some(v) => match v.parse::<u64>() {
-                    Ok(x) if x >= min => Ok(x),
-                    _ => Err(format!("--set {k}={v}: expected a whole number of at least {min}")),
-                },
-            }
-        };
+        let k = SyncKeys::from_setup(setup)?;
         let first = setup.members.iter().copied().min().unwrap_or(setup.me);
-        let server = num("server", first, 0)?;
+        let server = k.server.unwrap_or(first);
         if !setup.members.contains(&server) {
             return Err(format!("--set server={server}: node {server} is not a member"));
         }
         Ok(SyncOptions {
             server,
-            period: Duration::from_millis(num("period_ms", 1000, 10)?),
-            samples: num("samples", 4, 1)?.min(1000) as u32,
-            min_delay_us: num("min_delay_us", 0, 0)?,
-            outlier_us: num("outlier_ms", 500, 1)?.saturating_mul(1000) as i64,
+            period: Duration::from_millis(k.period_ms),
+            samples: k.samples as u32,
+            min_delay_us: k.min_delay_us,
+            outlier_us: k.outlier_ms.saturating_mul(1000) as i64,
         })
     }
 }

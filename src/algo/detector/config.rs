@@ -1,8 +1,36 @@
-//! Which detector a node runs and its tuning, read from the `--set` keys declared once in the
-//! catalogue (`catalog::detector_keys`) for every family that hosts [`Liveness`](super::Liveness).
+//! Which detector a node runs and its tuning: the `--set` keys declared once here
+//! ([`DetectorOptions`], their defaults in its declaration), taken by every family that hosts
+//! [`Liveness`](super::Liveness).
 
+use crate::algo::options::{options, Kind};
 use crate::algo::Setup;
 use std::time::Duration;
+
+options! {
+    /// The detector's keys.
+    pub struct DetectorOptions {
+        detector: &'static str = fixed, Kind::Choice(&["fixed", "phi", "swim"]),
+            "failure detector: fixed timeout, phi accrual (Hayashibara), or SWIM with Lifeguard";
+        phi_threshold: f64 = 8, Kind::Float { min: 0.5, max: 100.0 },
+            "phi: suspect a peer once phi (-log10 of the chance it is still alive) exceeds this";
+        phi_window: u64 = 100, Kind::Int { min: 2, max: 10_000 }, "phi: inter-arrival times kept per peer";
+        phi_min_std_ms: u64 = 25, Kind::Int { min: 1, max: 60_000 },
+            "phi: the smallest standard deviation of inter-arrival times assumed, ms";
+        phi_pause_ms: u64 = 100, Kind::Int { min: 0, max: 60_000 },
+            "phi: acceptable heartbeat pause added to the mean inter-arrival time, ms";
+        swim_period_ms: u64 = 300, Kind::Int { min: 1, max: 60_000 },
+            "swim: one probe per period, ms (stretched by the local health multiplier)";
+        // memberlist's LAN profile waits half its period (1 s / 500 ms).
+        swim_probe_timeout_ms: u64 = 100, Kind::Int { min: 1, max: 60_000 },
+            "swim: how long a direct probe's ACK is awaited before asking others, ms";
+        swim_k: u64 = 3, Kind::Int { min: 0, max: 16 },
+            "swim: members asked to probe indirectly when a direct probe goes unanswered";
+        swim_suspicion_mult: u64 = 3, Kind::Int { min: 1, max: 100 },
+            "swim: shortest suspicion timeout, in probe periods times log10(members)";
+        swim_suspicion_max_mult: u64 = 4, Kind::Int { min: 1, max: 100 },
+            "swim: longest suspicion timeout (no confirmations), as a multiple of the shortest";
+    }
+}
 
 /// The detector chosen and its parameters.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -47,32 +75,25 @@ pub struct SwimParams {
     pub max_lhm: u32,
 }
 
-fn int(setup: &Setup, key: &str) -> Option<u64> {
-    setup.opts.get(key).and_then(|v| v.trim().parse().ok())
-}
-
 impl Choice {
-    /// The detector `setup` asks for (values assumed checked against the catalogue's keys).
+    /// The detector `setup` asks for (values assumed checked against its keys).
     pub fn from_setup(setup: &Setup) -> Choice {
-        match setup.opts.get("detector").map(String::as_str) {
-            Some("phi") => Choice::Phi(PhiParams {
-                threshold: setup
-                    .opts
-                    .get("phi_threshold")
-                    .and_then(|v| v.trim().parse().ok())
-                    .unwrap_or(8.0),
-                window: int(setup, "phi_window").unwrap_or(100).max(2) as usize,
-                min_std: Duration::from_millis(int(setup, "phi_min_std_ms").unwrap_or(25)),
-                pause: Duration::from_millis(int(setup, "phi_pause_ms").unwrap_or(100)),
+        let o = DetectorOptions::read(setup);
+        let ms = Duration::from_millis;
+        match o.detector {
+            "phi" => Choice::Phi(PhiParams {
+                threshold: o.phi_threshold,
+                window: o.phi_window.max(2) as usize,
+                min_std: ms(o.phi_min_std_ms),
+                pause: ms(o.phi_pause_ms),
                 period: setup.heartbeat,
             }),
-            Some("swim") => Choice::Swim(SwimParams {
-                period: Duration::from_millis(int(setup, "swim_period_ms").unwrap_or(300)),
-                // Half the period, as memberlist's LAN profile (1 s / 500 ms).
-                probe_timeout: Duration::from_millis(int(setup, "swim_probe_timeout_ms").unwrap_or(100)),
-                k: int(setup, "swim_k").unwrap_or(3) as usize,
-                suspicion_mult: int(setup, "swim_suspicion_mult").unwrap_or(3) as u32,
-                suspicion_max_mult: int(setup, "swim_suspicion_max_mult").unwrap_or(4) as u32,
+            "swim" => Choice::Swim(SwimParams {
+                period: ms(o.swim_period_ms),
+                probe_timeout: ms(o.swim_probe_timeout_ms),
+                k: o.swim_k as usize,
+                suspicion_mult: o.swim_suspicion_mult as u32,
+                suspicion_max_mult: o.swim_suspicion_max_mult as u32,
                 max_lhm: 8,
             }),
             _ => Choice::Fixed,

@@ -44,8 +44,17 @@
 //! term until the higher one's COORDINATOR or heartbeat arrives.
 
 use super::{ECx, Election};
+use crate::algo::options::{options, Kind};
 use crate::algo::{Message, NodeId, Setup};
 use serde::{Deserialize, Serialize};
+
+options! {
+    /// Bully's own keys.
+    pub struct BullyOptions {
+        stable: bool = false, Kind::Bool,
+            "uptime-weighted: a recovered node follows a live leader instead of deposing it";
+    }
+}
 
 /// Bully messages.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -167,7 +176,7 @@ impl Election for Bully {
 
     fn new(setup: &Setup) -> Self {
         Bully {
-            stable: setup.flag("stable", false),
+            stable: BullyOptions::read(setup).stable,
             phase: Phase::Idle,
             fresh: true,
             listened: false,

@@ -41,6 +41,7 @@
 
 use super::neighbours::{Neighbours, Waits};
 use super::{ECx, Election};
+use crate::algo::options::{id_list, IdListError};
 use crate::algo::{Message, NodeId, Setup};
 use crate::rng::Rng;
 use serde::{Deserialize, Serialize};
@@ -83,20 +84,15 @@ pub fn weights(setup: &Setup) -> Result<BTreeMap<NodeId, u64>, String> {
     let Some(spec) = setup.opts.get("weights") else {
         return Ok(BTreeMap::new());
     };
-    let mut w = BTreeMap::new();
-    for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-        let bad = || format!("weights: '{item}' is not ID:CAPABILITY (e.g. weights=1:5,2:3)");
-        let (id, cap) = item.split_once(':').ok_or_else(bad)?;
-        let id: NodeId = id.trim().parse().map_err(|_| bad())?;
-        let cap: u64 = cap.trim().parse().map_err(|_| bad())?;
-        if !setup.members.contains(&id) {
-            return Err(format!("weights: node {id} is not a member"));
-        }
-        if w.insert(id, cap).is_some() {
-            return Err(format!("weights: node {id} is given twice"));
-        }
-    }
-    Ok(w)
+    let list = id_list::<u64>(spec, &setup.members).map_err(|e| match e {
+        IdListError::NotMember(id) => format!("weights: node {id} is not a member"),
+        IdListError::Twice(id) => format!("weights: node {id} is given twice"),
+        e => format!(
+            "weights: '{}' is not ID:CAPABILITY (e.g. weights=1:5,2:3)",
+            e.part().unwrap_or_default()
+        ),
+    })?;
+    Ok(list.into_iter().collect())
 }
 
 /// The seeded random capability of node `id` in a run with seed `seed` (1 to 100).

@@ -8,6 +8,7 @@ pub mod echo;
 pub mod franklin;
 mod leadership;
 pub mod neighbours;
+pub mod options;
 #[cfg(test)]
 mod resilience;
 pub mod ring_list;

@@ -36,9 +36,18 @@
 //! ring rounds until it is heard again.
 
 use super::{ECx, Election};
+use crate::algo::options::{options, Kind};
 use crate::algo::{Message, NodeId, Setup};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
+
+options! {
+    /// Ring-list's own keys.
+    pub struct RingListOptions {
+        pick: &'static str = max, Kind::Choice(&["max", "min"]),
+            "the winner is the largest or the smallest id of the collected list";
+    }
+}
 
 /// Ring-list messages.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -143,7 +152,7 @@ impl Election for RingList {
 
     fn new(setup: &Setup) -> Self {
         // `registry::check_setup` refuses any other value before a node is built.
-        let pick = setup.opts.get("pick").and_then(|p| Pick::parse(p)).unwrap_or(Pick::Max);
+        let pick = Pick::parse(RingListOptions::read(setup).pick).unwrap_or(Pick::Max);
         RingList {
             pick,
             ring: Vec::new(),

@@ -43,12 +43,20 @@
 //! holder is still inside (the amnesia of the quorum's coordinators), which the resource
 //! catches, and under `--fencing` the old holder's late writes carry a lower token.
 
-use super::options::number;
 use super::wrapper::{MCx, Protocol};
+use crate::algo::options::{options, Kind};
 use crate::algo::{Event, Message, NodeId, Setup};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::time::Duration;
+
+options! {
+    /// Central's own keys.
+    pub struct CentralOptions {
+        regrant_ms: u64 = 0, Kind::Int { min: 0, max: 3_600_000 },
+            "the course's timeout fix: a holder silent this long is taken for dead and the next is granted (0: never)";
+    }
+}
 
 /// Central-coordinator messages.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -233,7 +241,7 @@ impl Protocol for Central {
     type Timer = CentralTimer;
 
     fn new(setup: &Setup, peers: &[NodeId]) -> Self {
-        let regrant = number(setup, "regrant_ms", 0).unwrap_or(0);
+        let regrant = CentralOptions::read(setup).regrant_ms;
         let before: Boots = setup
             .durable
             .as_ref()
@@ -261,7 +269,7 @@ impl Protocol for Central {
     }
 
     fn check(setup: &Setup) -> Result<(), String> {
-        number(setup, "regrant_ms", 0).map(|_| ())
+        CentralOptions::from_setup(setup).map(|_| ())
     }
 
     fn request(&mut self, mcx: &mut MCx<'_, '_, Self>, req: u64) {

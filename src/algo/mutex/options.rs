@@ -1,8 +1,23 @@
-//! The options of a mutual-exclusion run (`--set` keys, declared in the registry's `MUTEX`
-//! family), parsed with errors that name the problem.
+//! The options of a mutual-exclusion run: the `MUTEX` family's `--set` keys, declared once
+//! ([`MutexOptions`]), and the workload they make.
 
+use crate::algo::options::{options, Kind};
 use crate::algo::Setup;
 use std::time::Duration;
+
+options! {
+    /// The keys every mutual-exclusion algorithm takes (its wrapper's workload).
+    pub struct MutexOptions {
+        think_ms: u64 = 50, Kind::Int { min: 0, max: 3_600_000 },
+            "mean think time between requests, ms (exponential; 0: none); also --think-ms";
+        hold_ms: u64 = 10, Kind::Int { min: 0, max: 3_600_000 },
+            "how long a node holds the resource, ms; also --hold-ms";
+        requests: u64 = 0, Kind::Int { min: 0, max: u64::MAX },
+            "requests per node, 0: no end (--until done ends the run when all are served); also --requests";
+        fencing: bool = false, Kind::Bool,
+            "the resource rejects a begin whose token is below the highest accepted; also --fencing";
+    }
+}
 
 /// The workload every node runs.
 #[derive(Debug, Clone, PartialEq)]
@@ -17,48 +32,27 @@ pub struct Workload {
     pub fencing: bool,
 }
 
-impl Default for Workload {
-    fn default() -> Self {
+impl From<MutexOptions> for Workload {
+    fn from(o: MutexOptions) -> Self {
         Workload {
-            think: Duration::from_millis(50),
-            hold: Duration::from_millis(10),
-            requests: None,
-            fencing: false,
+            think: Duration::from_millis(o.think_ms),
+            hold: Duration::from_millis(o.hold_ms),
+            // 0 (the default): no end.
+            requests: Some(o.requests).filter(|&k| k > 0),
+            fencing: o.fencing,
         }
     }
 }
 
-/// A whole number option, `default` when absent.
-pub fn number(setup: &Setup, key: &str, default: u64) -> Result<u64, String> {
-    match setup.opts.get(key) {
-        None => Ok(default),
-        Some(v) => v
-            .parse::<u64>()
-            .map_err(|_| format!("--set {key}={v}: expected a whole number")),
-    }
-}
-
-/// A boolean option, `default` when absent.
-pub fn boolean(setup: &Setup, key: &str, default: bool) -> Result<bool, String> {
-    match setup.opts.get(key).map(String::as_str) {
-        None => Ok(default),
-        Some("true" | "1" | "yes") => Ok(true),
-        Some("false" | "0" | "no") => Ok(false),
-        Some(v) => Err(format!("--set {key}={v}: expected true or false")),
+impl Default for Workload {
+    fn default() -> Self {
+        MutexOptions::default().into()
     }
 }
 
 impl Workload {
     /// The workload of `setup`, checked.
     pub fn parse(setup: &Setup) -> Result<Self, String> {
-        let d = Workload::default();
-        // 0 (the default): no end.
-        let requests = Some(number(setup, "requests", 0)?).filter(|&k| k > 0);
-        Ok(Workload {
-            think: Duration::from_millis(number(setup, "think_ms", d.think.as_millis() as u64)?),
-            hold: Duration::from_millis(number(setup, "hold_ms", d.hold.as_millis() as u64)?),
-            requests,
-            fencing: boolean(setup, "fencing", false)?,
-        })
+        MutexOptions::from_setup(setup).map(Workload::from)
     }
 }

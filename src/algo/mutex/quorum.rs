@@ -11,8 +11,8 @@
 //! Messages per entry without contention: n REQUEST, n GRANT, n RELEASE (this node's own
 //! coordinator included); under contention also INQUIRE, RELINQUISH and FAILED.
 
-use super::options::number;
 use super::voter::{Ballot, Voter};
+use crate::algo::options::{options, Kind};
 use crate::algo::{NodeId, Setup};
 
 /// A quorum node: participant and coordinator.
@@ -22,24 +22,45 @@ pub type Quorum = Voter<Majority>;
 #[derive(Debug, Clone)]
 pub struct Majority;
 
+options! {
+    /// The quorum's own keys (besides the voters' `durable`).
+    pub struct QuorumOptions {
+        quorum: u64 = 0, Kind::Int { min: 0, max: u64::MAX },
+            "m, the grants needed: a majority of the n coordinators (0: the smallest, n/2+1)";
+    }
+}
+
+/// The smallest majority of `n` coordinators.
+pub fn smallest_majority(n: usize) -> usize {
+    n / 2 + 1
+}
+
+impl QuorumOptions {
+    /// The grants needed among `n` coordinators: `quorum`, or the smallest majority when 0;
+    /// the error says why a given `quorum` is no majority.
+    pub fn size(&self, n: usize) -> Result<usize, String> {
+        let m = match self.quorum as usize {
+            0 => smallest_majority(n),
+            m => m,
+        };
+        if m * 2 <= n || m > n {
+            return Err(format!(
+                "--set quorum={m}: a quorum of {n} coordinators must be a majority, more than {} and at most {n}",
+                n / 2
+            ));
+        }
+        Ok(m)
+    }
+}
+
 /// The quorum size of `setup` among `n` coordinators: `quorum=m`, default n/2 + 1.
 pub fn quorum_size(setup: &Setup, n: usize) -> Result<usize, String> {
-    let m = match number(setup, "quorum", 0)? as usize {
-        0 => n / 2 + 1,
-        m => m,
-    };
-    if m * 2 <= n || m > n {
-        return Err(format!(
-            "--set quorum={m}: a quorum of {n} coordinators must be a majority, more than {} and at most {n}",
-            n / 2
-        ));
-    }
-    Ok(m)
+    QuorumOptions::from_setup(setup)?.size(n)
 }
 
 impl Ballot for Majority {
     fn ballot(setup: &Setup, peers: &[NodeId]) -> (Vec<NodeId>, usize) {
-        let m = quorum_size(setup, peers.len()).unwrap_or(peers.len() / 2 + 1);
+        let m = quorum_size(setup, peers.len()).unwrap_or(smallest_majority(peers.len()));
         (peers.to_vec(), m)
     }
 

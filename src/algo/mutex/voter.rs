@@ -2,12 +2,20 @@
 //! [`maekawa`](super::maekawa) run the same [`Voting`] rules and differ only in whom a node asks
 //! and how many votes it needs (a [`Ballot`]); this is the [`Protocol`] both are.
 
-use super::options::boolean;
 use super::voting::{Durable, VoteMsg, Voting};
 use super::wrapper::{MCx, Protocol};
+use crate::algo::options::{options, Kind};
 use crate::algo::{NodeId, Setup};
 use std::marker::PhantomData;
 use std::time::Duration;
+
+options! {
+    /// The keys of every voting protocol (quorum's coordinators, Maekawa's voters).
+    pub struct VoterOptions {
+        durable: bool = false, Kind::Bool,
+            "coordinators persist their grant, fsynced before they answer; also --durable";
+    }
+}
 
 /// Whom a voting protocol asks, and how many votes it needs.
 pub trait Ballot {
@@ -48,7 +56,7 @@ impl<B: Ballot> Protocol for Voter<B> {
 
     fn new(setup: &Setup, peers: &[NodeId]) -> Self {
         let (voters, need) = B::ballot(setup, peers);
-        let durable = boolean(setup, "durable", false).unwrap_or(false);
+        let durable = VoterOptions::read(setup).durable;
         Voter {
             voting: Voting::new(setup.me, voters, need, durable, restored(setup)),
             retry: setup.timeout,
@@ -57,7 +65,7 @@ impl<B: Ballot> Protocol for Voter<B> {
     }
 
     fn check(setup: &Setup) -> Result<(), String> {
-        boolean(setup, "durable", false)?;
+        VoterOptions::from_setup(setup)?;
         B::check(setup)
     }
 

@@ -45,6 +45,7 @@
 //!   to its old boot are dropped, and every snapshot in progress here is abandoned (noted):
 //!   the new boot knows nothing of it. The next snapshot completes.
 
+use crate::algo::options::{options, Kind};
 use crate::algo::reliable::{Channels, Frame};
 use crate::algo::{Algorithm, Cx, Event, Message, NodeId, Setup};
 use serde::{Deserialize, Serialize};
@@ -133,71 +134,61 @@ pub struct Methods {
     pub clock: bool,
 }
 
-/// The bank's options, from `--set`.
+options! {
+    /// The bank's keys, as declared once.
+    pub struct BankKeys {
+        snapshot: &'static str = none, Kind::Choice(&["none", "chandy-lamport", "clock", "both"]),
+            "how global states are recorded: Chandy-Lamport markers, each node at a clock time, or both";
+        snapshot_ms: u64 = 1000, Kind::Int { min: 10, max: 1_000_000_000 }, "how often a snapshot is taken";
+        balance: u64 = 1000, Kind::Int { min: 0, max: 1_000_000_000 }, "every account's starting balance";
+        transfer_ms: u64 = 20, Kind::Int { min: 1, max: 1_000_000_000 }, "mean time between one node's transfers";
+        retransmit_ms: u64 = 100, Kind::Int { min: 1, max: 1_000_000_000 },
+            "how often unacknowledged channel items are sent again";
+        flush_ms: u64 = 25, Kind::Int { min: 1, max: 1_000_000_000 },
+            "how often the account's state is stored (fsynced) before what depends on it is sent";
+        settle_ms: u64 = 500, Kind::Int { min: 1, max: 1_000_000_000 },
+            "how long a clock snapshot counts transfers sent before it";
+    }
+}
+
+/// The bank's options, from `--set` ([`BankKeys`] in the units the bank uses).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BankOptions {
-    /// Starting balance of every account: `balance`, default 1000.
+    /// Starting balance of every account.
     pub balance: u64,
-    /// Mean time between one node's transfers: `transfer_ms`, default 20.
+    /// Mean time between one node's transfers.
     pub transfer: Duration,
-    /// Retransmission period: `retransmit_ms`, default 100.
+    /// Retransmission period.
     pub retransmit: Duration,
-    /// How often the state is stored and what waits for it let out: `flush_ms`, default 25.
+    /// How often the state is stored and what waits for it let out.
     pub flush: Duration,
-    /// Snapshot period: `snapshot_ms`, default 1000.
+    /// Snapshot period.
     pub every: Duration,
-    /// How long a clock snapshot waits for transfers in flight: `settle_ms`, default 500.
+    /// How long a clock snapshot waits for transfers in flight.
     pub settle: Duration,
-    /// `snapshot=none|chandy-lamport|clock|both`, default none.
+    /// Which snapshots are taken.
     pub methods: Methods,
 }
 
 impl BankOptions {
     /// Reads and checks the options; the error names the bad value.
     pub fn from_setup(setup: &Setup) -> Result<Self, String> {
-        let num = |k: &str, default: u64, min: u64| -> Result<u64, String> {
-            match setup.opts.get(k) {
-                None => Ok(default),
-                Some(v) => match v.parse::<u64>() {
-                    Ok(x) if x >= min && x <= 1_000_000_000 => Ok(x),
-                    _ => Err(format!("--set {k}={v}: expected a whole number of at least {min}")),
-                },
-            }
-        };
-        let methods = match setup.opts.get("snapshot").map(String::as_str) {
-            None | Some("none") => Methods {
-                markers: false,
-                clock: false,
-            },
-            Some("chandy-lamport") => Methods {
-                markers: true,
-                clock: false,
-            },
-            Some("clock") => Methods {
-                markers: false,
-                clock: true,
-            },
-            Some("both") => Methods {
-                markers: true,
-                clock: true,
-            },
-            Some(v) => {
-                return Err(format!(
-                    "--set snapshot={v}: expected none, chandy-lamport, clock or both"
-                ))
-            }
-        };
+        let k = BankKeys::from_setup(setup)?;
         if setup.neighbours.is_empty() {
             return Err(format!("bank: node {} has no neighbour to send money to", setup.me));
         }
+        let ms = Duration::from_millis;
         Ok(BankOptions {
-            balance: num("balance", 1000, 0)?,
-            transfer: Duration::from_millis(num("transfer_ms", 20, 1)?),
-            retransmit: Duration::from_millis(num("retransmit_ms", 100, 1)?),
-            flush: Duration::from_millis(num("flush_ms", 25, 1)?),
-            every: Duration::from_millis(num("snapshot_ms", 1000, 10)?),
-            settle: Duration::from_millis(num("settle_ms", 500, 1)?),
-            methods,
+            balance: k.balance,
+            transfer: ms(k.transfer_ms),
+            retransmit: ms(k.retransmit_ms),
+            flush: ms(k.flush_ms),
+            every: ms(k.snapshot_ms),
+            settle: ms(k.settle_ms),
+            methods: Methods {
+                markers: matches!(k.snapshot, "chandy-lamport" | "both"),
+                clock: matches!(k.snapshot, "clock" | "both"),
+            },
         })
     }
 }

@@ -82,6 +82,7 @@ mod tests;
 use crate::algo::compose::Embed;
 use crate::algo::detector::liveness::LiveCx;
 use crate::algo::detector::{LiveMsg, LiveTimer, Liveness};
+use crate::algo::election::options::ElectionOptions;
 use crate::algo::quorum::Weights;
 use crate::algo::ring_repair::{Expiry, RingCx, RingMsg, RingRepair, RingTimer};
 use crate::algo::{Algorithm, Context, Event, Message, NodeId, Setup};
@@ -312,12 +313,12 @@ impl<M, T> Embed<LMsg<M>, LTimer<T>> for RingSlot<M> {
 pub fn validate(setup: &Setup) -> Result<(), String> {
     for key in ["mesh", "majority"] {
         if let Some(v) = setup.opts.get(key) {
-            if !matches!(v.as_str(), "true" | "false" | "1" | "0" | "yes" | "no") {
+            if crate::algo::options::boolean(v).is_none() {
                 return Err(format!("{key}={v}: expected true or false"));
             }
         }
     }
-    if !setup.flag("majority", false) {
+    if !ElectionOptions::read(setup).majority {
         return Ok(());
     }
     Weights::parse(setup)?;
@@ -333,7 +334,7 @@ pub fn validate(setup: &Setup) -> Result<(), String> {
 
 /// In a mesh, a member this node may not send to directly (None: it reaches everyone).
 fn unreachable(setup: &Setup) -> Option<NodeId> {
-    if !setup.flag("mesh", false) {
+    if !ElectionOptions::read(setup).mesh {
         return None;
     }
     setup
@@ -693,9 +694,10 @@ impl<E: Election> Leadership<E> {
     /// A node running protocol `E` under leadership. The options are assumed checked by
     /// [`validate`]; weights that do not parse count 1 each here.
     pub fn new(setup: &Setup) -> Self {
-        let quorum = setup.flag("majority", false).then(|| Quorum::new(setup));
+        let opts = ElectionOptions::read(setup);
+        let quorum = opts.majority.then(|| Quorum::new(setup));
         let sparse = unreachable(setup).is_some();
-        let reach: Vec<NodeId> = if setup.flag("mesh", false) {
+        let reach: Vec<NodeId> = if opts.mesh {
             setup.neighbours.clone()
         } else {
             setup.members.clone()
