@@ -15,6 +15,10 @@ use crate::catalog::ServesWith;
 use crate::trace::{Event, NodeId, RunDir};
 use std::collections::{BTreeMap, BTreeSet};
 
+mod resource;
+
+pub use resource::{breach_line, fencing_breaches, judge_resource_violations, DeadHolder, FencingBreach};
+
 /// Progress bound in failure-detector timeouts (`timeout_ms` of run.json).
 pub const BOUND_TIMEOUTS: u64 = 10;
 /// Progress bound in critical-section holds (`hold_ms`): a long hold is not a stall.
@@ -485,121 +489,5 @@ pub fn stall_line(s: &Stall, start: u64) -> String {
         if s.to_end { ", the end of the run" } else { "" },
         list(&s.waiting),
         secs(s.all_running_us())
-    )
-}
-
-/// A violation the resource recorded that a dead holder caused: its access ended with its
-/// process, so the new holder was alone.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DeadHolder {
-    /// When the resource recorded it.
-    pub t: u64,
-    /// The holders it named.
-    pub nodes: Vec<NodeId>,
-    /// Those whose process had ended since their begin: (node, when).
-    pub dead: Vec<(NodeId, u64)>,
-}
-
-/// Splits the resource's `violation` records: those with at least two holders still alive
-/// (real), and those that only a holder killed (or exited) since its begin made (artefacts).
-pub fn judge_resource_violations(run: &RunDir, timeline: &Timeline) -> (Vec<(u64, Vec<NodeId>)>, Vec<DeadHolder>) {
-    let mut begun: BTreeMap<NodeId, u64> = BTreeMap::new();
-    let (mut real, mut dead_holders) = (Vec::new(), Vec::new());
-    for r in &run.resource {
-        match &r.event {
-            Event::Access { by, phase, .. } if phase == "begin" => {
-                begun.insert(*by, r.t);
-            }
-            Event::Violation { nodes } => {
-                let dead: Vec<(NodeId, u64)> = nodes
-                    .iter()
-                    .filter_map(|&n| {
-                        let since = begun.get(&n).copied().unwrap_or(0);
-                        timeline
-                            .changes
-                            .get(&n)
-                            .into_iter()
-                            .flatten()
-                            .find(|c| c.state.ended() && c.t >= since && c.t <= r.t)
-                            .map(|c| (n, c.t))
-                    })
-                    .collect();
-                if nodes.len() - dead.len() >= 2 {
-                    real.push((r.t, nodes.clone()));
-                } else {
-                    dead_holders.push(DeadHolder {
-                        t: r.t,
-                        nodes: nodes.clone(),
-                        dead,
-                    });
-                }
-            }
-            _ => {}
-        }
-    }
-    (real, dead_holders)
-}
-
-/// The resource accepted a lower fencing token after a higher one: fencing was lost.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FencingBreach {
-    /// When it accepted the lower token.
-    pub t: u64,
-    /// From whom.
-    pub by: NodeId,
-    /// The token accepted.
-    pub token: u64,
-    /// The higher token accepted before.
-    pub highest: u64,
-    /// When that one was accepted.
-    pub highest_t: u64,
-    /// When the resource restarted in between, if it did.
-    pub restarted: Option<u64>,
-}
-
-/// Every begin the resource accepted with a token lower than one it had accepted before.
-pub fn fencing_breaches(run: &RunDir) -> Vec<FencingBreach> {
-    let mut highest: Option<(u64, u64)> = None;
-    let mut last_start: Option<u64> = None;
-    let mut out = Vec::new();
-    for r in &run.resource {
-        match &r.event {
-            Event::Start { .. } => last_start = Some(r.t),
-            Event::Access {
-                by,
-                token: Some(tok),
-                phase,
-                ..
-            } if phase == "begin" => match highest {
-                Some((h, ht)) if *tok < h => out.push(FencingBreach {
-                    t: r.t,
-                    by: *by,
-                    token: *tok,
-                    highest: h,
-                    highest_t: ht,
-                    restarted: last_start.filter(|&s| s > ht),
-                }),
-                Some((h, _)) if *tok == h => {}
-                _ => highest = Some((*tok, r.t)),
-            },
-            _ => {}
-        }
-    }
-    out
-}
-
-/// A breach in one line.
-pub fn breach_line(b: &FencingBreach, start: u64) -> String {
-    format!(
-        "fencing: the resource accepted node {}'s token {} at {} after it had accepted token {} at {}{}",
-        b.by,
-        b.token,
-        ms(start, b.t),
-        b.highest,
-        ms(start, b.highest_t),
-        match b.restarted {
-            Some(t) => format!(" (the resource restarted at {} and forgot it)", ms(start, t)),
-            None => String::new(),
-        }
     )
 }
