@@ -187,3 +187,14 @@ mod tests {
         assert_eq!(wrap("", 4), vec![""]);
     }
 }
+
+/// 1, 2 or 5 times a power of ten, at least `raw`.
+pub fn nice_step(raw: f64) -> f64 {
+    let raw = raw.max(0.001);
+    let p = 10f64.powf(raw.log10().floor());
+    [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * p)
+        .find(|&v| v >= raw)
+        .unwrap_or(10.0 * p)
+}

@@ -87,13 +87,7 @@ impl Frame<'_> {
             WIDTH - RIGHT
         );
         let span = s.ms(s.t1) - s.ms(s.t0);
-        let raw = (span / 10.0).max(0.001);
-        let p = 10f64.powf(raw.log10().floor());
-        let step = [1.0, 2.0, 5.0, 10.0]
-            .iter()
-            .map(|m| m * p)
-            .find(|&v| v >= raw)
-            .unwrap_or(10.0 * p);
+        let step = draw::nice_step(span / 10.0);
         let mut ms = (s.ms(s.t0) / step).ceil() * step;
         while ms <= s.ms(s.t1) + 1e-9 {
             let x = self.x((s.start_us as f64 + ms * 1000.0).max(0.0) as u64);

@@ -41,7 +41,7 @@
 //! Messages: N per entry (N-1 REQUEST and one TOKEN), 0 when the node holds the idle token.
 
 use super::options::Workload;
-use super::token_ring::{fencing, Gen};
+use super::token_ring::{fencing, Gen, Regenerated};
 use super::wrapper::{MCx, Protocol};
 use crate::algo::{Message, NodeId, Setup};
 use serde::{Deserialize, Serialize};
@@ -76,11 +76,8 @@ pub enum SkMsg {
         /// Q: the participants it goes to next, in order.
         queue: VecDeque<NodeId>,
     },
-    /// A node regenerated the token: the generation to accept from now on.
-    Regenerated {
-        /// The new generation.
-        gen: Gen,
-    },
+    /// A node regenerated the token.
+    Regenerated(Regenerated),
 }
 
 impl Message for SkMsg {
@@ -88,7 +85,7 @@ impl Message for SkMsg {
         match self {
             SkMsg::Request { .. } => "REQUEST",
             SkMsg::Token { .. } => "TOKEN",
-            SkMsg::Regenerated { .. } => "REGENERATED",
+            SkMsg::Regenerated(_) => "REGENERATED",
         }
     }
 }
@@ -295,11 +292,11 @@ impl Protocol for SuzukiKasami {
                     self.pass_on(mcx);
                 }
             }
-            SkMsg::Regenerated { gen } => {
-                if gen <= self.highest {
+            SkMsg::Regenerated(r) => {
+                if !r.raise(&mut self.highest) {
                     return;
                 }
-                self.highest = gen;
+                let gen = r.gen;
                 if self.wants {
                     mcx.set_timer(SkTimer::Lost, self.lost_after);
                 }
@@ -356,7 +353,7 @@ impl Protocol for SuzukiKasami {
             self.lost_after,
             token.gen
         );
-        mcx.send_others(SkMsg::Regenerated { gen: token.gen });
+        mcx.send_others(SkMsg::Regenerated(Regenerated { gen: token.gen }));
         self.token = Some(token);
         self.enter(mcx);
     }

@@ -49,6 +49,32 @@ pub struct Minted {
 /// A generation: (round, the node that created it), compared in that order.
 pub type Gen = (u64, NodeId);
 
+/// The news that a node regenerated a lost token: the generation to accept from now on (sent
+/// by both token algorithms, token-ring and Suzuki-Kasami).
+#[derive(Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Regenerated {
+    /// The new generation.
+    pub gen: Gen,
+}
+
+// Written as the fields of the variant it travels in, so that traces read `REGENERATED(gen=..)`.
+impl std::fmt::Debug for Regenerated {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "gen={:?}", self.gen)
+    }
+}
+
+impl Regenerated {
+    /// Raises `highest` to this generation; false when it is not newer (nothing changes).
+    pub fn raise(&self, highest: &mut Gen) -> bool {
+        if self.gen <= *highest {
+            return false;
+        }
+        *highest = self.gen;
+        true
+    }
+}
+
 /// Token-ring messages.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum TokenMsg {
@@ -63,18 +89,15 @@ pub enum TokenMsg {
         /// Passes since it was created: a copy not newer than one already seen is a duplicate.
         hops: u64,
     },
-    /// A node regenerated the token: the generation to accept from now on.
-    Regenerated {
-        /// The new generation.
-        gen: Gen,
-    },
+    /// A node regenerated the token.
+    Regenerated(Regenerated),
 }
 
 impl Message for TokenMsg {
     fn name(&self) -> &'static str {
         match self {
             TokenMsg::Token { .. } => "TOKEN",
-            TokenMsg::Regenerated { .. } => "REGENERATED",
+            TokenMsg::Regenerated(_) => "REGENERATED",
         }
     }
 }
@@ -226,9 +249,8 @@ impl Protocol for TokenRing {
     fn on_msg(&mut self, mcx: &mut MCx<'_, '_, Self>, from: NodeId, msg: TokenMsg) {
         let (gen, seq, idle, hops) = match msg {
             TokenMsg::Token { gen, seq, idle, hops } => (gen, seq, idle, hops),
-            TokenMsg::Regenerated { gen } => {
-                if gen > self.highest {
-                    self.highest = gen;
+            TokenMsg::Regenerated(r) => {
+                if r.raise(&mut self.highest) {
                     mcx.set_timer(TokenTimer::Lost, self.lost_after);
                 }
                 return;
@@ -274,7 +296,7 @@ impl Protocol for TokenRing {
                 self.regenerated += 1;
                 let gen = self.mint(mcx);
                 log::warn!("no token for {:?}: regenerated it, generation {gen:?}", self.lost_after);
-                mcx.send_others(TokenMsg::Regenerated { gen });
+                mcx.send_others(TokenMsg::Regenerated(Regenerated { gen }));
                 self.take(mcx, gen, 0, 0, 0);
             }
         }

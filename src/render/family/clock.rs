@@ -74,13 +74,7 @@ pub(super) fn clock(run: &RunDir, f: &Frame<'_>) -> Result<String, CliError> {
         ],
     );
     // The value axis, with true time at 0.
-    let raw = ((hi - lo) / 8.0).max(0.001);
-    let p = 10f64.powf(raw.log10().floor());
-    let step = [1.0, 2.0, 5.0, 10.0]
-        .iter()
-        .map(|m| m * p)
-        .find(|&v| v >= raw)
-        .unwrap_or(10.0 * p);
+    let step = draw::nice_step((hi - lo) / 8.0);
     let mut v = (lo / step).ceil() * step;
     while v <= hi {
         let yy = yv(v);

@@ -1,6 +1,7 @@
 //! The marks on the nodes' lines, with their labels, and the time axis.
 
 use super::*;
+use super::super::draw::nice_step;
 
 /// The label written beside a mark (empty: none, its hover text says it).
 pub fn mark_label(m: &Mark) -> String {
@@ -69,16 +70,6 @@ pub(super) fn axis(s: &mut String, geo: &Geo<'_>, height: f64) {
     }
 }
 
-/// 1, 2 or 5 times a power of ten, at least `raw`.
-pub(super) fn nice_step(raw: f64) -> f64 {
-    let raw = raw.max(0.001);
-    let p = 10f64.powf(raw.log10().floor());
-    [1.0, 2.0, 5.0, 10.0]
-        .iter()
-        .map(|m| m * p)
-        .find(|&v| v >= raw)
-        .unwrap_or(10.0 * p)
-}
 
 pub(super) fn fmt_ms(ms: f64) -> String {
     if (ms - ms.round()).abs() < 1e-6 {
