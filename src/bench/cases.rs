@@ -116,7 +116,7 @@ pub fn chang_roberts(n: usize, seed: u64) -> Vec<Case> {
 }
 
 /// Ring-list with one initiator: one ELECTION lap, one COORDINATOR lap.
-pub fn ring_list(n: usize, _seed: u64) -> Vec<Case> {
+pub(crate) fn ring_list(n: usize, _seed: u64) -> Vec<Case> {
     let nn = n as u64;
     let counts: Reader = Box::new(move |run| {
         let both = sent_all(run, &["ELECTION", "COORDINATOR"]);
@@ -126,7 +126,7 @@ pub fn ring_list(n: usize, _seed: u64) -> Vec<Case> {
 }
 
 /// The anonymous ring with one candidate: one TOKEN lap, one ELECTED lap.
-pub fn anon_ring(n: usize, _seed: u64) -> Vec<Case> {
+pub(crate) fn anon_ring(n: usize, _seed: u64) -> Vec<Case> {
     let nn = n as u64;
     let counts: Reader = Box::new(move |run| {
         vec![

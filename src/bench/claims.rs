@@ -35,7 +35,7 @@ impl Claim {
 
 /// One measured count beside its formula.
 #[derive(Debug, Clone)]
-pub struct Count {
+pub(crate) struct Count {
     /// The message types summed, e.g. `ELECTION+ECHO`.
     pub messages: String,
     /// What the runs sent.

@@ -16,7 +16,7 @@ const MAX_N: usize = 64;
 
 /// One run's figures.
 #[derive(Debug, Clone)]
-pub struct ClockRow {
+pub(crate) struct ClockRow {
     /// `cristian` or `berkeley`.
     pub algo: &'static str,
     /// Nodes.
@@ -76,7 +76,7 @@ fn row(algo: &'static str, n: usize, run: &RunDir) -> ClockRow {
 }
 
 /// Runs both algorithms at every size up to 64 and prints the table.
-pub fn run_clocks(sizes: &[usize], seed: u64) -> Result<Vec<ClockRow>, CliError> {
+pub(crate) fn run_clocks(sizes: &[usize], seed: u64) -> Result<Vec<ClockRow>, CliError> {
     let root = std::env::temp_dir().join(format!("coordlab-bench-clock-{}", std::process::id()));
     let mut rows = Vec::new();
     println!(

@@ -49,9 +49,9 @@ pub enum Opinion {
 }
 
 /// What the launcher did to one node: (t µs, node, what).
-pub type FateAt = (u64, NodeId, Fate);
+pub(crate) type FateAt = (u64, NodeId, Fate);
 /// What one observer said of one target: (t µs, observer, target, what).
-pub type OpinionAt = (u64, NodeId, NodeId, Opinion);
+pub(crate) type OpinionAt = (u64, NodeId, NodeId, Opinion);
 
 /// Chen-Toueg-Aguilera figures of one run.
 #[derive(Debug, Clone, PartialEq)]
@@ -218,7 +218,7 @@ pub fn figures(nodes: &[NodeId], start_us: u64, end_us: u64, fates: &[FateAt], o
 }
 
 /// The fates and opinions of a run directory.
-pub fn read_run(run: &RunDir) -> (Vec<FateAt>, Vec<OpinionAt>) {
+pub(crate) fn read_run(run: &RunDir) -> (Vec<FateAt>, Vec<OpinionAt>) {
     let fates = run
         .faults
         .iter()

@@ -33,7 +33,7 @@ const PATIENCE: Duration = Duration::from_secs(180);
 /// The median of `runs` runs of DistAlgo's example `example` with `args` (its processes, and
 /// its own further arguments), launch to exit in ms; Err says why not (not installed, failed,
 /// or hung past [`PATIENCE`]).
-pub fn median_ms(example: &str, args: &[String], runs: usize) -> Result<f64, String> {
+pub(crate) fn median_ms(example: &str, args: &[String], runs: usize) -> Result<f64, String> {
     installed()?;
     let script = script();
     let mut times = Vec::new();

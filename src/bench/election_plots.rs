@@ -14,7 +14,7 @@ use std::path::Path;
 
 /// Writes `bench/elections.md` (the table, the floor, what the columns mean, the figures) and
 /// the two figures beside it; returns the files written.
-pub fn write_files(rows: &[ElectionRow], floor: &Floor, build: &str) -> Result<Vec<String>, CliError> {
+pub(crate) fn write_files(rows: &[ElectionRow], floor: &Floor, build: &str) -> Result<Vec<String>, CliError> {
     let one_hop = floor.median_us / 2.0;
     let md = format!(
         "# Elections benchmark\n\n\
@@ -50,7 +50,7 @@ const LAP: &str = "#999999";
 
 /// Election time against n, one line per algorithm (its first case, the registry's leading
 /// one), with the one-hop floor and n hops at the floor (one lap of a ring) as dashed lines.
-pub fn time_figure(rows: &[ElectionRow], one_hop_us: f64) -> String {
+pub(crate) fn time_figure(rows: &[ElectionRow], one_hop_us: f64) -> String {
     // Per algorithm its first (graph, case).
     let mut first_case: BTreeMap<&str, (&str, &str)> = BTreeMap::new();
     let mut order: Vec<&str> = Vec::new();
@@ -109,7 +109,7 @@ fn value(c: &Claim) -> f64 {
 /// Per algorithm a plot of its measured counts (dots) against the formulas' values (dashed),
 /// per case: the counts of the row's first message type (the first not predicted zero), each
 /// formula that speaks of it.
-pub fn messages_figure(rows: &[ElectionRow]) -> String {
+pub(crate) fn messages_figure(rows: &[ElectionRow]) -> String {
     let mut algos: Vec<&str> = Vec::new();
     for r in rows {
         if !algos.contains(&r.algo) {

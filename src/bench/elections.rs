@@ -17,7 +17,7 @@ use std::path::Path;
 
 /// One launch: an algorithm on a graph in some setup, at one size.
 #[derive(Debug, Clone)]
-pub struct ElectionRow {
+pub(crate) struct ElectionRow {
     /// The `--algo`.
     pub algo: &'static str,
     /// `ring`, or the mesh topology.
@@ -132,7 +132,7 @@ fn all_cases(n: usize, seed: u64) -> Vec<(&'static str, Case)> {
 /// Measures every election case of every registry entry at each size, printing each row as it
 /// comes (the whole takes minutes); then the loopback floor (`rounds` ping-pongs), and writes
 /// the table and its figures under `bench/`.
-pub fn run_elections(sizes: &[usize], seed: u64, rounds: usize) -> Result<Vec<ElectionRow>, CliError> {
+pub(crate) fn run_elections(sizes: &[usize], seed: u64, rounds: usize) -> Result<Vec<ElectionRow>, CliError> {
     let root = std::env::temp_dir().join(format!("coordlab-el-{}", std::process::id()));
     print_header();
     let mut out = Vec::new();

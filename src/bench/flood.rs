@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 /// What a flood did.
 #[derive(Debug, Clone)]
-pub struct FloodFigures {
+pub(crate) struct FloodFigures {
     /// Datagrams sent.
     pub sent: u64,
     /// How long the flood lasted.
@@ -134,7 +134,7 @@ fn blast(to: String, rate: u64, secs: f64, run_id: u64, seed: u64) -> u64 {
 /// Launches a ring of `n` (default timing: heartbeat 100 ms, timeout 300 ms), waits for its
 /// leader, floods the leader at `rate` datagrams a second for `secs` from `senders` sockets, and
 /// measures what that did.
-pub fn run_flood(n: usize, rate: u64, secs: f64, senders: u64) -> Result<FloodFigures, CliError> {
+pub(crate) fn run_flood(n: usize, rate: u64, secs: f64, senders: u64) -> Result<FloodFigures, CliError> {
     let logs: PathBuf = std::env::temp_dir().join(format!("coordlab-flood-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&logs);
     let exe = std::env::current_exe().map_err(|e| failed(e.to_string()))?;
@@ -214,7 +214,7 @@ pub fn run_flood(n: usize, rate: u64, secs: f64, senders: u64) -> Result<FloodFi
 }
 
 /// Runs the flood section and prints its figures.
-pub fn print_flood(build: &str) -> Result<(), CliError> {
+pub(crate) fn print_flood(build: &str) -> Result<(), CliError> {
     let (n, rate, secs, senders) = (8, 300_000, 5.0, 3);
     println!(
         "== flood ({build}): {rate} junk datagrams/s for {secs} s from {senders} sockets at the leader of a ring of {n}"

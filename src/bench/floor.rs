@@ -105,7 +105,7 @@ fn reap(children: Vec<Child>, deadline: Instant) {
 /// The plain ring floor: one token around `n` processes (this one and n-1 relays) for `laps`
 /// laps; returns the median time of one hop, in microseconds, over the laps. With `poll`, the
 /// relays wait in a mio `Poll` like a node (see [`relay`]).
-pub fn ring_floor(n: usize, laps: usize, poll: bool) -> Result<f64, CliError> {
+pub(crate) fn ring_floor(n: usize, laps: usize, poll: bool) -> Result<f64, CliError> {
     let me = UdpSocket::bind("127.0.0.1:0").map_err(|e| failed(format!("bind: {e}")))?;
     let my_addr = me.local_addr().map_err(|e| failed(e.to_string()))?.to_string();
     let exe = std::env::current_exe().map_err(|e| failed(e.to_string()))?;

@@ -5,7 +5,7 @@ use crate::trace::NodeId;
 
 /// The ELECTION messages of Chang-Roberts on this arrangement with every node initiating: each
 /// id travels until the first larger id along the ring swallows it; the largest goes all round.
-pub fn chang_roberts_messages(ring: &[NodeId]) -> u64 {
+pub(crate) fn chang_roberts_messages(ring: &[NodeId]) -> u64 {
     let n = ring.len();
     (0..n)
         .map(|i| (1..=n).find(|d| d == &n || ring[(i + d) % n] > ring[i]).unwrap_or(n) as u64)
@@ -15,7 +15,7 @@ pub fn chang_roberts_messages(ring: &[NodeId]) -> u64 {
 /// Franklin's rounds on this arrangement: in each, an active node stays active only if its id
 /// is larger than the nearest active id on both sides; the last round sends the winner's id all
 /// round.
-pub fn franklin_rounds(ring: &[NodeId]) -> u64 {
+pub(crate) fn franklin_rounds(ring: &[NodeId]) -> u64 {
     let mut active = ring.to_vec();
     let mut rounds = 1;
     while active.len() > 1 {
@@ -32,7 +32,7 @@ pub fn franklin_rounds(ring: &[NodeId]) -> u64 {
 /// An arrangement where each Franklin round knocks out exactly every other active node: the node
 /// at ring position p survives as many rounds as p has trailing zero bits, so ids grow with that.
 /// With n a power of two this takes log2(n) + 1 rounds, the bound.
-pub fn franklin_halving(n: usize) -> Vec<NodeId> {
+pub(crate) fn franklin_halving(n: usize) -> Vec<NodeId> {
     let mut by_rounds: Vec<usize> = (0..n).collect();
     by_rounds.sort_by_key(|&p| (if p == 0 { u32::MAX } else { p.trailing_zeros() }, p));
     let mut ring = vec![0; n];

@@ -4,7 +4,7 @@
 
 /// One process's memory, KiB, from `/proc/PID/smaps_rollup`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Memory {
+pub(crate) struct Memory {
     /// Proportional set size.
     pub pss_kib: u64,
     /// Private_Clean + Private_Dirty.

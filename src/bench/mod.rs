@@ -25,12 +25,14 @@ mod startup;
 mod table;
 
 pub use cases::Case;
-pub use claims::{Claim, Count};
+pub use claims::Claim;
+#[cfg(test)]
+pub(crate) use claims::Count;
 pub use detectors::run_detectors;
-pub use elections::{run_elections, ElectionRow};
-pub use floor::{echo_server, floor, relay, ring_floor};
-pub use mutex::{run_mutex, run_side_by_side, MutexRow};
-pub use rings::{run_rings, RingFigures};
+pub(crate) use elections::run_elections;
+pub use floor::{echo_server, floor, relay};
+pub(crate) use mutex::{run_mutex, run_side_by_side};
+pub(crate) use rings::run_rings;
 pub use startup::{run_startup, DEFAULT_SIZES as STARTUP_SIZES};
 
 use crate::error::{usage, CliError};

@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 /// The sizes of the mutex table.
-pub const SIZES: &[usize] = &[5, 20, 64];
+pub(crate) const SIZES: &[usize] = &[5, 20, 64];
 
 /// Requests per node at size n: enough entries to measure, few enough to stay short.
 fn requests(n: usize) -> usize {
@@ -29,7 +29,7 @@ fn full_contention(k: &str) -> [&str; 8] {
 
 /// One launch's figures.
 #[derive(Debug, Clone)]
-pub struct MutexRow {
+pub(crate) struct MutexRow {
     /// The algorithm.
     pub algo: &'static str,
     /// Participants.
@@ -95,7 +95,7 @@ fn measure(run: &RunDir, algo: &'static str, n: usize, formula: (String, String)
 
 /// Runs every mutex algorithm at every size of [`SIZES`] and prints the table; `one_hop_us`
 /// is the loopback floor's one hop.
-pub fn run_mutex(one_hop_us: f64) -> Result<Vec<MutexRow>, CliError> {
+pub(crate) fn run_mutex(one_hop_us: f64) -> Result<Vec<MutexRow>, CliError> {
     let tmp = std::env::temp_dir().join(format!("coordlab-bench-mutex-{}", std::process::id()));
     println!(
         "{:<16} {:>4} {:>8} {:>10} {:>10} {:>8} {:>10}  {:<30} {:>14} {:>5}",
@@ -185,7 +185,7 @@ fn coordlab_ms(algo: &str, n: usize, k: usize, logs: &Path) -> Result<f64, CliEr
 
 /// coordlab beside DistAlgo's own `ramutex` and `lamutex`, same processes and requests, launch
 /// to exit; the target is a tenth of DistAlgo's time at 20 processes and 20 requests each.
-pub fn run_side_by_side() -> Result<(), CliError> {
+pub(crate) fn run_side_by_side() -> Result<(), CliError> {
     let logs = std::env::temp_dir().join(format!("coordlab-bench-side-{}", std::process::id()));
     println!(
         "{:<16} {:>4} {:>9} {:>14} {:>22} {:>7}  target",

@@ -9,12 +9,12 @@ pub fn central(n: usize) -> (String, String) {
 }
 
 /// Token ring under full contention: one pass per entry.
-pub fn token_ring(_n: usize) -> (String, String) {
+pub(crate) fn token_ring(_n: usize) -> (String, String) {
     ("1 pass per entry".into(), "1".into())
 }
 
 /// Ricart-Agrawala: a request to and a reply from every other node.
-pub fn ricart_agrawala(n: usize) -> (String, String) {
+pub(crate) fn ricart_agrawala(n: usize) -> (String, String) {
     ("2(n-1)".into(), format!("{}", 2 * (n - 1)))
 }
 
@@ -30,7 +30,7 @@ pub fn quorum(n: usize) -> (String, String) {
 }
 
 /// Maekawa: 3K to 5K for a grid quorum of K.
-pub fn maekawa(n: usize) -> (String, String) {
+pub(crate) fn maekawa(n: usize) -> (String, String) {
     let n_f = n as f64;
     let k = crate::algo::mutex::maekawa::grid_quorum(&(1..=n as u64).collect::<Vec<_>>(), 1).len();
     (

@@ -113,7 +113,7 @@ fn kernel_partition() -> Result<(), CliError> {
 }
 
 /// Prints the `net` section: the user filter per datagram, then the kernel partition.
-pub fn run_net(rounds: usize) -> Result<(), CliError> {
+pub(crate) fn run_net(rounds: usize) -> Result<(), CliError> {
     let hop = floor(rounds)?.median_us / 2.0;
     let ids: Vec<NodeId> = (1..=8).collect();
     let cases: [(&str, Vec<&[&str]>); 4] = [

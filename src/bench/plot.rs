@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 /// One named line of (x, y) points; points with a non-positive or non-finite value are left out
 /// (a log axis cannot show them).
 #[derive(Debug, Clone)]
-pub struct Series {
+pub(crate) struct Series {
     /// Its name in the legend.
     pub name: String,
     /// The points.
@@ -19,7 +19,7 @@ pub struct Series {
 
 /// How a series is drawn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Look {
+pub(crate) enum Look {
     /// A line through its points, each marked: measurements.
     Line,
     /// Its points marked, not joined.
@@ -30,7 +30,7 @@ pub enum Look {
 
 /// A series as drawn: its look and colour.
 #[derive(Debug, Clone)]
-pub struct Layer {
+pub(crate) struct Layer {
     /// The data.
     pub series: Series,
     /// How it is drawn.
@@ -41,7 +41,7 @@ pub struct Layer {
 
 /// One log-log plot: title, axis names, its layers.
 #[derive(Debug, Clone)]
-pub struct Axes {
+pub(crate) struct Axes {
     /// Above the plot.
     pub title: String,
     /// Under the x axis.
@@ -263,7 +263,7 @@ pub fn figure(title: &str, cols: usize, plot_w: f64, plot_h: f64, plots: &[Axes]
 
 /// An SVG document: `series` (lines with markers, in the palette's colours) on log-log axes
 /// titled `title`, axis labels `x_label`, `y_label`.
-pub fn log_log(title: &str, x_label: &str, y_label: &str, series: &[Series]) -> String {
+pub(crate) fn log_log(title: &str, x_label: &str, y_label: &str, series: &[Series]) -> String {
     let mut axes = Axes::new("", x_label, y_label);
     for (k, s) in series.iter().enumerate() {
         axes.add(s.clone(), Look::Line, draw::colour(k));

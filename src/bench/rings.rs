@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 /// What one ring size measured.
 #[derive(Debug, Clone)]
-pub struct RingFigures {
+pub(crate) struct RingFigures {
     /// Ring size.
     pub n: usize,
     /// One hop, microseconds, on the ELECTION lap (each process's first message: cold).
@@ -69,7 +69,7 @@ fn probe_hop_us(run: &RunDir, initiator: u64) -> Option<f64> {
 }
 
 /// Measures each ring size.
-pub fn run_rings(sizes: &[usize]) -> Result<Vec<RingFigures>, CliError> {
+pub(crate) fn run_rings(sizes: &[usize]) -> Result<Vec<RingFigures>, CliError> {
     let root: PathBuf = std::env::temp_dir().join(format!("coordlab-bench-{}", std::process::id()));
     let mut out = Vec::new();
     for &n in sizes {

@@ -23,7 +23,7 @@ const LAP_RUNS: usize = 7;
 
 /// One launch measured from outside (wall clock) and from its traces.
 #[derive(Debug, Clone)]
-pub struct Measured {
+pub(crate) struct Measured {
     /// Nodes.
     pub n: usize,
     /// Launch (the bench spawning `coordlab`) until every node wrote its `start` event, ms.

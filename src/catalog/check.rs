@@ -8,7 +8,7 @@ use crate::algo::Setup;
 
 /// Checks what algorithm `name` needs of a node's setup (its `--set` values, its neighbours),
 /// before the node is built: the error names the problem in one line.
-pub fn check_setup(name: &str, setup: &Setup) -> Result<(), String> {
+pub(crate) fn check_setup(name: &str, setup: &Setup) -> Result<(), String> {
     let entry = lookup(name)?;
     for key in setup.opts.keys() {
         if entry.key(key).is_none() {

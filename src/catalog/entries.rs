@@ -24,7 +24,7 @@ use crate::bench::{cases, mutex_formulas};
 /// The engine (the host around every algorithm): its keys are taken by every algorithm, and
 /// its check runs on every setup. None yet: a key the engine reads (a clock option, say) is
 /// declared here, with the check that reads it.
-pub const ENGINE: Family = Family {
+pub(crate) const ENGINE: Family = Family {
     name: "engine",
     summary: "the host around every algorithm",
     keys: crate::clock::EngineKeys::KEYS,
@@ -37,7 +37,7 @@ fn engine_clock(setup: &Setup) -> Result<(), String> {
 }
 
 /// Clock synchronisation: the options Cristian and Berkeley share.
-pub const CLOCK: Family = Family {
+pub(crate) const CLOCK: Family = Family {
     name: "clock",
     summary: "clock synchronisation: reads the node's own physical clock, asks the engine to slew it",
     keys: crate::algo::clocksync::SyncKeys::KEYS,
@@ -50,7 +50,7 @@ fn sync_options(setup: &Setup) -> Result<(), String> {
 }
 
 /// Global snapshots of a bank.
-pub const SNAPSHOT: Family = Family {
+pub(crate) const SNAPSHOT: Family = Family {
     name: "snapshot",
     summary: "a bank whose global states are recorded (Chandy-Lamport markers, or physical-clock time)",
     keys: &[],
@@ -103,7 +103,7 @@ const TOKEN_LOST: &str = "a token not seen within the lost-token timeout is rege
 const VOTER_FORGETS: &str = "a voter that restarts without --durable forgets whom it voted for";
 
 /// Measurement tools that are not coordination algorithms.
-pub const PROBE: Family = Family {
+pub(crate) const PROBE: Family = Family {
     name: "probe",
     summary: "measurement tools of the benchmark, not coordination algorithms",
     keys: &[],

@@ -4,7 +4,7 @@
 pub use crate::algo::options::{id_weights, Key, Kind, SetBy};
 
 /// The key of `keys` nearest to `typo` by edit distance, when near enough to be a slip.
-pub fn nearest<'a>(typo: &str, keys: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+pub(crate) fn nearest<'a>(typo: &str, keys: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     keys.into_iter()
         .map(|k| (distance(typo, k), k))
         .filter(|&(d, k)| d <= 2.max(k.len() / 3))

@@ -9,7 +9,7 @@ mod fit;
 mod keys;
 mod listing;
 
-pub use check::check_setup;
+pub(crate) use check::check_setup;
 pub use entries::*;
 pub use fit::Fit;
 pub use keys::{id_weights, Key, Kind, SetBy};
@@ -18,7 +18,7 @@ pub use listing::listing;
 use crate::algo::{Algorithm, Setup};
 
 /// A check of a node's setup beyond each key's type; the error is one line naming the problem.
-pub type SetupCheck = fn(&Setup) -> Result<(), String>;
+pub(crate) type SetupCheck = fn(&Setup) -> Result<(), String>;
 
 /// A family of algorithms and the wrapper they run in: its keys are taken by every member.
 #[derive(Debug, Clone, Copy)]
@@ -146,10 +146,10 @@ pub(crate) const DETECTOR_KEYS: &[Key] = crate::algo::detector::config::Detector
 
 /// The families whose wrapper hosts the [`Liveness`](crate::algo::detector::Liveness)
 /// detector, and so takes its keys (`detector`, `phi_*`, `swim_*`), declared once.
-pub const LIVENESS_HOSTS: &[&Family] = &[&ELECTION];
+pub(crate) const LIVENESS_HOSTS: &[&Family] = &[&ELECTION];
 
 /// Whether `family` hosts the liveness detector.
-pub fn hosts_liveness(family: &Family) -> bool {
+pub(crate) fn hosts_liveness(family: &Family) -> bool {
     LIVENESS_HOSTS.iter().any(|f| f.name == family.name)
 }
 
@@ -182,7 +182,7 @@ pub fn find(name: &str) -> Option<&'static Entry> {
 }
 
 /// The entry named `name`, or an error listing the known names.
-pub fn lookup(name: &str) -> Result<&'static Entry, String> {
+pub(crate) fn lookup(name: &str) -> Result<&'static Entry, String> {
     find(name).ok_or_else(|| format!("unknown algorithm '{name}' (known: {})", names()))
 }
 
@@ -193,7 +193,7 @@ pub fn family(name: &str) -> Option<&'static Family> {
 }
 
 /// Whether `algo` is a mutual-exclusion algorithm (its launch gets a shared resource).
-pub fn is_mutex(algo: &str) -> bool {
+pub(crate) fn is_mutex(algo: &str) -> bool {
     find(algo).is_some_and(|e| e.family.name == MUTEX.name)
 }
 

@@ -18,9 +18,9 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
 /// The fixed part of the tolerance of a claim, microseconds (rounding to whole microseconds).
-pub const TOLERANCE_US: i64 = 3;
+pub(crate) const TOLERANCE_US: i64 = 3;
 /// The spread under which clocks count as synchronised, microseconds.
-pub const WITHIN_US: i64 = 1_000;
+pub(crate) const WITHIN_US: i64 = 1_000;
 
 /// One node's clock over the run.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -144,7 +144,7 @@ pub fn analyse(run: &RunDir) -> ClockFacts {
 }
 
 /// The facts of node records in true-time order (a run's, or the simulator's trace).
-pub fn analyse_records(records: &[Record]) -> ClockFacts {
+pub(crate) fn analyse_records(records: &[Record]) -> ClockFacts {
     let mut f = ClockFacts {
         start_t: records.first().map_or(0, |r| r.t),
         ..ClockFacts::default()

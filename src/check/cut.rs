@@ -53,7 +53,7 @@ impl Cut {
 }
 
 /// Each node's events in its own order.
-pub fn per_node(records: &[Record]) -> BTreeMap<NodeId, Vec<&Record>> {
+pub(crate) fn per_node(records: &[Record]) -> BTreeMap<NodeId, Vec<&Record>> {
     let mut out: BTreeMap<NodeId, Vec<&Record>> = BTreeMap::new();
     for r in records {
         if let Some(n) = r.node {

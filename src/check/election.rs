@@ -59,7 +59,7 @@ pub enum Violation {
 
 /// The smallest term the checker calls absurd: 2^32 elections would take years at one per
 /// millisecond, so such a term was forged or its arithmetic wrapped.
-pub const ABSURD_TERM: u64 = 1 << 32;
+pub(crate) const ABSURD_TERM: u64 = 1 << 32;
 
 impl Violation {
     /// The term it is about, when it is about one term.
@@ -190,7 +190,7 @@ pub struct ElectionFacts {
 
 /// Progress bound of an election in failure-detector timeouts: a majority running for this
 /// long with no leader is a liveness violation (6 s at the default 300 ms timeout).
-pub const LEADERLESS_TIMEOUTS: u64 = 20;
+pub(crate) const LEADERLESS_TIMEOUTS: u64 = 20;
 
 impl ElectionFacts {
     /// Judges the replayed beliefs against the process timeline.

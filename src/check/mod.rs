@@ -40,8 +40,10 @@ pub use timeline::{End, Proc, Timeline};
 pub use traffic::Traffic;
 
 use crate::error::{usage, write_failed, CliError};
-use crate::trace::{BadLine, Event, NodeId, Record, RunDir, RunInfo, RunNode};
-pub use section::{Finding, Section};
+use crate::trace::{BadLine, Event, NodeId, RunDir};
+#[cfg(test)]
+use crate::trace::{Record, RunInfo, RunNode};
+pub(crate) use section::{Finding, Section};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -161,7 +163,7 @@ impl Analysis {
 /// How many failure-detector timeouts an election is given after the last fault before the
 /// run's end: a run stopped sooner may end mid-election, which termination and agreement at the
 /// end do not hold against it.
-pub const END_SETTLE_TIMEOUTS: u64 = 10;
+pub(crate) const END_SETTLE_TIMEOUTS: u64 = 10;
 
 /// The last fault (a signal or a network change) if it came less than `settle` before the end
 /// of the run, as the explanation of an end without a leader everyone agrees on.
@@ -273,7 +275,7 @@ pub fn analyse(run: &RunDir) -> Analysis {
 /// The traces of `run` that are incomplete evidence: what the reader found (empty, cut), and
 /// the traces of nodes that stopped because they could not write them (their exit status,
 /// [`crate::error::WRITE_FAILED`], in faults.jsonl).
-pub fn incomplete(run: &RunDir) -> Vec<(String, String)> {
+pub(crate) fn incomplete(run: &RunDir) -> Vec<(String, String)> {
     let mut out = run.incomplete.clone();
     let status = format!("exit {}", crate::error::WRITE_FAILED);
     for r in &run.faults {
@@ -299,7 +301,8 @@ pub fn incomplete(run: &RunDir) -> Vec<(String, String)> {
 
 /// A simulation as the launcher would have recorded it: the simulator's trace and its faults
 /// (every node spawned at time 0, the run shut down now), for the checker to judge.
-pub fn sim_run<A: crate::algo::Algorithm>(s: &crate::sim::Sim<A>, algo: &str, topology: &str) -> RunDir {
+#[cfg(test)]
+pub(crate) fn sim_run<A: crate::algo::Algorithm>(s: &crate::sim::Sim<A>, algo: &str, topology: &str) -> RunDir {
     let setups = s.setups();
     let rec = Record::unstamped;
     let mut faults: Vec<Record> = setups
@@ -348,7 +351,7 @@ pub fn check(dir: &Path) -> Result<Report, CliError> {
 }
 
 /// [`check`], with the traces of `given` already read (the launcher's, by file name).
-pub fn check_with(dir: &Path, given: BTreeMap<String, crate::trace::Jsonl>) -> Result<Report, CliError> {
+pub(crate) fn check_with(dir: &Path, given: BTreeMap<String, crate::trace::Jsonl>) -> Result<Report, CliError> {
     if !dir.is_dir() {
         return Err(usage(format!("{}: no such run directory", dir.display())));
     }

@@ -138,7 +138,7 @@ pub fn analyse(run: &RunDir) -> Option<MutexFacts> {
 }
 
 /// [`analyse`] with the run's timeline already built.
-pub fn analyse_with(run: &RunDir, timeline: &Timeline) -> Option<MutexFacts> {
+pub(crate) fn analyse_with(run: &RunDir, timeline: &Timeline) -> Option<MutexFacts> {
     if !is_mutex(&run.info.algo) {
         return None;
     }

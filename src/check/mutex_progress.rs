@@ -17,12 +17,12 @@ use std::collections::{BTreeMap, BTreeSet};
 
 mod resource;
 
-pub use resource::{breach_line, fencing_breaches, judge_resource_violations, DeadHolder, FencingBreach};
+pub(crate) use resource::{breach_line, fencing_breaches, judge_resource_violations, DeadHolder, FencingBreach};
 
 /// Progress bound in failure-detector timeouts (`timeout_ms` of run.json).
-pub const BOUND_TIMEOUTS: u64 = 10;
+pub(crate) const BOUND_TIMEOUTS: u64 = 10;
 /// Progress bound in critical-section holds (`hold_ms`): a long hold is not a stall.
-pub const BOUND_HOLDS: u64 = 4;
+pub(crate) const BOUND_HOLDS: u64 = 4;
 /// The failure-detector timeout assumed when run.json does not name one.
 const DEFAULT_TIMEOUT_MS: u64 = 300;
 
@@ -71,7 +71,7 @@ impl Stall {
 }
 
 /// The participants of a mutex run: every node but the resource.
-pub fn participants(run: &RunDir) -> Vec<NodeId> {
+pub(crate) fn participants(run: &RunDir) -> Vec<NodeId> {
     run.info
         .nodes
         .iter()
@@ -90,7 +90,7 @@ fn secs(us: u64) -> String {
 
 /// The stalls of `run` longer than `bound` (each with its cause); `entries` are the entry
 /// times by node.
-pub fn stalls(run: &RunDir, timeline: &Timeline, bound: u64) -> Vec<Stall> {
+pub(crate) fn stalls(run: &RunDir, timeline: &Timeline, bound: u64) -> Vec<Stall> {
     let who = participants(run);
     // Rank: an entry first (it ends a stall), then a waiter leaving, then one arriving.
     let mut steps: Vec<(u64, u8, NodeId)> = Vec::new();
@@ -216,7 +216,7 @@ fn needed(run: &RunDir, who: &[NodeId], from: u64) -> Vec<NodeId> {
 }
 
 /// Whether the launcher had cut links (a partition not healed yet) at `t`.
-pub fn partitioned_at(run: &RunDir, t: u64) -> bool {
+pub(crate) fn partitioned_at(run: &RunDir, t: u64) -> bool {
     let mut cut = false;
     for r in run.faults.iter().take_while(|r| r.t <= t) {
         match r.event {
@@ -480,7 +480,7 @@ fn list(ns: &[NodeId]) -> String {
 }
 
 /// A stall in one line, for the findings.
-pub fn stall_line(s: &Stall, start: u64) -> String {
+pub(crate) fn stall_line(s: &Stall, start: u64) -> String {
     format!(
         "mutex: no entry for {} ({} to {}{}) while {} waited; every participant running for {} of it",
         secs(s.us()),

@@ -16,13 +16,13 @@ use std::collections::{BTreeMap, BTreeSet};
 mod gaps;
 mod words;
 
-pub use gaps::{side_gaps, SideGap};
-pub use words::group_words;
+pub(crate) use gaps::{side_gaps, SideGap};
+pub(crate) use words::group_words;
 use words::link_blocked_words;
 
 /// Loss at or above this percentage counts as cutting a node off (a detector that misses most
 /// heartbeats suspects a node that runs).
-pub const HEAVY_LOSS_PCT: u32 = 50;
+pub(crate) const HEAVY_LOSS_PCT: u32 = 50;
 
 /// One change of the network: from `t` on, `rules` are in force.
 #[derive(Debug, Clone)]

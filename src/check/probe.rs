@@ -13,7 +13,7 @@ use std::sync::Arc;
 /// Which nodes know the laps are done: the initiator (it sent LAPS_DONE) and every node that
 /// received it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Laps {
+pub(crate) struct Laps {
     /// The nodes that know.
     pub done: BTreeSet<NodeId>,
     /// Whether any TOKEN was sent (the probe ran at all).
@@ -42,7 +42,7 @@ impl Progress for Laps {
 
 /// The probe section of a run.
 #[derive(Debug, Clone)]
-pub struct ProbeFacts {
+pub(crate) struct ProbeFacts {
     /// What the traces say.
     pub laps: Laps,
     /// Every node of the run.

@@ -55,12 +55,12 @@ pub trait Section: Debug + Send + Sync {
 }
 
 /// Builds a family's section from a run; None when the run has nothing of that family.
-pub type Build = fn(&RunDir, &Timeline) -> Option<Arc<dyn Section>>;
+pub(crate) type Build = fn(&RunDir, &Timeline) -> Option<Arc<dyn Section>>;
 
 /// The families other than elections (whose section the analysis keeps typed, as
 /// [`Analysis::election`]): one line each, the family's name and its builder. A run gets the
 /// section of its algorithm's family only.
-pub const FAMILIES: &[(&str, Build)] = &[
+pub(crate) const FAMILIES: &[(&str, Build)] = &[
     ("probe", super::probe::section),
     ("mutex", super::mutex::section),
     ("clock", super::clock::section),

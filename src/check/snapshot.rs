@@ -80,7 +80,7 @@ pub struct SnapshotFacts {
 
 /// Snapshot periods after a restart with no Chandy-Lamport snapshot completed that count as
 /// snapshots having stopped.
-pub const STOPPED_PERIODS: u64 = 3;
+pub(crate) const STOPPED_PERIODS: u64 = 3;
 
 impl SnapshotFacts {
     /// The money that exists in `epoch`: the initial total before any restart, then what the
@@ -151,13 +151,14 @@ const DEFAULT_PERIOD_MS: u64 = 1000;
 
 /// The facts of node records (a run's, or the simulator's trace), the run ending at its last
 /// record.
-pub fn analyse_records(records: &[Record]) -> SnapshotFacts {
+#[cfg(test)]
+pub(crate) fn analyse_records(records: &[Record]) -> SnapshotFacts {
     let end = records.iter().map(|r| r.t).max().unwrap_or(0);
     analyse_until(records, end, DEFAULT_PERIOD_MS)
 }
 
 /// The facts of node records of a run that ended at `end`, snapshots taken every `period_ms`.
-pub fn analyse_until(records: &[Record], end: u64, period_ms: u64) -> SnapshotFacts {
+pub(crate) fn analyse_until(records: &[Record], end: u64, period_ms: u64) -> SnapshotFacts {
     let mut f = SnapshotFacts {
         start_us: records.iter().map(|r| r.t).min().unwrap_or(0),
         ..SnapshotFacts::default()

@@ -13,7 +13,7 @@ use crate::trace::{Event, NodeId, RunDir};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The message types of upkeep, counted apart from the protocol's.
-pub const UPKEEP: &[&str] = &[
+pub(crate) const UPKEEP: &[&str] = &[
     "HEARTBEAT",
     "HB_ACK",
     "ACK",
@@ -123,7 +123,7 @@ pub struct Leaderless {
 
 /// Every stretch from `start` to the end of `timeline` during which no running node believed
 /// it led (a paused leader leads nobody).
-pub fn leaderless(spans: &[LeadSpan], timeline: &Timeline, start: u64) -> Vec<Leaderless> {
+pub(crate) fn leaderless(spans: &[LeadSpan], timeline: &Timeline, start: u64) -> Vec<Leaderless> {
     let end = timeline.end_us;
     let mut points: BTreeSet<u64> = BTreeSet::from([start, end]);
     for s in spans {

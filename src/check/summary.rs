@@ -13,7 +13,7 @@ use std::fmt::Write;
 mod election;
 mod sections;
 
-pub use election::{election_details, election_properties, property_name};
+pub(crate) use election::{election_details, election_properties, property_name};
 use sections::{input, network, suspicions, traffic};
 
 /// The whole summary: short (violations first, then one line per property, per node class,
@@ -132,7 +132,7 @@ fn node_classes(out: &mut String, a: &Analysis) {
 
 /// One suspicion in a sentence, e.g. `node 7 suspected node 8 at +412 ms after 300 ms of
 /// silence; node 8 was paused, not dead: false suspicion`.
-pub fn narrate(s: &Suspicion, start_us: u64) -> String {
+pub(crate) fn narrate(s: &Suspicion, start_us: u64) -> String {
     let target = s.target;
     let since = s.since.map(|t| at(start_us, t)).unwrap_or_default();
     let truth = match (s.target_state, &s.cut_off) {
@@ -166,7 +166,7 @@ pub fn at(start_us: u64, t: u64) -> String {
 }
 
 /// A duration: whole milliseconds, with one decimal below 10 ms.
-pub fn dur(us: u64) -> String {
+pub(crate) fn dur(us: u64) -> String {
     if us < 10_000 && !us.is_multiple_of(1000) {
         format!("{:.1} ms", us as f64 / 1000.0)
     } else {
@@ -175,7 +175,7 @@ pub fn dur(us: u64) -> String {
 }
 
 /// One violation in words, without times (the findings list).
-pub fn violation_line(v: &Violation, start_us: Option<u64>) -> String {
+pub(crate) fn violation_line(v: &Violation, start_us: Option<u64>) -> String {
     match v {
         Violation::Uniqueness { term, claims } => {
             let nodes: Vec<NodeId> = claims.iter().map(|c| c.node).collect();

@@ -38,12 +38,12 @@ impl Suspicion {
 }
 
 /// Every suspicion in `run`, in time order, judged by `timeline`.
-pub fn judge(run: &RunDir, timeline: &Timeline) -> Vec<Suspicion> {
+pub(crate) fn judge(run: &RunDir, timeline: &Timeline) -> Vec<Suspicion> {
     judge_with(run, timeline, &Network::of(run))
 }
 
 /// [`judge`], with the run's network already built.
-pub fn judge_with(run: &RunDir, timeline: &Timeline, net: &Network) -> Vec<Suspicion> {
+pub(crate) fn judge_with(run: &RunDir, timeline: &Timeline, net: &Network) -> Vec<Suspicion> {
     run.node_events
         .iter()
         .filter_map(|r| match (r.node, &r.event) {
@@ -100,7 +100,7 @@ pub fn stale(run: &RunDir, timeline: &Timeline, timeout_us: u64) -> Vec<Stale> {
 }
 
 /// [`stale`], with the run's network already built.
-pub fn stale_with(run: &RunDir, timeline: &Timeline, timeout_us: u64, net: &Network) -> Vec<Stale> {
+pub(crate) fn stale_with(run: &RunDir, timeline: &Timeline, timeout_us: u64, net: &Network) -> Vec<Stale> {
     use std::collections::BTreeMap;
     let end = timeline.end_us;
     // Each suspicion held: (by, target) -> since.

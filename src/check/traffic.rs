@@ -86,7 +86,7 @@ impl Traffic {
 
 /// A drop reason with every number masked as `#`: reasons carry terms, ports and sizes, and
 /// "stale term 3 < 5" and "stale term 4 < 5" are the same reason.
-pub fn reason_kind(reason: &str) -> String {
+pub(crate) fn reason_kind(reason: &str) -> String {
     let mut out = String::with_capacity(reason.len());
     let mut in_number = false;
     for c in reason.chars() {

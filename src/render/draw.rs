@@ -7,19 +7,19 @@ use std::fmt::Write as _;
 
 /// Colours of series, message types and the like, in order of use: Tableau's, but no red
 /// (the timeline's true suspicions) and no gold (leaders).
-pub const PALETTE: [&str; 10] = [
+pub(crate) const PALETTE: [&str; 10] = [
     "#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f", "#ff7f0e", "#393b79",
 ];
 
 /// The `k`-th colour of the palette, round again past its end.
-pub fn colour(k: usize) -> &'static str {
+pub(crate) fn colour(k: usize) -> &'static str {
     PALETTE[k % PALETTE.len()]
 }
 
 /// The colour of message type `name`, the same in every picture of every run: a hue from a
 /// hash of the name (FNV-1a), kept off red (true suspicions, violations) and gold (leaders),
 /// at a saturation and lightness that read on white.
-pub fn type_colour(name: &str) -> String {
+pub(crate) fn type_colour(name: &str) -> String {
     let mut h: u32 = 0x811c_9dc5;
     for b in name.bytes() {
         h ^= u32::from(b);
@@ -32,7 +32,7 @@ pub fn type_colour(name: &str) -> String {
 }
 
 /// `#rrggbb` of a colour given as hue (degrees), saturation and lightness (0..1).
-pub fn hsl_hex(hue: f64, sat: f64, light: f64) -> String {
+pub(crate) fn hsl_hex(hue: f64, sat: f64, light: f64) -> String {
     let c = (1.0 - (2.0 * light - 1.0).abs()) * sat;
     let hp = hue / 60.0;
     let x = c * (1.0 - (hp % 2.0 - 1.0).abs());
@@ -51,7 +51,7 @@ pub fn hsl_hex(hue: f64, sat: f64, light: f64) -> String {
 
 /// An open arrow head `id` (a chevron drawn in `stroke`, no fill), for `marker-end`: no event
 /// mark is a chevron, so a message's end cannot be taken for an event.
-pub fn open_head(out: &mut String, id: &str, stroke: &str, size: f64) {
+pub(crate) fn open_head(out: &mut String, id: &str, stroke: &str, size: f64) {
     let _ = write!(
         out,
         r#"<marker id="{id}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="{size}" markerHeight="{size}" orient="auto" markerUnits="userSpaceOnUse"><path d="M1,1L9,5L1,9" fill="none" stroke="{stroke}" stroke-width="1.8" stroke-linejoin="miter"/></marker>"#
@@ -70,7 +70,7 @@ pub fn open(out: &mut String, id: Option<&str>, w: f64, h: f64, font_size: f64) 
 }
 
 /// A triangular arrow head `id` in `fill`, `size` user units wide, for `marker-end`.
-pub fn arrow_head(out: &mut String, id: &str, fill: &str, size: f64) {
+pub(crate) fn arrow_head(out: &mut String, id: &str, fill: &str, size: f64) {
     let _ = write!(
         out,
         r#"<marker id="{id}" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="{size}" markerHeight="{size}" orient="auto-start-reverse"><path d="M0,0L10,5L0,10z" fill="{fill}"/></marker>"#
@@ -104,7 +104,7 @@ pub fn text(out: &mut String, x: f64, y: f64, anchor: Anchor, attrs: &str, text:
 
 /// Where `n` points stand evenly on a circle of `radius` round `centre`, the first at the top,
 /// going clockwise.
-pub fn on_circle(n: usize, centre: (f64, f64), radius: f64) -> Vec<(f64, f64)> {
+pub(crate) fn on_circle(n: usize, centre: (f64, f64), radius: f64) -> Vec<(f64, f64)> {
     let step = std::f64::consts::TAU / n.max(1) as f64;
     (0..n)
         .map(|i| {
@@ -117,7 +117,7 @@ pub fn on_circle(n: usize, centre: (f64, f64), radius: f64) -> Vec<(f64, f64)> {
 /// How many `tag` elements of `doc` have `class` among their classes (the tests' reading of
 /// a drawing).
 #[cfg(test)]
-pub fn count_class(doc: &roxmltree::Document<'_>, tag: &str, class: &str) -> usize {
+pub(crate) fn count_class(doc: &roxmltree::Document<'_>, tag: &str, class: &str) -> usize {
     doc.descendants()
         .filter(|n| n.has_tag_name(tag) && n.attribute("class").is_some_and(|c| c.split(' ').any(|w| w == class)))
         .count()
@@ -136,6 +136,17 @@ pub fn wrap(text: &str, width: usize) -> Vec<String> {
         }
     }
     lines
+}
+
+/// 1, 2 or 5 times a power of ten, at least `raw`.
+pub(crate) fn nice_step(raw: f64) -> f64 {
+    let raw = raw.max(0.001);
+    let p = 10f64.powf(raw.log10().floor());
+    [1.0, 2.0, 5.0, 10.0]
+        .iter()
+        .map(|m| m * p)
+        .find(|&v| v >= raw)
+        .unwrap_or(10.0 * p)
 }
 
 #[cfg(test)]
@@ -186,15 +197,4 @@ mod tests {
         assert_eq!(wrap("a verylongword b", 4), vec!["a", "verylongword", "b"]);
         assert_eq!(wrap("", 4), vec![""]);
     }
-}
-
-/// 1, 2 or 5 times a power of ten, at least `raw`.
-pub fn nice_step(raw: f64) -> f64 {
-    let raw = raw.max(0.001);
-    let p = 10f64.powf(raw.log10().floor());
-    [1.0, 2.0, 5.0, 10.0]
-        .iter()
-        .map(|m| m * p)
-        .find(|&v| v >= raw)
-        .unwrap_or(10.0 * p)
 }

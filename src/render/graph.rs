@@ -20,7 +20,7 @@ const R: f64 = 15.0;
 
 /// What the graph shows, as data (the tests read it; the SVG draws it).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Drawing {
+pub(crate) struct Drawing {
     /// The algorithm.
     pub algo: String,
     /// The nodes, in run.json's order.

@@ -31,12 +31,12 @@ body { font-family: sans-serif; margin: 0 1em; }
 
 /// How many heartbeats the page carries at most (the rest would only slow it): past this, it
 /// leaves them out and says so.
-pub const MAX_HEARTBEATS: usize = 300_000;
+pub(crate) const MAX_HEARTBEATS: usize = 300_000;
 
 /// The times (ms since the run's start) where `story`'s activity is: from its first message or
 /// mark to its last, leaving out heartbeats and protocol notes, with a margin; the whole window
 /// when nothing happened.
-pub fn fit(story: &Story) -> (f64, f64) {
+pub(crate) fn fit(story: &Story) -> (f64, f64) {
     let mut times: Vec<u64> = Vec::new();
     for a in story.arrows.iter().filter(|a| !HEARTBEATS.contains(&a.name.as_str())) {
         times.push(a.sent);

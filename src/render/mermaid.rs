@@ -7,7 +7,7 @@ use std::fmt::Write;
 
 /// Mermaid refuses diagrams above 50 000 characters (its `maxTextSize`); past this many
 /// steps the rest is summed up in a note naming `--from`/`--to`.
-pub const MAX_STEPS: usize = 400;
+pub(crate) const MAX_STEPS: usize = 400;
 
 /// Text Mermaid shows verbatim: its entity codes for the characters its parser reads.
 fn text(s: &str) -> String {
@@ -26,7 +26,7 @@ fn text(s: &str) -> String {
 }
 
 /// The diagram of `story`.
-pub fn sequence(story: &Story) -> String {
+pub(crate) fn sequence(story: &Story) -> String {
     // (time, order among equals, line)
     let mut steps: Vec<(u64, u8, String)> = Vec::new();
     for a in &story.arrows {

@@ -15,14 +15,15 @@ pub mod svg;
 #[cfg(test)]
 mod tests;
 
-pub use story::{Story, Window};
+pub(crate) use story::Story;
+pub use story::Window;
 
 use crate::error::{failed, usage, CliError};
 use crate::trace::RunDir;
 use std::path::{Path, PathBuf};
 
 /// Text safe inside XML content and attribute values.
-pub fn xml_escape(s: &str) -> String {
+pub(crate) fn xml_escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -86,7 +87,7 @@ pub fn timeline(dir: &Path, w: &Window, mermaid: bool, view: &str) -> Result<Vec
 
 /// The title of `run`'s pictures: what ran, and the run's own name (its directory's), never
 /// the path it was read from.
-pub fn run_title(run: &RunDir, story: &Story) -> String {
+pub(crate) fn run_title(run: &RunDir, story: &Story) -> String {
     let name = story.run_name.as_deref().unwrap_or("a run");
     let nodes = match story.resource {
         Some(_) => format!("{} nodes and the resource", run.info.nodes.len().saturating_sub(1)),

@@ -41,7 +41,7 @@ fn ids(list: &str) -> Option<Vec<NodeId>> {
 }
 
 /// (term, iteration, in-neighbours, out-neighbours) of a Yo-Yo orientation note.
-pub fn parse_note(text: &str) -> Option<(u64, u64, Vec<NodeId>, Vec<NodeId>)> {
+pub(crate) fn parse_note(text: &str) -> Option<(u64, u64, Vec<NodeId>, Vec<NodeId>)> {
     let (term, rest) = text.strip_prefix("term ")?.split_once(", iteration ")?;
     let (iter, rest) = rest.split_once(": in from ")?;
     let (ins, rest) = rest.split_once(", out to ")?;
@@ -74,7 +74,7 @@ pub fn iterations(run: &RunDir, term: u64) -> Vec<Iteration> {
 }
 
 /// Oriented edges, (tail, head).
-pub type Arcs = BTreeSet<(NodeId, NodeId)>;
+pub(crate) type Arcs = BTreeSet<(NodeId, NodeId)>;
 
 /// What changed between iteration `k` and the next: the arcs turned round (as they stand in
 /// the next), and the edges gone (as they stood in `k`).
@@ -105,7 +105,7 @@ const R: f64 = 9.0;
 const COLS: usize = 3;
 
 /// The height the panels of `its` take.
-pub fn height(its: &[Iteration]) -> f64 {
+pub(crate) fn height(its: &[Iteration]) -> f64 {
     if its.is_empty() {
         return 0.0;
     }
@@ -113,7 +113,7 @@ pub fn height(its: &[Iteration]) -> f64 {
 }
 
 /// Draws `its` at height `top`, `width` wide, nodes placed on a circle in the order of `nodes`.
-pub fn panels(s: &mut String, its: &[Iteration], nodes: &[NodeId], top: f64, width: f64) {
+pub(crate) fn panels(s: &mut String, its: &[Iteration], nodes: &[NodeId], top: f64, width: f64) {
     if its.is_empty() {
         return;
     }
@@ -217,7 +217,7 @@ fn panel(s: &mut String, it: &Iteration, nodes: &[NodeId], (x0, y0): (f64, f64),
 }
 
 /// The arrow heads the panels use.
-pub fn markers(s: &mut String) {
+pub(crate) fn markers(s: &mut String) {
     draw::arrow_head(s, "arc", "#444", 6.0);
     draw::arrow_head(s, "arc-turned", "#ff7f0e", 5.0);
     draw::arrow_head(s, "arc-pruned", "#d62728", 5.0);

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fmt::Write;
 
 /// The parsing regex ShiViz reads from the first line.
-pub const REGEX: &str = r"(?<host>\S*) (?<clock>{.*})\n(?<event>.*)";
+pub(crate) const REGEX: &str = r"(?<host>\S*) (?<clock>{.*})\n(?<event>.*)";
 
 /// A vector clock: node -> count.
 pub type Clock = BTreeMap<NodeId, u64>;

@@ -10,10 +10,10 @@ use std::collections::HashMap;
 
 mod brief;
 
-pub use brief::clean_brief;
+pub(crate) use brief::clean_brief;
 
 /// Message types that are liveness chatter, hidden unless `--show heartbeats`.
-pub const HEARTBEATS: &[&str] = &["HEARTBEAT", "HB_ACK"];
+pub(crate) const HEARTBEATS: &[&str] = &["HEARTBEAT", "HB_ACK"];
 
 /// Which part of a run to draw.
 #[derive(Debug, Clone, Default, PartialEq)]

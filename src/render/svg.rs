@@ -13,12 +13,12 @@ use std::fmt::Write;
 
 mod marks;
 
-pub use marks::mark_label;
+pub(crate) use marks::mark_label;
 use marks::{axis, marks};
 
 /// Above this many messages in the window, arrows are drawn aggregated (one per sender,
 /// receiver, type and time slice, labelled with the count).
-pub const MAX_ARROWS: usize = 1500;
+pub(crate) const MAX_ARROWS: usize = 1500;
 /// Time slices of the aggregated drawing.
 const SLICES: u64 = 150;
 
@@ -66,7 +66,7 @@ struct Geo<'a> {
 
 /// The lane height for `n` nodes: full up to 16 nodes, then shrinking to fit about 1,000
 /// pixels, never below 4 (1,000 nodes take 4,000 pixels).
-pub fn lane_height(n: usize) -> f64 {
+pub(crate) fn lane_height(n: usize) -> f64 {
     if n <= 16 {
         ROW
     } else {
@@ -138,7 +138,7 @@ fn marker_id(name: &str) -> String {
 
 /// The shape of a mark of `class` (MarkKind::class), centred on its point: filled or hollow
 /// circles, diamonds, bars and squares, never a chevron (the messages' heads).
-pub fn mark_shape(class: &str) -> &'static str {
+pub(crate) fn mark_shape(class: &str) -> &'static str {
     match class {
         "suspect-true" => r##"<circle r="5" fill="#d62728"/>"##,
         "suspect-false" => r##"<circle r="5" fill="#fff" stroke="#ff7f0e" stroke-width="2.5"/>"##,
@@ -156,7 +156,7 @@ pub fn mark_shape(class: &str) -> &'static str {
 }
 
 /// What a mark of `class` means, for the legend.
-pub fn mark_meaning(class: &str) -> &'static str {
+pub(crate) fn mark_meaning(class: &str) -> &'static str {
     match class {
         "suspect-true" => "true suspicion",
         "suspect-false" => "false suspicion",

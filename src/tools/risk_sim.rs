@@ -19,7 +19,7 @@ use crate::sim::{NetConfig, Sim};
 use std::time::Duration;
 
 /// The largest n the simulation takes: it is for small n, where P_v is large enough to observe.
-pub const MAX_N: u64 = 16;
+pub(crate) const MAX_N: u64 = 16;
 
 /// How long A holds; the restarts fall in its first half.
 const HOLD: Duration = Duration::from_millis(400);

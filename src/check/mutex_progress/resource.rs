@@ -16,7 +16,10 @@ pub struct DeadHolder {
 
 /// Splits the resource's `violation` records: those with at least two holders still alive
 /// (real), and those that only a holder killed (or exited) since its begin made (artefacts).
-pub fn judge_resource_violations(run: &RunDir, timeline: &Timeline) -> (Vec<(u64, Vec<NodeId>)>, Vec<DeadHolder>) {
+pub(crate) fn judge_resource_violations(
+    run: &RunDir,
+    timeline: &Timeline,
+) -> (Vec<(u64, Vec<NodeId>)>, Vec<DeadHolder>) {
     let mut begun: BTreeMap<NodeId, u64> = BTreeMap::new();
     let (mut real, mut dead_holders) = (Vec::new(), Vec::new());
     for r in &run.resource {
@@ -72,7 +75,7 @@ pub struct FencingBreach {
 }
 
 /// Every begin the resource accepted with a token lower than one it had accepted before.
-pub fn fencing_breaches(run: &RunDir) -> Vec<FencingBreach> {
+pub(crate) fn fencing_breaches(run: &RunDir) -> Vec<FencingBreach> {
     let mut highest: Option<(u64, u64)> = None;
     let mut last_start: Option<u64> = None;
     let mut out = Vec::new();
@@ -103,7 +106,7 @@ pub fn fencing_breaches(run: &RunDir) -> Vec<FencingBreach> {
 }
 
 /// A breach in one line.
-pub fn breach_line(b: &FencingBreach, start: u64) -> String {
+pub(crate) fn breach_line(b: &FencingBreach, start: u64) -> String {
     format!(
         "fencing: the resource accepted node {}'s token {} at {} after it had accepted token {} at {}{}",
         b.by,

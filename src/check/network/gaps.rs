@@ -20,7 +20,7 @@ pub struct SideGap {
 
 /// For every stretch the network split the nodes, every side's longest stretch without a
 /// leader on its side (a node of the side, running, believing it led).
-pub fn side_gaps(
+pub(crate) fn side_gaps(
     net: &Network,
     spans: &[super::super::beliefs::LeadSpan],
     timeline: &super::super::timeline::Timeline,

@@ -25,7 +25,7 @@ pub(super) fn link_blocked_words(rules: &NetRules, a: NodeId, b: NodeId) -> Stri
 }
 
 /// `nodes 1, 2 and 3` / `node 4`.
-pub fn group_words(ns: &[NodeId]) -> String {
+pub(crate) fn group_words(ns: &[NodeId]) -> String {
     let ids: Vec<String> = ns.iter().map(u64::to_string).collect();
     match ids.as_slice() {
         [one] => format!("node {one}"),

@@ -3,7 +3,7 @@
 use super::*;
 
 /// The property a violation breaks, in a word or two: `uniqueness (term 11)`.
-pub fn property_name(v: &Violation) -> String {
+pub(crate) fn property_name(v: &Violation) -> String {
     match v {
         Violation::Uniqueness { term, .. } => format!("uniqueness (term {term})"),
         Violation::TermAgreement { term, .. } => format!("agreement within a term (term {term})"),
@@ -14,7 +14,7 @@ pub fn property_name(v: &Violation) -> String {
 }
 
 /// The election section's property lines: one each.
-pub fn election_properties(a: &Analysis, e: &ElectionFacts) -> Vec<String> {
+pub(crate) fn election_properties(a: &Analysis, e: &ElectionFacts) -> Vec<String> {
     let mut out = properties(a, e);
     let top = e.terms.iter().map(|t| t.term).max();
     let absurd = e.violations.iter().any(|v| matches!(v, Violation::AbsurdTerm { .. }));
@@ -68,7 +68,7 @@ pub fn election_properties(a: &Analysis, e: &ElectionFacts) -> Vec<String> {
 }
 
 /// The election section's details: every term, every leadership interval.
-pub fn election_details(out: &mut String, a: &Analysis, e: &ElectionFacts) {
+pub(crate) fn election_details(out: &mut String, a: &Analysis, e: &ElectionFacts) {
     election(out, a, e);
 }
 

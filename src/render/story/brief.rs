@@ -3,7 +3,7 @@
 /// A message's brief as a person reads it: Rust's debug text taken out. `Some(4)` is `4`,
 /// `None` is `none`, and a struct `Grant { req: 7, token: 9 }` is its fields `(req=7, token=9)`
 /// (`GRANT(Grant { req: 7 })` is `GRANT(req=7)`).
-pub fn clean_brief(brief: &str) -> String {
+pub(crate) fn clean_brief(brief: &str) -> String {
     let chars: Vec<char> = brief.chars().collect();
     let mut out = String::with_capacity(brief.len());
     let mut i = 0;

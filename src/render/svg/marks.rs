@@ -1,10 +1,10 @@
 //! The marks on the nodes' lines, with their labels, and the time axis.
 
-use super::*;
 use super::super::draw::nice_step;
+use super::*;
 
 /// The label written beside a mark (empty: none, its hover text says it).
-pub fn mark_label(m: &Mark) -> String {
+pub(crate) fn mark_label(m: &Mark) -> String {
     match &m.kind {
         MarkKind::Suspect { target, right: true } => format!("suspects {target}"),
         MarkKind::Suspect { target, right: false } => format!("suspects {target} (false)"),
@@ -69,7 +69,6 @@ pub(super) fn axis(s: &mut String, geo: &Geo<'_>, height: f64) {
         ms += step;
     }
 }
-
 
 pub(super) fn fmt_ms(ms: f64) -> String {
     if (ms - ms.round()).abs() < 1e-6 {
