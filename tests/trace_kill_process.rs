@@ -111,7 +111,10 @@ fn a_sigkilled_nodes_trace_has_the_send_of_every_datagram_a_peer_received_from_i
     // was received with a clock that has seen that send.
     let mine: Vec<&Record> = rd.node_events.iter().filter(|r| r.node == Some(2)).collect();
     for w in mine.windows(2) {
-        let (a, b) = (w[0].vc.as_ref().unwrap(), w[1].vc.as_ref().expect("node 2's records have clocks"));
+        let (a, b) = (
+            w[0].vc.as_ref().unwrap(),
+            w[1].vc.as_ref().expect("node 2's records have clocks"),
+        );
         if boot_of(w[0].t) == boot_of(w[1].t) {
             assert!(
                 matches!(a.compare(b), Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal)),

@@ -13,8 +13,8 @@ mod writer;
 pub use encode::encode_line;
 pub use event::{Event, NodeId, Record};
 pub use mapped::MappedTrace;
-pub use vc_changes::VcChanges;
 pub use reader::{read_jsonl, read_jsonl_file, BadLine, Jsonl, RunDir, RunInfo, RunNode};
+pub use vc_changes::VcChanges;
 pub use writer::{wall_us, JsonlWriter};
 
 /// The node whose trace a run writes as `resource.jsonl` rather than `node-0.jsonl`: a

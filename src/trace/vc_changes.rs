@@ -231,8 +231,14 @@ mod tests {
         let mut out = Vec::new();
         assert!(changes(&[(1, 1), (2, 5)], &[(1, 1), (2, 6), (3, 1)], &mut out));
         assert_eq!(out, [(2, 6), (3, 1)]);
-        assert!(!changes(&[(1, 1), (2, 5)], &[(2, 6), (3, 1), (4, 1)], &mut out), "entry 1 gone");
-        assert!(!changes(&[(1, 1), (9, 5)], &[(1, 2), (2, 6), (3, 1)], &mut out), "entry 9 gone");
+        assert!(
+            !changes(&[(1, 1), (2, 5)], &[(2, 6), (3, 1), (4, 1)], &mut out),
+            "entry 1 gone"
+        );
+        assert!(
+            !changes(&[(1, 1), (9, 5)], &[(1, 2), (2, 6), (3, 1)], &mut out),
+            "entry 9 gone"
+        );
         assert!(!changes(&[(1, 1)], &[(1, 2)], &mut out), "no shorter than the clock");
         let prev = VectorClock::from_pairs([(1, 1), (3, 2), (7, 1)]);
         let dvc = VectorClock::from_pairs([(0, 4), (3, 3), (9, 1)]);
