@@ -11,9 +11,12 @@ pub fn encode_line(rec: &Record, out: &mut Vec<u8>) {
     encode_line_as(rec, rec.vc.as_ref().map(|v| (&b"vc"[..], v.pairs())), out);
 }
 
-/// Appends `rec` as one JSON line, its vector clock written as the object `vc.1` under the key
-/// `vc.0` (`vc` for the whole clock, `dvc` for its changes) in place of `rec.vc`.
-pub(super) fn encode_line_as(rec: &Record, vc: Option<(&[u8], &[(NodeId, u64)])>, out: &mut Vec<u8>) {
+/// A vector clock as a line writes it: its key (`vc` for the whole clock, `dvc` for its
+/// changes) and its `(node, count)` pairs.
+pub(super) type ClockField<'a> = (&'a [u8], &'a [(NodeId, u64)]);
+
+/// Appends `rec` as one JSON line, its vector clock written as `vc` says in place of `rec.vc`.
+pub(super) fn encode_line_as(rec: &Record, vc: Option<ClockField<'_>>, out: &mut Vec<u8>) {
     out.extend_from_slice(b"{\"t\":");
     push_u64(out, rec.t);
     if let Some(n) = rec.node {

@@ -119,7 +119,7 @@ mod tests {
             pt: None,
             vc,
             hlc: None,
-            event: if t % 3 == 0 {
+            event: if t.is_multiple_of(3) {
                 Event::Leader { leader: 2, term: t }
             } else {
                 Event::Send {
@@ -153,7 +153,7 @@ mod tests {
             seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             let r = seed >> 33;
             vc.tick(2);
-            if r % 4 == 0 {
+            if r.is_multiple_of(4) {
                 let k = 1 + (r >> 8) % 64;
                 vc.merge_pairs(&[(k, vc.get(k) + 1 + r % 5)]);
             }
@@ -163,7 +163,7 @@ mod tests {
             if t == 200 {
                 vc = VectorClock::from_pairs((1..=64).map(|k| (k, vc.get(k) + 10)));
             }
-            out.push(rec(t, (r % 11 != 0).then(|| vc.clone())));
+            out.push(rec(t, (!r.is_multiple_of(11)).then(|| vc.clone())));
         }
         out
     }
