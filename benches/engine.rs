@@ -15,7 +15,7 @@ use coordlab::catalog::{self as registry, GroupRunner};
 use coordlab::engine::host::{Host, Now, Outgoing};
 use coordlab::engine::key::Key;
 use coordlab::engine::wire::{Envelope, Sealer};
-use coordlab::trace::{encode_line, Event, JsonlWriter, MappedTrace, NodeId, Record};
+use coordlab::trace::{encode_line, Event, JsonlWriter, MappedTrace, NodeId, Record, VcChanges};
 use divan::{black_box, Bencher};
 use std::path::Path;
 use std::time::Duration;
@@ -155,7 +155,16 @@ fn scratch_trace(name: &str) -> (std::path::PathBuf, MappedTrace) {
     (p, w)
 }
 
-struct HopMapped<'a, 'b>(Bencher<'a, 'b>, bool);
+/// A ring hop with its records written into a mapped trace; `.1`: the flush timed too; `.2`:
+/// every line with its whole vector clock (before `dvc`).
+struct HopMapped<'a, 'b>(Bencher<'a, 'b>, bool, bool);
+
+/// Writes `r` into `w` with its whole vector clock, as the writer did before `dvc`.
+fn write_whole(w: &mut MappedTrace, line: &mut Vec<u8>, r: &Record) {
+    line.clear();
+    encode_line(r, line);
+    w.write_bytes(line).expect("write");
+}
 
 impl GroupRunner for HopMapped<'_, '_> {
     type Output = ();
@@ -163,7 +172,17 @@ impl GroupRunner for HopMapped<'_, '_> {
         let ring = std::cell::RefCell::new(Ring::new(setups, algos));
         let (p, w) = scratch_trace("hop");
         let w = std::cell::RefCell::new(w);
-        let hop = || ring.borrow_mut().hop(|r| w.borrow_mut().write(&r).expect("write"));
+        let line = std::cell::RefCell::new(Vec::with_capacity(4096));
+        let whole = self.2;
+        let hop = || {
+            ring.borrow_mut().hop(|r| {
+                if whole {
+                    write_whole(&mut w.borrow_mut(), &mut line.borrow_mut(), &r)
+                } else {
+                    w.borrow_mut().write(&r).expect("write")
+                }
+            })
+        };
         let flush = || w.borrow_mut().flush().expect("flush");
         if self.1 {
             self.0.bench_local(|| {
@@ -185,14 +204,20 @@ impl GroupRunner for HopMapped<'_, '_> {
 /// out. Issue 22's figure.
 #[divan::bench]
 fn hop_with_records_written(b: Bencher) {
-    with_ring("ring-probe", HopMapped(b, false));
+    with_ring("ring-probe", HopMapped(b, false, false));
+}
+
+/// The same with every line's vector clock whole (the writer before `dvc`), same run.
+#[divan::bench]
+fn hop_with_records_written_whole_clocks(b: Bencher) {
+    with_ring("ring-probe", HopMapped(b, false, true));
 }
 
 /// The same, with the writer's flush after the send timed too (pages for the next lines
 /// faulted in: what the node does once the datagram has left).
 #[divan::bench]
 fn hop_with_records_written_and_flush(b: Bencher) {
-    with_ring("ring-probe", HopMapped(b, true));
+    with_ring("ring-probe", HopMapped(b, true, false));
 }
 
 /// The steps of a hop, each alone, on a datagram of the same ring.
@@ -206,7 +231,9 @@ enum Step {
     Seal,
     WriteRecords,
     EncodeRecords,
+    EncodeChanges,
     MapRecords,
+    MapWhole,
 }
 
 impl GroupRunner for Steps<'_, '_> {
@@ -235,6 +262,28 @@ impl GroupRunner for Steps<'_, '_> {
                     }
                     line.len()
                 })
+            }
+            Step::EncodeChanges => {
+                let mut line = Vec::with_capacity(4096);
+                let mut vc = VcChanges::default();
+                self.0.bench_local(|| {
+                    line.clear();
+                    for r in &recs {
+                        vc.encode(r, &mut line);
+                    }
+                    line.len()
+                })
+            }
+            Step::MapWhole => {
+                let (p, mut w) = scratch_trace("step-whole");
+                let mut line = Vec::with_capacity(4096);
+                self.0.bench_local(|| {
+                    for r in &recs {
+                        write_whole(&mut w, &mut line, r);
+                    }
+                });
+                drop(w);
+                let _ = std::fs::remove_file(p);
             }
             Step::MapRecords => {
                 let (p, mut w) = scratch_trace("step");
@@ -296,8 +345,21 @@ fn step_encode_records(b: Bencher) {
 }
 
 /// A hop's trace records written as the node writes them: encoded into the trace file's
-/// shared mapping.
+/// shared mapping, vector clocks as changes.
 #[divan::bench]
 fn step_write_records(b: Bencher) {
     with_ring("ring-probe", Steps(b, Step::MapRecords));
+}
+
+/// A hop's trace records encoded into memory with their vector clocks as changes (`dvc`).
+#[divan::bench]
+fn step_encode_records_as_changes(b: Bencher) {
+    with_ring("ring-probe", Steps(b, Step::EncodeChanges));
+}
+
+/// A hop's trace records into the trace file's shared mapping with whole vector clocks (the
+/// writer before `dvc`).
+#[divan::bench]
+fn step_write_records_whole_clocks(b: Bencher) {
+    with_ring("ring-probe", Steps(b, Step::MapWhole));
 }

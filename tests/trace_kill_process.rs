@@ -106,6 +106,45 @@ fn a_sigkilled_nodes_trace_has_the_send_of_every_datagram_a_peer_received_from_i
         }
     }
     assert!(received > 300 * KILLS, "only {received} datagrams from node 2");
+    // Its clocks were written as changes (dvc) and read back whole: every record of node 2
+    // has its vector clock, which never goes back within a boot, and each datagram it sent
+    // was received with a clock that has seen that send.
+    let mine: Vec<&Record> = rd.node_events.iter().filter(|r| r.node == Some(2)).collect();
+    for w in mine.windows(2) {
+        let (a, b) = (
+            w[0].vc.as_ref().unwrap(),
+            w[1].vc.as_ref().expect("node 2's records have clocks"),
+        );
+        if boot_of(w[0].t) == boot_of(w[1].t) {
+            assert!(
+                matches!(a.compare(b), Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal)),
+                "node 2's clock never goes back within a boot, t={}",
+                w[1].t
+            );
+        }
+    }
+    let sends: std::collections::BTreeMap<(usize, u64), &Record> = mine
+        .iter()
+        .filter_map(|r| match r.event {
+            Event::Send { seq, .. } => Some(((boot_of(r.t), seq), *r)),
+            _ => None,
+        })
+        .collect();
+    for r in &rd.node_events {
+        if let Event::Recv { from: 2, seq, .. } = r.event {
+            let s = sends[&(boot_of(r.t), seq)];
+            assert!(
+                s.vc.as_ref().unwrap().before(r.vc.as_ref().unwrap()),
+                "the receive of node 2's seq {seq} at t={} has not seen its send",
+                r.t
+            );
+        }
+    }
+    let text = fs::read_to_string(l.run_dir().join("node-2.jsonl")).unwrap();
+    assert!(
+        text.contains("\"dvc\":{") && text.matches("\"vc\":{").count() > KILLS,
+        "node 2's trace has its clocks as changes, and whole at each boot"
+    );
     assert_all_reaped(&rd);
     drop(l);
     let _ = fs::remove_dir_all(&logs);

@@ -309,6 +309,7 @@ impl Fleet {
         }
         // Whatever the old process wrote last is read now, so it cannot land after the reset.
         self.refresh_node(i);
+        self.nodes[i].tail.restarted();
         let plan = self.nodes[i].plan.clone();
         let socket = bind_std(plan.addr).map_err(|e| format!("cannot restart node {id}: {e}"))?;
         // A recovered election node announces itself; a mutual-exclusion node keeps its role.

@@ -6,32 +6,75 @@ use crate::trace::{Jsonl, Record};
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::ops::Range;
+use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
 
-/// Reads at most `left` bytes from where `file` stands, up to the first NUL byte: a running
+/// Reads from `offset` of `file` up to the first NUL byte or the end of the file: a running
 /// node writes through a mapping of its file (`MappedTrace`), so past its last line come zeros
 /// its next lines will overwrite. A line holds no NUL byte (JSON escapes it), and the bytes before
 /// the first one are written for good: reading stops there and resumes from there. Read a page at
 /// a time, so that a node that wrote nothing new costs one small read, not its whole window.
-fn read_written(file: &mut File, mut left: u64) -> io::Result<Vec<u8>> {
+fn read_written(file: &File, offset: u64) -> io::Result<Vec<u8>> {
     let mut out = Vec::new();
-    let mut piece = 4096u64;
-    while left > 0 {
+    let mut piece = 4096usize;
+    loop {
         let start = out.len();
-        let want = piece.min(left);
-        (&mut *file).take(want).read_to_end(&mut out)?;
-        let got = (out.len() - start) as u64;
+        out.resize(start + piece, 0);
+        let got = file.read_at(&mut out[start..], offset + start as u64)?;
+        out.truncate(start + got);
         if let Some(z) = out[start..].iter().position(|&b| b == 0) {
             out.truncate(start + z);
             break;
         }
-        if got < want {
+        if got < piece {
             break;
         }
-        left -= got;
         piece = (piece * 2).min(1 << 20);
     }
     Ok(out)
+}
+
+/// Trace files the tails of this process keep open, and how many they may: a poll of a kept
+/// file is one `pread` (the launcher polls thousands every tick), against a `stat`, an `open`,
+/// a `read` and a `close` by path. The nodes' sockets are closed in the launcher once sent, so
+/// the descriptors they needed at the launch are free by the time the tails poll; a margin is
+/// left for everything else (the console's connections, a restarted node's socket).
+static KEPT: AtomicUsize = AtomicUsize::new(0);
+
+/// Descriptors left to the launcher's other uses beside the kept trace files.
+const SPARE: u64 = 512;
+
+/// How many trace files may be kept open: the open-file limit less [`SPARE`].
+fn keep_limit() -> usize {
+    static LIMIT: OnceLock<usize> = OnceLock::new();
+    *LIMIT.get_or_init(|| {
+        nix::sys::resource::getrlimit(nix::sys::resource::Resource::RLIMIT_NOFILE)
+            .map_or(0, |(soft, _)| soft.saturating_sub(SPARE) as usize)
+    })
+}
+
+/// A trace file held open between polls, counted in [`KEPT`].
+#[derive(Debug)]
+struct Kept(File);
+
+impl Kept {
+    /// Keeps `file` if the limit allows, else hands it back.
+    fn keep(file: File) -> Result<Kept, File> {
+        if KEPT.fetch_add(1, Ordering::Relaxed) < keep_limit() {
+            Ok(Kept(file))
+        } else {
+            KEPT.fetch_sub(1, Ordering::Relaxed);
+            Err(file)
+        }
+    }
+}
+
+impl Drop for Kept {
+    fn drop(&mut self) {
+        KEPT.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// A reader that remembers how far it got in one file, and what it read.
@@ -46,6 +89,8 @@ pub struct Tail {
     lines: usize,
     /// Every record, bad line and unknown kind read so far, as `RunDir` reads a whole file.
     read: Jsonl,
+    /// The file, once it exists and while the limit of kept files allows.
+    file: Option<Kept>,
 }
 
 impl Tail {
@@ -61,6 +106,7 @@ impl Tail {
             partial: Vec::new(),
             lines: 0,
             read: Jsonl::default(),
+            file: None,
         }
     }
 
@@ -73,25 +119,30 @@ impl Tail {
     /// [`Tail::records`].
     pub fn read_new(&mut self) -> io::Result<Range<usize>> {
         let before = self.read.records.len();
-        // One stat, and no open, for a file that did not grow: the launcher polls thousands
-        // of traces every tick.
-        let len = match std::fs::metadata(&self.path) {
-            Ok(m) => m.len(),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(before..before),
-            Err(e) => return Err(e),
+        let opened;
+        let file = match &self.file {
+            Some(k) => &k.0,
+            None => {
+                let f = match File::open(&self.path) {
+                    Ok(f) => f,
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(before..before),
+                    Err(e) => return Err(e),
+                };
+                self.read.exists = true;
+                match Kept::keep(f) {
+                    Ok(k) => &self.file.insert(k).0,
+                    Err(f) => {
+                        opened = f;
+                        &opened
+                    }
+                }
+            }
         };
-        self.read.exists = true;
-        if len == self.offset {
-            return Ok(before..before);
-        }
-        let mut file = match File::open(&self.path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(before..before),
-            Err(e) => return Err(e),
-        };
-        let len = file.metadata()?.len();
-        if len < self.offset {
-            // Truncated under us: start over rather than read garbage.
+        let mut chunk = read_written(file, self.offset)?;
+        // Nothing at all where the last read ended: the end of the file, or a file cut shorter
+        // (a restarted node cuts what its killed boot left unfinished): start over rather than
+        // read garbage. (Zeros there are a running writer's window: nothing new.)
+        if chunk.is_empty() && file.metadata()?.len() < self.offset {
             self.offset = 0;
             self.partial.clear();
             self.lines = 0;
@@ -99,10 +150,9 @@ impl Tail {
                 exists: true,
                 ..Jsonl::default()
             };
+            chunk = read_written(file, 0)?;
         }
         let before = self.read.records.len();
-        file.seek(SeekFrom::Start(self.offset))?;
-        let chunk = read_written(&mut file, len - self.offset)?;
         self.offset += chunk.len() as u64;
         self.partial.extend_from_slice(&chunk);
         let Some(end) = self.partial.iter().rposition(|&b| b == b'\n') else {
@@ -115,6 +165,14 @@ impl Tail {
             self.read.read_line(&self.name, self.lines, line);
         }
         Ok(before..self.read.records.len())
+    }
+
+    /// The node whose file this is starts again: its new boot cuts off a line the killed one
+    /// left unfinished (`MappedTrace::append`) and writes from there, so the tail goes back to
+    /// that line's start (the cut file may be as long again at once: its new window).
+    pub fn restarted(&mut self) {
+        self.offset -= self.partial.len() as u64;
+        self.partial.clear();
     }
 
     /// The file's name (`node-3.jsonl`).
@@ -151,6 +209,7 @@ impl Tail {
             self.lines += 1;
             self.read.read_last_line(&self.name, self.lines, &line);
         }
+        self.file = None;
         Ok(std::mem::take(&mut self.read))
     }
 }
@@ -251,6 +310,45 @@ mod tests {
         assert_eq!(handed.records, whole.records);
         assert_eq!(handed.records.iter().map(|r| r.t).collect::<Vec<_>>(), [1, 2]);
         assert!(handed.cut && whole.cut && handed.bad.is_empty() && whole.bad.is_empty());
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn after_a_kill_mid_line_and_a_restart_the_tail_reads_the_new_boot_from_the_cut() {
+        use crate::clock::VectorClock;
+        use crate::trace::{Event, MappedTrace, Record};
+        let (path, mut tail, f) = fresh("tail-restart");
+        drop(f);
+        let rec = |t: u64| Record {
+            t,
+            node: Some(2),
+            lamport: Some(t),
+            pt: None,
+            vc: Some(VectorClock::from_pairs((1..=64).map(|k| (k, t + k)))),
+            hlc: None,
+            event: Event::Leader { leader: 2, term: t },
+        };
+        let mut w = MappedTrace::append(&path).unwrap();
+        for t in 1..=3 {
+            w.write(&rec(t)).unwrap();
+        }
+        w.write_bytes(b"{\"t\":4,\"node\":2,\"dvc\":{\"2\":9").unwrap();
+        assert_eq!(tail.read_new().unwrap().len(), 3);
+        std::mem::forget(w);
+        tail.restarted();
+        // The new boot cuts the unfinished line, maps a window as long as the old one, and
+        // writes its own lines (the first with its whole clock) from where the cut was.
+        let mut w = MappedTrace::append(&path).unwrap();
+        assert!(std::fs::metadata(&path).unwrap().len() > tail.offset);
+        for t in 5..=6 {
+            w.write(&rec(t)).unwrap();
+        }
+        assert_eq!(tail.read_new().unwrap().len(), 2);
+        drop(w);
+        let handed = tail.finish().unwrap();
+        assert!(handed.bad.is_empty() && !handed.cut, "{:?}", handed.bad);
+        assert_eq!(handed.records, [1, 2, 3, 5, 6].map(rec));
+        assert_eq!(handed.records, crate::trace::read_jsonl_file(&path).unwrap().records);
         std::fs::remove_file(&path).unwrap();
     }
 }

@@ -309,6 +309,12 @@ impl<A: Algorithm> Process<A> {
         // Whatever the first message would cost beyond a steady-state one is paid here, before
         // the algorithm starts (see `warmup`): datagrams arriving meanwhile wait in the socket.
         super::warmup::rehearse(&self.opts.algo, &self.opts.setup, &mut buf);
+        // The rehearsal's throwaway copies (each began as a copy of this node's setup, with
+        // every member) and the options built after the fork leave free pages amid the heap,
+        // which glibc keeps: given back, as every node of a large ring would otherwise hold
+        // them for its whole life.
+        // SAFETY: a plain call into the allocator; this node runs one thread.
+        unsafe { nix::libc::malloc_trim(0) };
         // Warmed up: the launcher lets every node start once all have closed this.
         drop(self.ready.take());
         let mut events = Events::with_capacity(64);

@@ -25,7 +25,7 @@ use crate::algo::{Algorithm, NodeId, Setup};
 use crate::catalog::{self as registry, GroupRunner};
 use crate::engine::host::{Host, Now};
 use crate::node::logging::fmt_wall;
-use crate::trace::{encode_line, wall_us, Event};
+use crate::trace::{wall_us, Event, VcChanges};
 use std::time::Duration;
 
 /// Rounds of delivering what was sent, per phase: enough for a message to go round a ring of
@@ -137,9 +137,10 @@ impl GroupRunner for Rehearsal {
         let mut text = String::new();
         for (h, &me) in hosts.iter_mut().zip(&ids) {
             let _ = h.take_outbox().count();
+            let mut vc = VcChanges::default();
             for rec in h.take_records().take(RECORDS) {
                 line.clear();
-                encode_line(&rec, &mut line);
+                vc.encode(&rec, &mut line);
                 text.push_str(&fmt_wall(rec.t));
                 text.push_str(&rec.event.describe(me));
             }

@@ -10,7 +10,7 @@
 //! written; a killed node's file ends in zeros up to its window's end, which every reader takes
 //! as the end of the file (a line never holds a NUL byte: JSON escapes it).
 
-use super::encode::encode_line;
+use super::vc_changes::VcChanges;
 use super::Record;
 use nix::libc;
 use std::fs::{File, OpenOptions};
@@ -41,6 +41,8 @@ pub struct MappedTrace {
     touched: u64,
     next_window: u64,
     line: Vec<u8>,
+    /// This boot's previous clock: lines carry their vector clock as changes (`dvc`).
+    vc: VcChanges,
 }
 
 // SAFETY: the mapping is owned by this value alone and only touched through `&mut self`.
@@ -70,17 +72,19 @@ impl MappedTrace {
             touched: 0,
             next_window: FIRST_WINDOW,
             line: Vec::with_capacity(1024),
+            vc: VcChanges::default(),
         };
         // Mapped now, so that the first record costs what any other does.
         t.remap(0)?;
         Ok(t)
     }
 
-    /// Writes one record as one line: in the file (the page cache) when this returns.
+    /// Writes one record as one line: in the file (the page cache) when this returns. Its
+    /// vector clock is written as the changes since the previous line's (`dvc`), or whole.
     pub fn write(&mut self, rec: &Record) -> io::Result<()> {
         let mut line = std::mem::take(&mut self.line);
         line.clear();
-        encode_line(rec, &mut line);
+        self.vc.encode(rec, &mut line);
         let r = self.write_bytes(&line);
         self.line = line;
         r

@@ -7,12 +7,14 @@ pub mod messages;
 mod parse;
 mod reader;
 pub mod regular;
+mod vc_changes;
 mod writer;
 
 pub use encode::encode_line;
 pub use event::{Event, NodeId, Record};
 pub use mapped::MappedTrace;
 pub use reader::{read_jsonl, read_jsonl_file, BadLine, Jsonl, RunDir, RunInfo, RunNode};
+pub use vc_changes::VcChanges;
 pub use writer::{wall_us, JsonlWriter};
 
 /// The node whose trace a run writes as `resource.jsonl` rather than `node-0.jsonl`: a

@@ -5,6 +5,7 @@
 //! the general way, so both paths accept and refuse exactly the same lines.
 
 use super::{Event, NodeId, Record};
+use crate::clock::VectorClock;
 use serde::Deserialize;
 use std::borrow::Cow;
 
@@ -20,6 +21,8 @@ struct MessageLine<'a> {
     pt: Option<u64>,
     #[serde(default)]
     vc: Option<crate::clock::VectorClock>,
+    #[serde(default)]
+    dvc: Option<crate::clock::VectorClock>,
     #[serde(default)]
     hlc: Option<(u64, u32)>,
     #[serde(borrow)]
@@ -39,7 +42,7 @@ struct MessageLine<'a> {
 }
 
 impl MessageLine<'_> {
-    fn into_record(self) -> Option<Record> {
+    fn into_record(self) -> Option<(Record, Option<VectorClock>)> {
         let event = match (&*self.ev, self.to, self.from, self.msg, self.bytes) {
             ("send", Some(to), _, Some(msg), Some(bytes)) => Event::Send {
                 to,
@@ -57,7 +60,7 @@ impl MessageLine<'_> {
             },
             _ => return None,
         };
-        Some(Record {
+        let rec = Record {
             t: self.t,
             node: self.node,
             lamport: self.lamport,
@@ -65,20 +68,42 @@ impl MessageLine<'_> {
             vc: self.vc,
             hlc: self.hlc,
             event,
-        })
+        };
+        Some((rec, self.dvc))
     }
+}
+
+/// Only the vector clock changes of a line (`dvc`, see `vc_changes.rs`).
+#[derive(Deserialize)]
+struct Changes {
+    #[serde(default)]
+    dvc: Option<VectorClock>,
 }
 
 impl Record {
     /// Parses one JSON line of a trace.
+    /// A line whose clock was written as changes (`dvc`) reads with no `vc`: the readers of
+    /// whole files ([`super::Jsonl`]) put it back from the lines before.
     pub fn from_json(line: &[u8]) -> serde_json::Result<Record> {
+        Self::from_json_with_changes(line).map(|(r, _)| r)
+    }
+
+    /// Parses one JSON line of a trace, and its vector clock changes (`dvc`) if it has them.
+    pub(super) fn from_json_with_changes(line: &[u8]) -> serde_json::Result<(Record, Option<VectorClock>)> {
         if let Some(r) = serde_json::from_slice::<MessageLine>(line)
             .ok()
             .and_then(MessageLine::into_record)
         {
             return Ok(r);
         }
-        serde_json::from_slice(line)
+        let rec = serde_json::from_slice(line)?;
+        // Only a line naming the key is parsed a second time for it.
+        let dvc = if line.windows(5).any(|w| w == b"\"dvc\"") {
+            serde_json::from_slice::<Changes>(line)?.dvc
+        } else {
+            None
+        };
+        Ok((rec, dvc))
     }
 }
 

@@ -62,6 +62,10 @@ pub struct Jsonl {
     /// Whether its last line ends without a newline and does not parse: the write stopped
     /// mid-line (a full disk, a process killed while writing). Not counted in `bad`.
     pub cut: bool,
+    /// The vector clock of the last record read that had one: the next line's changes (`dvc`)
+    /// apply to it (docs/trace.md). None after a line that did not parse, since that line's
+    /// clock is unknown.
+    pub last_vc: Option<crate::clock::VectorClock>,
 }
 
 /// Reads every line of a `.jsonl` file; a line that does not parse (invalid UTF-8 included)
@@ -137,10 +141,28 @@ impl Jsonl {
             Err(e) => {
                 self.bad
                     .push(bad(format!("invalid UTF-8 at byte {}", e.valid_up_to() + 1)));
+                self.last_vc = None;
                 return;
             }
         };
-        match Record::from_json(text.as_bytes()) {
+        let parsed = Record::from_json_with_changes(text.as_bytes()).and_then(|(mut r, dvc)| {
+            match (&r.vc, dvc) {
+                (Some(_), _) | (None, None) => {}
+                (None, Some(dvc)) => match &self.last_vc {
+                    Some(prev) => r.vc = Some(super::vc_changes::expand(prev, &dvc)),
+                    None => {
+                        return Err(serde::de::Error::custom(
+                            "vector clock changes (dvc) with no whole clock (vc) before them in this file",
+                        ))
+                    }
+                },
+            }
+            if let Some(vc) = &r.vc {
+                self.last_vc = Some(vc.clone());
+            }
+            Ok(r)
+        });
+        match parsed {
             Ok(r) => {
                 if r.event == super::Event::Other {
                     let kind = serde_json::from_str::<Kind>(text).map_or_else(|_| "?".into(), |k| k.ev);
@@ -148,7 +170,10 @@ impl Jsonl {
                 }
                 self.records.push(r);
             }
-            Err(e) => self.bad.push(bad(e.to_string())),
+            Err(e) => {
+                self.last_vc = None;
+                self.bad.push(bad(e.to_string()));
+            }
         }
     }
 }
