@@ -8,6 +8,11 @@
 //! the child with a scoped context and wraps whatever it sent or set on the way out; incoming
 //! messages and expired timers are unwrapped by the host's `match`, and handed down the same way.
 //!
+//! A family wrapper (mutex, election) runs its protocol the same way, with
+//! [`Context::run_inner`]: the protocol gets the plain context over its own types plus a
+//! read-only view of the family's state, and the wrapper maps the returned commands -- the
+//! family requests (`Command::Ask`) among them -- in one function, in the order issued.
+//!
 //! ```
 //! use coordlab::algo::compose::Embed;
 //! use coordlab::algo::{Context, NodeId};
