@@ -8,6 +8,11 @@
 //! the child with a scoped context and wraps whatever it sent or set on the way out; incoming
 //! messages and expired timers are unwrapped by the host's `match`, and handed down the same way.
 //!
+//! A family wrapper (mutex, election) runs its protocol the same way, with
+//! [`Context::run_inner`]: the protocol gets the plain context over its own types plus a
+//! read-only view of the family's state, and the wrapper maps the returned commands -- the
+//! family requests (`Command::Ask`) among them -- in one function, in the order issued.
+//!
 //! ```
 //! use coordlab::algo::compose::Embed;
 //! use coordlab::algo::{Context, NodeId};
@@ -60,16 +65,11 @@ pub trait Embed<M, T> {
     fn timer(t: Self::Timer) -> T;
 }
 
-impl<M, T> Context<'_, M, T> {
+impl<M, T, R, V> Context<'_, M, T, R, V> {
     /// Runs `f` with a context of the child slot `E`: same time, node and random numbers; what
     /// it sends, sets, cancels or records comes out here, wrapped by `E`.
-    pub fn within<E: Embed<M, T>, R>(&mut self, f: impl FnOnce(&mut Context<'_, E::Msg, E::Timer>) -> R) -> R {
-        let mut out = Vec::new();
-        let (pt, msg_seq) = (self.pt, self.msg_seq);
-        let mut child = Context::new(self.now, self.me, &mut *self.rng, &mut out);
-        child.pt = pt;
-        child.msg_seq = msg_seq;
-        let r = f(&mut child);
+    pub fn within<E: Embed<M, T>, X>(&mut self, f: impl FnOnce(&mut Context<'_, E::Msg, E::Timer>) -> X) -> X {
+        let (x, out) = self.run_inner(&(), f);
         for c in out {
             self.push(match c {
                 Command::Send(to, m) => Command::Send(to, E::msg(m)),
@@ -80,6 +80,29 @@ impl<M, T> Context<'_, M, T> {
                 Command::AdjustClock(c) => Command::AdjustClock(c),
             });
         }
-        r
+        x
+    }
+
+    /// Runs `f` with a plain context of a hosted protocol's own types (same time, node, clock
+    /// reading and random numbers) that reads the family's state through `view`, and hands back
+    /// what it asked for, in order, for the host to map in one place (stateright's
+    /// `ActorWrapper`: the inner actor gets its own `Out`, the wrapper processes it).
+    pub fn run_inner<M2, T2, R2, V2, X>(
+        &mut self,
+        view: &V2,
+        f: impl FnOnce(&mut Context<'_, M2, T2, R2, V2>) -> X,
+    ) -> (X, Vec<Command<M2, T2, R2>>) {
+        let mut out = Vec::new();
+        let mut child = Context {
+            now: self.now,
+            me: self.me,
+            rng: &mut *self.rng,
+            pt: self.pt,
+            msg_seq: self.msg_seq,
+            view,
+            out: &mut out,
+        };
+        let x = f(&mut child);
+        (x, out)
     }
 }

@@ -20,6 +20,7 @@ use crate::rng::Rng;
 pub use crate::trace::{Event, NodeId};
 use serde::{de::DeserializeOwned, Serialize};
 use std::collections::BTreeMap;
+use std::convert::Infallible;
 use std::fmt::Debug;
 use std::hash::Hash;
 use std::time::Duration;
@@ -133,9 +134,10 @@ impl Setup {
     }
 }
 
-/// What an algorithm asks its driver to do.
+/// What an algorithm asks its driver to do. `R` is what a protocol hosted by a family wrapper
+/// may ask of that wrapper (`Ask(R)`: elected, enter, ...); a top-level algorithm has none.
 #[derive(Debug, Clone)]
-pub enum Command<M, T> {
+pub enum Command<M, T, R = Infallible> {
     /// Send a message to a node.
     Send(NodeId, M),
     /// Set (or replace) a named timer to fire after a delay.
@@ -150,6 +152,9 @@ pub enum Command<M, T> {
     /// Correct this node's physical clock (slewed, or stepped with `--set step=true`); the
     /// engine records the `clock_adjust` event.
     AdjustClock(ClockCorrection),
+    /// A request to the family wrapper hosting this protocol, which maps it when the call
+    /// returns, in its place among the other commands.
+    Ask(R),
 }
 
 /// A correction of the node's physical clock, with the claim it rests on (checked afterwards
@@ -170,8 +175,11 @@ pub struct ClockCorrection {
     pub ref_offset_us: i64,
 }
 
-/// The algorithm's view of the world during one handler call.
-pub struct Context<'a, M, T> {
+/// The algorithm's view of the world during one handler call: the same plain context for a
+/// top-level algorithm, a component and a protocol inside a family wrapper. A hosted protocol
+/// also reads its family's state through [`view`](Self::view) (`V`) and asks things of the
+/// family with [`ask`](Self::ask) (`R`); both are nothing (`()`, no value) elsewhere.
+pub struct Context<'a, M, T, R = Infallible, V = ()> {
     /// Monotonic time since this node started (passed in, never read by the algorithm itself).
     pub now: Duration,
     /// This node's id.
@@ -183,7 +191,8 @@ pub struct Context<'a, M, T> {
     pub pt: u64,
     /// The sender's `seq` of the message being handled (0 outside `on_msg`).
     pub msg_seq: u64,
-    out: &'a mut Vec<Command<M, T>>,
+    view: &'a V,
+    out: &'a mut Vec<Command<M, T, R>>,
 }
 
 impl<'a, M, T> Context<'a, M, T> {
@@ -195,14 +204,26 @@ impl<'a, M, T> Context<'a, M, T> {
             rng,
             pt: 0,
             msg_seq: 0,
+            view: &(),
             out,
         }
+    }
+}
+
+impl<'a, M, T, R, V> Context<'a, M, T, R, V> {
+    /// The hosting family's state, read-only, as it was when this call began.
+    pub fn view(&self) -> &'a V {
+        self.view
+    }
+    /// Asks the hosting family wrapper for `r` (mapped by the wrapper once this call returns).
+    pub fn ask(&mut self, r: R) {
+        self.out.push(Command::Ask(r));
     }
     /// Asks the engine to correct this node's physical clock.
     pub fn adjust_clock(&mut self, c: ClockCorrection) {
         self.out.push(Command::AdjustClock(c));
     }
-    fn push(&mut self, c: Command<M, T>) {
+    fn push(&mut self, c: Command<M, T, R>) {
         self.out.push(c);
     }
     /// Sends `msg` to `to`.

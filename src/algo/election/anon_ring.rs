@@ -31,7 +31,7 @@
 //!
 //! Messages: n TOKEN and n ELECTED per election, however many candidates start at once.
 
-use super::{ECx, Election};
+use super::{Ask, Election, ElectionCx};
 use crate::algo::{Message, NodeId, Setup};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -91,16 +91,16 @@ impl AnonRing {
         self.state
     }
 
-    fn go(&mut self, ecx: &mut ECx<'_, '_, Self>, to: State) {
-        let text = format!("{:?} -> {to:?} in term {}", self.state, ecx.term());
-        ecx.state_change(text);
+    fn go(&mut self, cx: &mut ElectionCx<'_, Self>, to: State) {
+        let text = format!("{:?} -> {to:?} in term {}", self.state, cx.view().term());
+        cx.state_change(text);
         self.state = to;
     }
 
-    fn candidate(&mut self, ecx: &mut ECx<'_, '_, Self>) {
+    fn candidate(&mut self, cx: &mut ElectionCx<'_, Self>) {
         self.pending = false;
-        self.go(ecx, State::Candidato);
-        ecx.send_next(AnonMsg::Token);
+        self.go(cx, State::Candidato);
+        cx.ask(Ask::SendNext(AnonMsg::Token));
     }
 }
 
@@ -118,56 +118,56 @@ impl Election for AnonRing {
         }
     }
 
-    fn start(&mut self, ecx: &mut ECx<'_, '_, Self>) {
+    fn start(&mut self, cx: &mut ElectionCx<'_, Self>) {
         if std::mem::take(&mut self.first) {
-            return self.candidate(ecx);
+            return self.candidate(cx);
         }
         self.pending = true;
-        let t = ecx.setup().timeout.as_micros() as u64;
-        let wait = Duration::from_micros(ecx.rng().range(0, t.max(1)));
-        ecx.set_timer(Backoff, wait);
+        let t = cx.view().setup().timeout.as_micros() as u64;
+        let wait = Duration::from_micros(cx.rng.range(0, t.max(1)));
+        cx.set_timer(Backoff, wait);
     }
 
-    fn on_msg(&mut self, ecx: &mut ECx<'_, '_, Self>, from: NodeId, msg: AnonMsg) {
+    fn on_msg(&mut self, cx: &mut ElectionCx<'_, Self>, from: NodeId, msg: AnonMsg) {
         self.pending = false;
         match (msg, self.state) {
             (AnonMsg::Token, State::Seguidor) if std::mem::replace(&mut self.relayed_token, true) => {
-                ecx.discard(from, "a TOKEN already passed here this term")
+                cx.discard(from, "a TOKEN already passed here this term")
             }
-            (AnonMsg::Token, State::Seguidor) => ecx.send_next(AnonMsg::Token),
+            (AnonMsg::Token, State::Seguidor) => cx.ask(Ask::SendNext(AnonMsg::Token)),
             // Woken from a stall into this term: claim a fresh one instead (see Leadership).
-            (AnonMsg::Token, State::Candidato) if !ecx.may_claim() => ecx.start_election(),
+            (AnonMsg::Token, State::Candidato) if !cx.view().may_claim() => cx.ask(Ask::StartElection),
             (AnonMsg::Token, State::Candidato) => {
-                self.go(ecx, State::Eleito);
-                let me = ecx.me();
-                ecx.send_next(AnonMsg::Elected(me));
+                self.go(cx, State::Eleito);
+                let me = cx.me;
+                cx.ask(Ask::SendNext(AnonMsg::Elected(me)));
             }
-            (AnonMsg::Token, _) => ecx.discard(from, "TOKEN reached an elected node: it ends here"),
+            (AnonMsg::Token, _) => cx.discard(from, "TOKEN reached an elected node: it ends here"),
             (AnonMsg::Elected(_), State::Seguidor) if self.relayed_elected => {
-                ecx.discard(from, "an ELECTED already passed here this term")
+                cx.discard(from, "an ELECTED already passed here this term")
             }
             (AnonMsg::Elected(l), State::Seguidor | State::Candidato) => {
                 self.relayed_elected = true;
                 if self.state == State::Candidato {
-                    self.go(ecx, State::Seguidor);
+                    self.go(cx, State::Seguidor);
                 }
-                ecx.elected(l);
-                ecx.send_next(AnonMsg::Elected(l));
+                cx.ask(Ask::Elected(l));
+                cx.ask(Ask::SendNext(AnonMsg::Elected(l)));
             }
             (AnonMsg::Elected(_), State::Eleito) => {
-                self.go(ecx, State::Empossado);
-                let me = ecx.me();
-                ecx.elected(me);
+                self.go(cx, State::Empossado);
+                let me = cx.me;
+                cx.ask(Ask::Elected(me));
             }
             (AnonMsg::Elected(_), State::Empossado) => {
-                ecx.discard(from, "ELECTED reached an installed node: it ends here")
+                cx.discard(from, "ELECTED reached an installed node: it ends here")
             }
         }
     }
 
-    fn on_timer(&mut self, ecx: &mut ECx<'_, '_, Self>, _: Backoff) {
-        if self.pending && self.state == State::Seguidor && ecx.leader().is_none() {
-            self.candidate(ecx);
+    fn on_timer(&mut self, cx: &mut ElectionCx<'_, Self>, _: Backoff) {
+        if self.pending && self.state == State::Seguidor && cx.view().leader().is_none() {
+            self.candidate(cx);
         }
     }
 

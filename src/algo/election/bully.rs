@@ -15,7 +15,7 @@
 //! - woken: a node that was stopped for longer than a timeout (a SIGSTOP; the wrapper's
 //!   detector sees the gap) does not claim a term it joined while waking, e.g. through an
 //!   ELECTION that waited in its socket buffer while the term was decided without it. It starts
-//!   a new term and claims there ([`ECx::may_claim`], the same rule for every election).
+//!   a new term and claims there ([`Core::may_claim`](super::Core::may_claim), the same rule for every election).
 //! - a leader becomes known (COORDINATOR, heartbeat, or a NEWER reply) and its id is lower than
 //!   mine: start an election and depose it. This is the instability the course warns of: the
 //!   highest id, paused and resumed, or restarted, takes over from a leader that was doing fine.
@@ -28,7 +28,7 @@
 //!
 //! `--set stable=true`: leadership weighted by uninterrupted uptime. A node is *settled* once it
 //! has run for three timeouts without a gap longer than one timeout (a pause or a restart starts
-//! the count again: [`ECx::running_since`]), and nodes are ranked by (settled, id) instead of by id:
+//! the count again: [`Core::running_since`](super::Core::running_since)), and nodes are ranked by (settled, id) instead of by id:
 //! - a node that learns of a live leader follows it, whatever the ids: no deposing;
 //! - ELECTION carries the sender's settledness; a node answers OK only when it outranks the sender;
 //! - a settled node asks the higher ids; an unsettled one asks everyone (any settled node outranks it);
@@ -43,7 +43,7 @@
 //! The textbook assumes a synchronous system: a lost or late OK makes two coordinators in one
 //! term until the higher one's COORDINATOR or heartbeat arrives.
 
-use super::{ECx, Election};
+use super::{Ask, Election, ElectionCx};
 use crate::algo::options::{options, Kind};
 use crate::algo::{Message, NodeId, Setup};
 use serde::{Deserialize, Serialize};
@@ -111,61 +111,63 @@ pub struct Bully {
 
 impl Bully {
     /// Whether this node has run for three timeouts without a gap (stable mode).
-    fn settled(&self, ecx: &ECx<'_, '_, Self>) -> bool {
-        ecx.now().saturating_sub(ecx.running_since()) >= 3 * ecx.setup().timeout
+    fn settled(&self, cx: &ElectionCx<'_, Self>) -> bool {
+        cx.now.saturating_sub(cx.view().running_since()) >= 3 * cx.view().setup().timeout
     }
 
     /// Whether this node outranks `other`, whose settledness is `other_settled`.
-    fn outranks(&self, ecx: &ECx<'_, '_, Self>, other: NodeId, other_settled: bool) -> bool {
+    fn outranks(&self, cx: &ElectionCx<'_, Self>, other: NodeId, other_settled: bool) -> bool {
         if self.stable {
-            (self.settled(ecx), ecx.me()) > (other_settled, other)
+            (self.settled(cx), cx.me) > (other_settled, other)
         } else {
-            ecx.me() > other
+            cx.me > other
         }
     }
 
     /// Starts (or joins, in the same term) an election from this node.
-    fn challenge(&mut self, ecx: &mut ECx<'_, '_, Self>) {
-        if ecx.leader().is_some() {
+    fn challenge(&mut self, cx: &mut ElectionCx<'_, Self>) {
+        if cx.view().leader().is_some() {
             return;
         }
-        let me = ecx.me();
-        let settled = self.stable && self.settled(ecx);
+        let me = cx.me;
+        let settled = self.stable && self.settled(cx);
         let ask_all = self.stable && !settled;
-        let targets: Vec<NodeId> = ecx
+        let targets: Vec<NodeId> = cx
+            .view()
             .setup()
             .members
             .iter()
             .copied()
-            .filter(|&m| m != me && (ask_all || m > me) && !ecx.is_suspected(m))
+            .filter(|&m| m != me && (ask_all || m > me) && !cx.view().is_suspected(m))
             .collect();
         if targets.is_empty() && !self.fresh {
-            return self.claim(ecx, &[]);
+            return self.claim(cx, &[]);
         }
         for &t in &targets {
-            ecx.send(t, BullyMsg::Election { settled });
+            cx.send(t, BullyMsg::Election { settled });
         }
         self.phase = Phase::Asking(targets);
-        ecx.set_timer(BullyTimer::Answer, ecx.setup().timeout);
+        cx.set_timer(BullyTimer::Answer, cx.view().setup().timeout);
     }
 
     /// This node is coordinator: tells everyone but `skip` (after a stop, only in a term of its own).
-    fn claim(&mut self, ecx: &mut ECx<'_, '_, Self>, skip: &[NodeId]) {
+    fn claim(&mut self, cx: &mut ElectionCx<'_, Self>, skip: &[NodeId]) {
         self.phase = Phase::Idle;
-        if !ecx.may_claim() {
-            return ecx.start_election();
+        if !cx.view().may_claim() {
+            return cx.ask(Ask::StartElection);
         }
-        let me = ecx.me();
-        ecx.elected(me);
-        let to: Vec<NodeId> = ecx
+        let me = cx.me;
+        cx.ask(Ask::Elected(me));
+        let to: Vec<NodeId> = cx
+            .view()
             .setup()
             .members
             .iter()
             .copied()
-            .filter(|&m| m != me && !skip.contains(&m) && !ecx.is_suspected(m))
+            .filter(|&m| m != me && !skip.contains(&m) && !cx.view().is_suspected(m))
             .collect();
         for m in to {
-            ecx.send(m, BullyMsg::Coordinator(me));
+            cx.send(m, BullyMsg::Coordinator(me));
         }
     }
 }
@@ -183,44 +185,44 @@ impl Election for Bully {
         }
     }
 
-    fn start(&mut self, ecx: &mut ECx<'_, '_, Self>) {
-        self.challenge(ecx);
+    fn start(&mut self, cx: &mut ElectionCx<'_, Self>) {
+        self.challenge(cx);
     }
 
-    fn on_msg(&mut self, ecx: &mut ECx<'_, '_, Self>, from: NodeId, msg: BullyMsg) {
+    fn on_msg(&mut self, cx: &mut ElectionCx<'_, Self>, from: NodeId, msg: BullyMsg) {
         self.fresh = false;
         match msg {
             BullyMsg::Election { settled } => {
-                if !self.outranks(ecx, from, settled) {
-                    ecx.note(format!("ELECTION from node {from}: it outranks me, no answer"));
+                if !self.outranks(cx, from, settled) {
+                    cx.note(format!("ELECTION from node {from}: it outranks me, no answer"));
                     return;
                 }
-                ecx.note(format!("ELECTION from node {from}: I outrank it: OK, and I take over"));
-                ecx.send(from, BullyMsg::Ok);
+                cx.note(format!("ELECTION from node {from}: I outrank it: OK, and I take over"));
+                cx.send(from, BullyMsg::Ok);
                 match &self.phase {
-                    Phase::Idle => self.challenge(ecx),
+                    Phase::Idle => self.challenge(cx),
                     // This node was only listening; a peer spoke, so it knows the term is current.
-                    Phase::Asking(asked) if asked.is_empty() => self.claim(ecx, &[]),
+                    Phase::Asking(asked) if asked.is_empty() => self.claim(cx, &[]),
                     _ => {}
                 }
             }
             BullyMsg::Ok => {
-                if matches!(self.phase, Phase::Asking(_)) && ecx.leader().is_none() {
-                    ecx.note(format!(
+                if matches!(self.phase, Phase::Asking(_)) && cx.view().leader().is_none() {
+                    cx.note(format!(
                         "OK from node {from}: it takes over; I wait for its COORDINATOR"
                     ));
                     self.phase = Phase::Waiting;
-                    ecx.set_timer(BullyTimer::Coordinator, 2 * ecx.setup().timeout);
+                    cx.set_timer(BullyTimer::Coordinator, 2 * cx.view().setup().timeout);
                 }
             }
             BullyMsg::Coordinator(j) => {
                 self.phase = Phase::Idle;
-                ecx.elected(j);
+                cx.ask(Ask::Elected(j));
             }
         }
     }
 
-    fn on_timer(&mut self, ecx: &mut ECx<'_, '_, Self>, timer: BullyTimer) {
+    fn on_timer(&mut self, cx: &mut ElectionCx<'_, Self>, timer: BullyTimer) {
         match timer {
             BullyTimer::Answer => {
                 if let Phase::Asking(asked) = &self.phase {
@@ -229,21 +231,21 @@ impl Election for Bully {
                     // speak within a timeout (a leader's heartbeat, or their ELECTION once they
                     // miss it), so it listens once more before claiming a forgotten term.
                     if self.fresh && !asked.is_empty() && !std::mem::replace(&mut self.listened, true) {
-                        ecx.set_timer(BullyTimer::Answer, ecx.setup().timeout);
+                        cx.set_timer(BullyTimer::Answer, cx.view().setup().timeout);
                         return;
                     }
-                    if ecx.leader().is_none() {
-                        ecx.note("no OK from anyone who outranks me within the timeout: I claim");
+                    if cx.view().leader().is_none() {
+                        cx.note("no OK from anyone who outranks me within the timeout: I claim");
                         let skip = if self.stable { Vec::new() } else { asked.clone() };
-                        self.claim(ecx, &skip);
+                        self.claim(cx, &skip);
                     }
                 }
             }
             BullyTimer::Coordinator => {
-                if self.phase == Phase::Waiting && ecx.leader().is_none() {
-                    ecx.note("no COORDINATOR after an OK: a new election");
+                if self.phase == Phase::Waiting && cx.view().leader().is_none() {
+                    cx.note("no COORDINATOR after an OK: a new election");
                     self.phase = Phase::Idle;
-                    ecx.start_election();
+                    cx.ask(Ask::StartElection);
                 }
             }
         }
@@ -253,16 +255,16 @@ impl Election for Bully {
         self.phase = Phase::Idle;
     }
 
-    fn on_leader(&mut self, ecx: &mut ECx<'_, '_, Self>, leader: NodeId) {
+    fn on_leader(&mut self, cx: &mut ElectionCx<'_, Self>, leader: NodeId) {
         self.fresh = false;
         self.phase = Phase::Idle;
-        if !self.stable && leader < ecx.me() {
+        if !self.stable && leader < cx.me {
             let text = format!(
                 "node {leader} leads term {} but has a lower id: deposing it",
-                ecx.term()
+                cx.view().term()
             );
-            ecx.state_change(text);
-            ecx.start_election();
+            cx.state_change(text);
+            cx.ask(Ask::StartElection);
         }
     }
 }

@@ -18,7 +18,7 @@
 //! Both messages carry a candidate's id: one whose candidate is suspected (not in the repaired
 //! ring) dies where it is, so no ELECTION circles a shrunken ring for ever.
 
-use super::{ECx, Election};
+use super::{Ask, Election, ElectionCx};
 use crate::algo::{Message, NodeId, Setup};
 use serde::{Deserialize, Serialize};
 
@@ -54,45 +54,48 @@ impl Election for ChangRoberts {
         ChangRoberts { participant: false }
     }
 
-    fn start(&mut self, ecx: &mut ECx<'_, '_, Self>) {
+    fn start(&mut self, cx: &mut ElectionCx<'_, Self>) {
         self.participant = true;
-        let me = ecx.me();
-        ecx.send_next(CrMsg::Election(me));
+        let me = cx.me;
+        cx.ask(Ask::SendNext(CrMsg::Election(me)));
     }
 
-    fn on_msg(&mut self, ecx: &mut ECx<'_, '_, Self>, from: NodeId, msg: CrMsg) {
-        let me = ecx.me();
+    fn on_msg(&mut self, cx: &mut ElectionCx<'_, Self>, from: NodeId, msg: CrMsg) {
+        let me = cx.me;
         match msg {
-            CrMsg::Election(_) if ecx.leader().is_some() => {
-                ecx.discard(from, format!("election of term {} is already decided", ecx.term()));
-                ecx.tell_decided(from);
+            CrMsg::Election(_) if cx.view().leader().is_some() => {
+                cx.discard(
+                    from,
+                    format!("election of term {} is already decided", cx.view().term()),
+                );
+                cx.ask(Ask::TellDecided(from));
             }
             CrMsg::Election(j) if j > me => {
-                ecx.note(format!("forwarded ELECTION({j}): {j} > my id {me}"));
+                cx.note(format!("forwarded ELECTION({j}): {j} > my id {me}"));
                 self.participant = true;
-                ecx.send_next(CrMsg::Election(j));
+                cx.ask(Ask::SendNext(CrMsg::Election(j)));
             }
             CrMsg::Election(j) if j < me => {
                 if !self.participant {
-                    ecx.note(format!("ELECTION({j}) replaced by ELECTION({me}): {j} < my id {me}"));
+                    cx.note(format!("ELECTION({j}) replaced by ELECTION({me}): {j} < my id {me}"));
                     self.participant = true;
-                    ecx.send_next(CrMsg::Election(me));
+                    cx.ask(Ask::SendNext(CrMsg::Election(me)));
                 } else {
-                    ecx.note(format!("ELECTION({j}) swallowed: {j} < my id {me}"));
+                    cx.note(format!("ELECTION({j}) swallowed: {j} < my id {me}"));
                 }
             }
             // Woken from a stall into this term: claim a fresh one instead (see Leadership).
-            CrMsg::Election(_) if !ecx.may_claim() => ecx.start_election(),
+            CrMsg::Election(_) if !cx.view().may_claim() => cx.ask(Ask::StartElection),
             CrMsg::Election(_) => {
-                ecx.note(format!("my ELECTION({me}) came back round: I lead"));
-                ecx.elected(me);
-                ecx.send_next(CrMsg::Elected(me));
+                cx.note(format!("my ELECTION({me}) came back round: I lead"));
+                cx.ask(Ask::Elected(me));
+                cx.ask(Ask::SendNext(CrMsg::Elected(me)));
             }
             CrMsg::Elected(j) if j == me => {}
             CrMsg::Elected(j) => {
                 self.participant = false;
-                ecx.elected(j);
-                ecx.send_next(CrMsg::Elected(j));
+                cx.ask(Ask::Elected(j));
+                cx.ask(Ask::SendNext(CrMsg::Elected(j)));
             }
         }
     }

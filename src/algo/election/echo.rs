@@ -40,7 +40,7 @@
 //! Terms, heartbeats and re-election come from [`Leadership`](super::Leadership).
 
 use super::neighbours::{Neighbours, Waits};
-use super::{ECx, Election};
+use super::{Election, ElectionCx};
 use crate::algo::options::{id_list, IdListError};
 use crate::algo::{Message, NodeId, Setup};
 use crate::rng::Rng;
@@ -128,10 +128,10 @@ pub struct Echo {
 
 impl Echo {
     /// Joins wave `id` (this node's own when `parent` is None) and passes it on.
-    fn join(&mut self, ecx: &mut ECx<'_, '_, Self>, id: NodeId, parent: Option<NodeId>) {
+    fn join(&mut self, cx: &mut ElectionCx<'_, Self>, id: NodeId, parent: Option<NodeId>) {
         let pending: BTreeSet<NodeId> = self.nb.live().into_iter().filter(|&n| Some(n) != parent).collect();
         for &n in &pending {
-            ecx.send(n, EchoMsg::Election { wave: id });
+            cx.send(n, EchoMsg::Election { wave: id });
         }
         self.wave = Some(Wave {
             id,
@@ -140,12 +140,12 @@ impl Echo {
             best: (self.capability, self.me),
             done: false,
         });
-        self.answered(ecx, None, None);
+        self.answered(cx, None, None);
     }
 
     /// `from` answered in the current wave (with its subtree's best, for an ECHO); once
     /// everyone has, echo to the parent, or at the root announce the winner.
-    fn answered(&mut self, ecx: &mut ECx<'_, '_, Self>, from: Option<NodeId>, best: Option<Claim>) {
+    fn answered(&mut self, cx: &mut ElectionCx<'_, Self>, from: Option<NodeId>, best: Option<Claim>) {
         let Some(w) = self.wave.as_mut() else {
             return;
         };
@@ -161,8 +161,8 @@ impl Echo {
         w.done = true;
         let (id, best) = (w.id, w.best);
         match w.parent {
-            Some(p) => ecx.send(p, EchoMsg::Echo { wave: id, best }),
-            None => self.nb.flood(ecx, None, best.1, EchoMsg::Leader(best.1)),
+            Some(p) => cx.send(p, EchoMsg::Echo { wave: id, best }),
+            None => self.nb.flood(cx, None, best.1, EchoMsg::Leader(best.1)),
         }
     }
 }
@@ -182,41 +182,41 @@ impl Election for Echo {
         }
     }
 
-    fn start(&mut self, ecx: &mut ECx<'_, '_, Self>) {
+    fn start(&mut self, cx: &mut ElectionCx<'_, Self>) {
         let me = self.me;
-        self.join(ecx, me, None);
+        self.join(cx, me, None);
     }
 
-    fn on_msg(&mut self, ecx: &mut ECx<'_, '_, Self>, from: NodeId, msg: EchoMsg) {
-        if !self.nb.receive(ecx, from) {
+    fn on_msg(&mut self, cx: &mut ElectionCx<'_, Self>, from: NodeId, msg: EchoMsg) {
+        if !self.nb.receive(cx, from) {
             return;
         }
         let current = self.wave.as_ref().map(|w| w.id);
         match msg {
-            EchoMsg::Leader(l) => self.nb.flood(ecx, Some(from), l, EchoMsg::Leader(l)),
-            EchoMsg::Election { wave } if ecx.leader().is_some() => {
-                ecx.discard(
+            EchoMsg::Leader(l) => self.nb.flood(cx, Some(from), l, EchoMsg::Leader(l)),
+            EchoMsg::Election { wave } if cx.view().leader().is_some() => {
+                cx.discard(
                     from,
-                    format!("wave {wave}: election of term {} is already decided", ecx.term()),
+                    format!("wave {wave}: election of term {} is already decided", cx.view().term()),
                 );
             }
             EchoMsg::Election { wave } if current.is_none_or(|c| wave > c) => {
-                ecx.note(format!("joined wave {wave}: node {from} is my parent"));
-                self.join(ecx, wave, Some(from))
+                cx.note(format!("joined wave {wave}: node {from} is my parent"));
+                self.join(cx, wave, Some(from))
             }
             EchoMsg::Election { wave } if Some(wave) == current => {
-                ecx.note(format!(
+                cx.note(format!(
                     "ELECTION of wave {wave} from node {from} crossed mine: it counts as its answer"
                 ));
-                self.answered(ecx, Some(from), None)
+                self.answered(cx, Some(from), None)
             }
-            EchoMsg::Election { wave } => ecx.discard(from, format!("wave {wave} dies out in a higher wave")),
-            EchoMsg::Echo { wave, best } if Some(wave) == current => self.answered(ecx, Some(from), Some(best)),
-            EchoMsg::Echo { wave, .. } => ecx.discard(from, format!("echo of wave {wave}, not the current one")),
+            EchoMsg::Election { wave } => cx.discard(from, format!("wave {wave} dies out in a higher wave")),
+            EchoMsg::Echo { wave, best } if Some(wave) == current => self.answered(cx, Some(from), Some(best)),
+            EchoMsg::Echo { wave, .. } => cx.discard(from, format!("echo of wave {wave}, not the current one")),
         }
     }
 
-    fn on_liveness(&mut self, _ecx: &mut ECx<'_, '_, Self>, from: NodeId, _probe: bool) {
+    fn on_liveness(&mut self, _cx: &mut ElectionCx<'_, Self>, from: NodeId, _probe: bool) {
         self.nb.liveness(from);
     }
 
@@ -233,8 +233,8 @@ impl Election for Echo {
         }
     }
 
-    fn silent(&mut self, ecx: &mut ECx<'_, '_, Self>, nodes: Vec<NodeId>) {
-        Neighbours::silent(self, ecx, nodes);
+    fn silent(&mut self, cx: &mut ElectionCx<'_, Self>, nodes: Vec<NodeId>) {
+        Neighbours::silent(self, cx, nodes);
     }
 }
 
@@ -243,8 +243,8 @@ impl Waits for Echo {
         &mut self.nb
     }
 
-    fn lost(&mut self, ecx: &mut ECx<'_, '_, Self>, n: NodeId) {
-        self.answered(ecx, Some(n), None);
+    fn lost(&mut self, cx: &mut ElectionCx<'_, Self>, n: NodeId) {
+        self.answered(cx, Some(n), None);
     }
 }
 

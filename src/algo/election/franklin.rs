@@ -36,7 +36,7 @@
 //! Terms, heartbeats and re-election come from [`Leadership`](super::Leadership).
 
 use super::neighbours::{Neighbours, Waits};
-use super::{ECx, Election};
+use super::{Ask, Election, ElectionCx};
 use crate::algo::{Message, NodeId, Setup};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -150,7 +150,7 @@ impl Franklin {
 
     /// Sends round `round` towards `side` (an id, or VOID when `id` is None); at the end of the
     /// line an id comes back as VOID and a VOID stops.
-    fn send_round(&mut self, ecx: &mut ECx<'_, '_, Self>, side: Side, round: u64, id: Option<NodeId>) {
+    fn send_round(&mut self, cx: &mut ElectionCx<'_, Self>, side: Side, round: u64, id: Option<NodeId>) {
         let Some(to) = self.towards(side) else {
             if id.is_some() {
                 self.local.push_back((side, round, None));
@@ -164,38 +164,38 @@ impl Franklin {
             Some(id) => FrMsg::Election { round, id, side },
             None => FrMsg::Void { round, side },
         };
-        ecx.send(to, msg);
+        cx.send(to, msg);
     }
 
-    fn enter_round(&mut self, ecx: &mut ECx<'_, '_, Self>, round: u64) {
+    fn enter_round(&mut self, cx: &mut ElectionCx<'_, Self>, round: u64) {
         self.state = State::Active(round);
         let me = self.me;
         for side in SIDES {
-            self.send_round(ecx, side, round, Some(me));
+            self.send_round(cx, side, round, Some(me));
         }
     }
 
-    fn begin(&mut self, ecx: &mut ECx<'_, '_, Self>) {
+    fn begin(&mut self, cx: &mut ElectionCx<'_, Self>) {
         if self.state == State::Idle {
-            self.enter_round(ecx, 1);
-            self.pump(ecx);
+            self.enter_round(cx, 1);
+            self.pump(cx);
         }
     }
 
     /// Handles the arrivals made up at this node until none is left.
-    fn pump(&mut self, ecx: &mut ECx<'_, '_, Self>) {
+    fn pump(&mut self, cx: &mut ElectionCx<'_, Self>) {
         while let Some((side, round, id)) = self.local.pop_front() {
-            self.arrive(ecx, side, round, id);
+            self.arrive(cx, side, round, id);
         }
     }
 
-    fn arrive(&mut self, ecx: &mut ECx<'_, '_, Self>, side: Side, round: u64, id: Option<NodeId>) {
+    fn arrive(&mut self, cx: &mut ElectionCx<'_, Self>, side: Side, round: u64, id: Option<NodeId>) {
         match self.state {
-            State::Passive => self.send_round(ecx, side.other(), round, id),
-            State::Active(_) if id == Some(self.me) => self.win(ecx),
+            State::Passive => self.send_round(cx, side.other(), round, id),
+            State::Active(_) if id == Some(self.me) => self.win(cx),
             State::Active(_) => {
                 self.inbox.insert((round, side), id);
-                self.compare(ecx);
+                self.compare(cx);
             }
             // The second copy of the winner's id, or leftovers of a round already decided.
             State::Won | State::Idle => {}
@@ -203,7 +203,7 @@ impl Franklin {
     }
 
     /// Decides the current round as long as both of its messages are in.
-    fn compare(&mut self, ecx: &mut ECx<'_, '_, Self>) {
+    fn compare(&mut self, cx: &mut ElectionCx<'_, Self>) {
         while let State::Active(r) = self.state {
             let (Some(&a), Some(&b)) = (self.inbox.get(&(r, Side::Left)), self.inbox.get(&(r, Side::Right))) else {
                 return;
@@ -212,44 +212,44 @@ impl Franklin {
             self.inbox.remove(&(r, Side::Right));
             let me = self.me;
             match a.max(b) {
-                None => return self.win(ecx),
+                None => return self.win(cx),
                 Some(q) if me > q => {
                     let seen = |x: Option<NodeId>| x.map_or("none".to_string(), |v| v.to_string());
                     let (a, b) = (seen(a), seen(b));
                     let next = r + 1;
-                    ecx.note(format!(
+                    cx.note(format!(
                         "round {r}: my id {me} beats both neighbours' ({a}, {b}): round {next}"
                     ));
-                    self.enter_round(ecx, r + 1)
+                    self.enter_round(cx, r + 1)
                 }
                 Some(q) => {
-                    ecx.note(format!("round {r}: {q} > my id {me}: I turn passive and relay"));
+                    cx.note(format!("round {r}: {q} > my id {me}: I turn passive and relay"));
                     self.state = State::Passive;
                     for ((round, side), id) in std::mem::take(&mut self.inbox) {
-                        self.send_round(ecx, side.other(), round, id);
+                        self.send_round(cx, side.other(), round, id);
                     }
                 }
             }
         }
     }
 
-    fn win(&mut self, ecx: &mut ECx<'_, '_, Self>) {
-        if !ecx.may_claim() {
-            return ecx.start_election();
+    fn win(&mut self, cx: &mut ElectionCx<'_, Self>) {
+        if !cx.view().may_claim() {
+            return cx.ask(Ask::StartElection);
         }
         self.state = State::Won;
         self.inbox.clear();
         self.nb.announce();
         let me = self.me;
-        ecx.elected(me);
+        cx.ask(Ask::Elected(me));
         for side in SIDES {
             if let Some(to) = self.towards(side) {
-                ecx.send(to, FrMsg::Leader { leader: me, side });
+                cx.send(to, FrMsg::Leader { leader: me, side });
             }
         }
     }
 
-    fn on_leader(&mut self, ecx: &mut ECx<'_, '_, Self>, side: Side, leader: NodeId) {
+    fn on_leader(&mut self, cx: &mut ElectionCx<'_, Self>, side: Side, leader: NodeId) {
         if !self.nb.announce() {
             return;
         }
@@ -257,10 +257,10 @@ impl Franklin {
             self.state = State::Passive;
             self.inbox.clear();
         }
-        ecx.elected(leader);
+        cx.ask(Ask::Elected(leader));
         let on = side.other();
         if let Some(to) = self.towards(on) {
-            ecx.send(to, FrMsg::Leader { leader, side: on });
+            cx.send(to, FrMsg::Leader { leader, side: on });
         }
     }
 }
@@ -289,12 +289,12 @@ impl Election for Franklin {
         }
     }
 
-    fn start(&mut self, ecx: &mut ECx<'_, '_, Self>) {
-        self.begin(ecx);
+    fn start(&mut self, cx: &mut ElectionCx<'_, Self>) {
+        self.begin(cx);
     }
 
-    fn on_msg(&mut self, ecx: &mut ECx<'_, '_, Self>, from: NodeId, msg: FrMsg) {
-        if !self.nb.receive(ecx, from) {
+    fn on_msg(&mut self, cx: &mut ElectionCx<'_, Self>, from: NodeId, msg: FrMsg) {
+        if !self.nb.receive(cx, from) {
             return;
         }
         let (round, id, left_by) = match msg {
@@ -302,7 +302,7 @@ impl Election for Franklin {
             FrMsg::Void { round, side } => (round, None, side),
             FrMsg::Leader { leader, side } => {
                 if let Some(s) = self.arrival(from, side) {
-                    self.on_leader(ecx, s, leader);
+                    self.on_leader(cx, s, leader);
                 }
                 return;
             }
@@ -311,23 +311,26 @@ impl Election for Franklin {
             return;
         };
         if self.state == State::Idle {
-            if ecx.leader().is_some() {
-                ecx.discard(from, format!("election of term {} is already decided", ecx.term()));
-                ecx.tell_decided(from);
+            if cx.view().leader().is_some() {
+                cx.discard(
+                    from,
+                    format!("election of term {} is already decided", cx.view().term()),
+                );
+                cx.ask(Ask::TellDecided(from));
                 return;
             }
-            self.begin(ecx);
+            self.begin(cx);
         }
         if !self.unanswered[side.ix()].remove(&round) {
             self.ahead[side.ix()].insert(round);
         }
         self.local.push_back((side, round, id));
-        self.pump(ecx);
+        self.pump(cx);
     }
 
-    fn on_liveness(&mut self, ecx: &mut ECx<'_, '_, Self>, from: NodeId, probe: bool) {
-        if self.nb.liveness(from) && probe && ecx.leader().is_none() {
-            self.begin(ecx);
+    fn on_liveness(&mut self, cx: &mut ElectionCx<'_, Self>, from: NodeId, probe: bool) {
+        if self.nb.liveness(from) && probe && cx.view().leader().is_none() {
+            self.begin(cx);
         }
     }
 
@@ -351,8 +354,8 @@ impl Election for Franklin {
             .collect()
     }
 
-    fn silent(&mut self, ecx: &mut ECx<'_, '_, Self>, nodes: Vec<NodeId>) {
-        Neighbours::silent(self, ecx, nodes);
+    fn silent(&mut self, cx: &mut ElectionCx<'_, Self>, nodes: Vec<NodeId>) {
+        Neighbours::silent(self, cx, nodes);
     }
 }
 
@@ -361,7 +364,7 @@ impl Waits for Franklin {
         &mut self.nb
     }
 
-    fn lost(&mut self, ecx: &mut ECx<'_, '_, Self>, n: NodeId) {
+    fn lost(&mut self, cx: &mut ElectionCx<'_, Self>, n: NodeId) {
         for side in SIDES {
             if self.sides[side.ix()] == Some(n) {
                 for round in std::mem::take(&mut self.unanswered[side.ix()]) {
@@ -369,7 +372,7 @@ impl Waits for Franklin {
                 }
             }
         }
-        self.pump(ecx);
+        self.pump(cx);
     }
 }
 

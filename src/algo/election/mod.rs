@@ -16,4 +16,4 @@ pub mod ring_list;
 mod testkit;
 pub mod yoyo;
 
-pub use leadership::{validate, ECx, Election, LMsg, LTimer, Leadership};
+pub use leadership::{validate, Ask, Core, Election, ElectionContext, ElectionCx, LMsg, LTimer, Leadership};

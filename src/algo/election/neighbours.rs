@@ -23,8 +23,8 @@
 //!
 //! Also here: the winner's flood over the edges (LEADER), shared by Yo-Yo and Echo.
 
-use super::{ECx, Election};
-use crate::algo::{NodeId, Setup};
+use super::{Ask, Election, ElectionContext, ElectionCx};
+use crate::algo::{Message, NodeId, Setup};
 use std::collections::BTreeSet;
 
 /// A protocol that waits on its neighbours and can carry on without a dead one.
@@ -32,7 +32,7 @@ pub trait Waits: Election {
     /// Its view of the neighbours.
     fn neighbours(&mut self) -> &mut Neighbours;
     /// Neighbour `n`, never heard from in this term, was declared dead: carry on without it.
-    fn lost(&mut self, ecx: &mut ECx<'_, '_, Self>, n: NodeId);
+    fn lost(&mut self, cx: &mut ElectionCx<'_, Self>, n: NodeId);
 }
 
 /// A node's graph neighbours and what it knows of them in the current term.
@@ -86,13 +86,16 @@ impl Neighbours {
 
     /// Sorts out a protocol message from `from` before the protocol sees it (see the rules
     /// above); true when the protocol should handle it.
-    pub fn receive<E: Election>(&mut self, ecx: &mut ECx<'_, '_, E>, from: NodeId) -> bool {
+    pub fn receive<M: Message, T>(&mut self, cx: &mut ElectionContext<'_, M, T>, from: NodeId) -> bool {
         if !self.list.contains(&from) {
-            ecx.discard(from, format!("node {from} is not a neighbour of node {}", ecx.me()));
+            cx.discard(from, format!("node {from} is not a neighbour of node {}", cx.me));
             return false;
         }
         if self.dead.contains(&from) {
-            ecx.discard(from, format!("node {from} was declared dead in term {}", ecx.term()));
+            cx.discard(
+                from,
+                format!("node {from} was declared dead in term {}", cx.view().term()),
+            );
             return false;
         }
         self.heard(from);
@@ -117,7 +120,7 @@ impl Neighbours {
 
     /// Neighbours the detector found silent: declared dead; the protocol carries on without
     /// those that never spoke in this term, or a new term starts if one of them had.
-    pub fn silent<E: Waits>(e: &mut E, ecx: &mut ECx<'_, '_, E>, nodes: Vec<NodeId>) {
+    pub fn silent<E: Waits>(e: &mut E, cx: &mut ElectionCx<'_, E>, nodes: Vec<NodeId>) {
         let n = e.neighbours();
         let mut lost = Vec::new();
         let mut restart = false;
@@ -132,10 +135,10 @@ impl Neighbours {
             }
         }
         if restart {
-            return ecx.start_election();
+            return cx.ask(Ask::StartElection);
         }
         for x in lost {
-            e.lost(ecx, x);
+            e.lost(cx, x);
         }
     }
 
@@ -143,17 +146,23 @@ impl Neighbours {
     /// adopts it and passes `msg` on to every live neighbour except `from`; later copies stop here.
     /// A node that may not claim this term (it joined it while waking from a stall) starts a
     /// new one instead of winning it.
-    pub fn flood<E: Election>(&mut self, ecx: &mut ECx<'_, '_, E>, from: Option<NodeId>, leader: NodeId, msg: E::Msg) {
-        if leader == ecx.me() && !ecx.may_claim() {
-            return ecx.start_election();
+    pub fn flood<M: Message, T>(
+        &mut self,
+        cx: &mut ElectionContext<'_, M, T>,
+        from: Option<NodeId>,
+        leader: NodeId,
+        msg: M,
+    ) {
+        if leader == cx.me && !cx.view().may_claim() {
+            return cx.ask(Ask::StartElection);
         }
         if std::mem::replace(&mut self.announced, true) {
             return;
         }
-        ecx.elected(leader);
+        cx.ask(Ask::Elected(leader));
         for n in self.live() {
             if Some(n) != from {
-                ecx.send(n, msg.clone());
+                cx.send(n, msg.clone());
             }
         }
     }

@@ -35,7 +35,7 @@
 //! and explains it when the skipped node was in fact down. A node skipped as dead stays out of
 //! ring rounds until it is heard again.
 
-use super::{ECx, Election};
+use super::{Ask, Election, ElectionCx};
 use crate::algo::options::{options, Kind};
 use crate::algo::{Message, NodeId, Setup};
 use serde::{Deserialize, Serialize};
@@ -128,15 +128,15 @@ impl RingList {
 
     /// Adopts `leader` and `ring` unless a winner preferred by `pick` is already known in this
     /// term; false when it was not adopted.
-    fn install(&mut self, ecx: &mut ECx<'_, '_, Self>, leader: NodeId, ring: Vec<NodeId>) -> bool {
-        if let Some(known) = ecx.leader() {
+    fn install(&mut self, cx: &mut ElectionCx<'_, Self>, leader: NodeId, ring: Vec<NodeId>) -> bool {
+        if let Some(known) = cx.view().leader() {
             if self.winner(&[known, leader]) != Some(leader) {
                 return false;
             }
         }
-        ecx.state_change(format!("term {} leader {leader}, new ring {ring:?}", ecx.term()));
+        cx.state_change(format!("term {} leader {leader}, new ring {ring:?}", cx.view().term()));
         self.ring = ring;
-        ecx.elected(leader);
+        cx.ask(Ask::Elected(leader));
         true
     }
 }
@@ -162,73 +162,73 @@ impl Election for RingList {
         }
     }
 
-    fn start(&mut self, ecx: &mut ECx<'_, '_, Self>) {
-        let me = ecx.me();
-        ecx.send_next(RlMsg::Election(vec![me]));
+    fn start(&mut self, cx: &mut ElectionCx<'_, Self>) {
+        let me = cx.me;
+        cx.ask(Ask::SendNext(RlMsg::Election(vec![me])));
     }
 
-    fn on_msg(&mut self, ecx: &mut ECx<'_, '_, Self>, from: NodeId, msg: RlMsg) {
-        let me = ecx.me();
+    fn on_msg(&mut self, cx: &mut ElectionCx<'_, Self>, from: NodeId, msg: RlMsg) {
+        let me = cx.me;
         match msg {
             RlMsg::Election(mut list) => {
                 self.heard.push(list.clone());
                 // Woken from a stall (or restarted) into this term: it may have been decided
                 // without this node, which must not become its winner now; it passes the list on.
-                if !list.contains(&me) && !ecx.may_claim() {
-                    ecx.note(format!(
+                if !list.contains(&me) && !cx.view().may_claim() {
+                    cx.note(format!(
                         "passed the ELECTION list on without my id (joined term {} while catching up): {list:?}",
-                        ecx.term()
+                        cx.view().term()
                     ));
-                    return ecx.send_next(RlMsg::Election(list));
+                    return cx.ask(Ask::SendNext(RlMsg::Election(list)));
                 }
                 if !list.contains(&me) {
                     list.push(me);
-                    ecx.note(format!("added my id to the ELECTION list: {list:?}"));
-                    return ecx.send_next(RlMsg::Election(list));
+                    cx.note(format!("added my id to the ELECTION list: {list:?}"));
+                    return cx.ask(Ask::SendNext(RlMsg::Election(list)));
                 }
                 let (Some(&first), Some(leader)) = (list.first(), self.winner(&list)) else {
                     return;
                 };
                 // Woken from a stall into this term: claim a fresh one instead (see Leadership).
-                if leader == me && !ecx.may_claim() {
-                    return ecx.start_election();
+                if leader == me && !cx.view().may_claim() {
+                    return cx.ask(Ask::StartElection);
                 }
                 if !self.converted.insert(first) {
-                    return ecx.discard(from, format!("ELECTION of {first} already went round"));
+                    return cx.discard(from, format!("ELECTION of {first} already went round"));
                 }
                 // This list skipped a node that another list of the term carried through here
                 // (suspected here, yet taking part): that list names the better winner, and two
                 // COORDINATORs of one term would split the followers.
                 let seen: Vec<NodeId> = self.heard.iter().flatten().copied().collect();
                 if let Some(better) = self.winner(&seen).filter(|b| !list.contains(b)) {
-                    return ecx.discard(
+                    return cx.discard(
                         from,
                         format!(
                             "my list skipped {better}, which another list of this term carries: that one announces"
                         ),
                     );
                 }
-                if !self.install(ecx, leader, list.clone()) {
-                    return ecx.discard(from, format!("its winner {leader} loses to the one known here"));
+                if !self.install(cx, leader, list.clone()) {
+                    return cx.discard(from, format!("its winner {leader} loses to the one known here"));
                 }
                 self.relayed.insert((first, me));
-                ecx.note(format!("the ELECTION list came back round: {leader} wins; COORDINATOR"));
-                ecx.send_next(RlMsg::Coordinator {
+                cx.note(format!("the ELECTION list came back round: {leader} wins; COORDINATOR"));
+                cx.ask(Ask::SendNext(RlMsg::Coordinator {
                     leader,
                     ring: list,
                     origin: me,
-                });
+                }));
             }
             RlMsg::Coordinator { origin, .. } if origin == me => {}
             RlMsg::Coordinator { origin, ref ring, .. } if self.relayed.contains(&(round(ring), origin)) => {
-                ecx.discard(from, format!("COORDINATOR from {origin} already passed here"))
+                cx.discard(from, format!("COORDINATOR from {origin} already passed here"))
             }
             RlMsg::Coordinator { leader, ring, origin } => {
                 self.relayed.insert((round(&ring), origin));
-                if !self.install(ecx, leader, ring.clone()) {
-                    return ecx.discard(from, format!("its winner {leader} loses to the one known here"));
+                if !self.install(cx, leader, ring.clone()) {
+                    return cx.discard(from, format!("its winner {leader} loses to the one known here"));
                 }
-                ecx.send_next(RlMsg::Coordinator { leader, ring, origin });
+                cx.ask(Ask::SendNext(RlMsg::Coordinator { leader, ring, origin }));
             }
         }
     }

@@ -38,7 +38,7 @@
 //! Terms, heartbeats and re-election come from [`Leadership`](super::Leadership).
 
 use super::neighbours::{Neighbours, Waits};
-use super::{ECx, Election};
+use super::{Ask, Election, ElectionCx};
 use crate::algo::{Message, NodeId, Setup};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -113,19 +113,19 @@ pub struct YoYo {
 }
 
 impl YoYo {
-    fn begin(&mut self, ecx: &mut ECx<'_, '_, Self>) {
+    fn begin(&mut self, cx: &mut ElectionCx<'_, Self>) {
         if self.phase != Phase::Idle {
             return;
         }
         self.phase = Phase::Orient;
         let me = self.me;
         for n in self.nb.live() {
-            ecx.send(n, YyMsg::Id(me));
+            cx.send(n, YyMsg::Id(me));
         }
-        self.orient(ecx);
+        self.orient(cx);
     }
 
-    fn orient(&mut self, ecx: &mut ECx<'_, '_, Self>) {
+    fn orient(&mut self, cx: &mut ElectionCx<'_, Self>) {
         if self.phase != Phase::Orient || self.nb.live().iter().any(|n| !self.ids.contains(n)) {
             return;
         }
@@ -133,25 +133,25 @@ impl YoYo {
         let live = self.nb.live();
         self.ins = live.iter().copied().filter(|&n| n < me).collect();
         self.outs = live.iter().copied().filter(|&n| n > me).collect();
-        self.iteration(ecx, 1);
+        self.iteration(cx, 1);
     }
 
-    fn iteration(&mut self, ecx: &mut ECx<'_, '_, Self>, k: u64) {
+    fn iteration(&mut self, cx: &mut ElectionCx<'_, Self>, k: u64) {
         self.iter = k;
         self.values.clear();
         self.votes.clear();
-        self.note_orientation(ecx);
+        self.note_orientation(cx);
         if self.ins.is_empty() && self.outs.is_empty() {
             self.phase = Phase::Out;
             let me = self.me;
-            self.nb.flood(ecx, None, me, YyMsg::Leader(me));
+            self.nb.flood(cx, None, me, YyMsg::Leader(me));
             return;
         }
         if self.ins.is_empty() {
             self.phase = Phase::Up;
             let me = self.me;
             for &o in &self.outs {
-                ecx.send(o, YyMsg::Yo { iter: k, value: me });
+                cx.send(o, YyMsg::Yo { iter: k, value: me });
             }
             return;
         }
@@ -159,14 +159,14 @@ impl YoYo {
         let (now, later) = std::mem::take(&mut self.later).into_iter().partition(|m| m.0 == k);
         self.later = later;
         for (_, from, value) in now {
-            self.on_yo(ecx, from, k, value);
+            self.on_yo(cx, from, k, value);
         }
     }
 
     /// Notes this node's edges as they stand at the start of an iteration, and its role in it.
     /// `coordlab graph` reads these notes (docs/trace.md) to draw the orientation of every
     /// iteration: keep their first part's words.
-    fn note_orientation(&self, ecx: &mut ECx<'_, '_, Self>) {
+    fn note_orientation(&self, cx: &mut ElectionCx<'_, Self>) {
         let (k, ins, outs) = (self.iter, &self.ins, &self.outs);
         let role = match (ins.is_empty(), outs.is_empty()) {
             (true, true) => "no edge left: I am the last node, the smallest: I win".to_string(),
@@ -180,32 +180,32 @@ impl YoYo {
             ""
         };
         let list = |set: &BTreeSet<NodeId>| format!("{:?}", set.iter().collect::<Vec<_>>());
-        ecx.note(format!(
+        cx.note(format!(
             "term {}, iteration {k}: in from {}, out to {}{first}; {role}",
-            ecx.term(),
+            cx.view().term(),
             list(ins),
             list(outs)
         ));
     }
 
-    fn on_yo(&mut self, ecx: &mut ECx<'_, '_, Self>, from: NodeId, k: u64, value: NodeId) {
+    fn on_yo(&mut self, cx: &mut ElectionCx<'_, Self>, from: NodeId, k: u64, value: NodeId) {
         if k > self.iter || self.phase == Phase::Orient {
             self.later.push((k, from, value));
             return;
         }
         if k < self.iter || self.phase != Phase::Down || !self.ins.contains(&from) {
-            ecx.discard(
+            cx.discard(
                 from,
                 format!("unexpected YO of iteration {k} (at iteration {})", self.iter),
             );
             return;
         }
         self.values.insert(from, value);
-        self.down(ecx);
+        self.down(cx);
     }
 
     /// YO-: once every in-neighbour's value is in, pass the smallest down, or vote at a sink.
-    fn down(&mut self, ecx: &mut ECx<'_, '_, Self>) {
+    fn down(&mut self, cx: &mut ElectionCx<'_, Self>) {
         if self.phase != Phase::Down || self.ins.iter().any(|i| !self.values.contains_key(i)) {
             return;
         }
@@ -213,29 +213,29 @@ impl YoYo {
             return;
         };
         if self.outs.is_empty() {
-            return self.vote(ecx, false);
+            return self.vote(cx, false);
         }
         self.phase = Phase::Up;
         let k = self.iter;
         for &o in &self.outs {
-            ecx.send(o, YyMsg::Yo { iter: k, value: m });
+            cx.send(o, YyMsg::Yo { iter: k, value: m });
         }
     }
 
-    fn on_vote(&mut self, ecx: &mut ECx<'_, '_, Self>, from: NodeId, k: u64, yes: bool, prune: bool) {
+    fn on_vote(&mut self, cx: &mut ElectionCx<'_, Self>, from: NodeId, k: u64, yes: bool, prune: bool) {
         if k != self.iter || self.phase != Phase::Up || !self.outs.contains(&from) {
-            ecx.discard(
+            cx.discard(
                 from,
                 format!("unexpected vote of iteration {k} (at iteration {})", self.iter),
             );
             return;
         }
         self.votes.insert(from, (yes, prune));
-        self.up(ecx);
+        self.up(cx);
     }
 
     /// -YO: once every out-neighbour has voted, apply the votes and vote in turn.
-    fn up(&mut self, ecx: &mut ECx<'_, '_, Self>) {
+    fn up(&mut self, cx: &mut ElectionCx<'_, Self>) {
         if self.phase != Phase::Up || self.outs.iter().any(|o| !self.votes.contains_key(o)) {
             return;
         }
@@ -249,11 +249,11 @@ impl YoYo {
                 self.ins.insert(o);
             }
         }
-        self.vote(ecx, any_no);
+        self.vote(cx, any_no);
     }
 
     /// Votes to the in-neighbours of this iteration (none at a source), then the next one.
-    fn vote(&mut self, ecx: &mut ECx<'_, '_, Self>, no_below: bool) {
+    fn vote(&mut self, cx: &mut ElectionCx<'_, Self>, no_below: bool) {
         let k = self.iter;
         let min = self.values.values().min().copied();
         // One kept edge per value: the one from the smallest sender of it.
@@ -266,7 +266,7 @@ impl YoYo {
         for (&from, &v) in &self.values {
             let yes = !no_below && Some(v) == min;
             let prune = leaf || keep[&v] != from;
-            ecx.send(from, YyMsg::Vote { iter: k, yes, prune });
+            cx.send(from, YyMsg::Vote { iter: k, yes, prune });
             if prune || !yes {
                 self.ins.remove(&from);
             }
@@ -277,7 +277,7 @@ impl YoYo {
         if leaf {
             self.phase = Phase::Out;
         } else {
-            self.iteration(ecx, k + 1);
+            self.iteration(cx, k + 1);
         }
     }
 }
@@ -293,42 +293,45 @@ impl Election for YoYo {
         }
     }
 
-    fn start(&mut self, ecx: &mut ECx<'_, '_, Self>) {
-        self.begin(ecx);
+    fn start(&mut self, cx: &mut ElectionCx<'_, Self>) {
+        self.begin(cx);
     }
 
-    fn on_msg(&mut self, ecx: &mut ECx<'_, '_, Self>, from: NodeId, msg: YyMsg) {
-        if !self.nb.receive(ecx, from) {
+    fn on_msg(&mut self, cx: &mut ElectionCx<'_, Self>, from: NodeId, msg: YyMsg) {
+        if !self.nb.receive(cx, from) {
             return;
         }
         if let YyMsg::Leader(l) = msg {
             self.phase = Phase::Out;
-            return self.nb.flood(ecx, Some(from), l, YyMsg::Leader(l));
+            return self.nb.flood(cx, Some(from), l, YyMsg::Leader(l));
         }
         if self.phase == Phase::Idle {
-            if ecx.leader().is_some() {
-                ecx.discard(from, format!("election of term {} is already decided", ecx.term()));
-                ecx.tell_decided(from);
+            if cx.view().leader().is_some() {
+                cx.discard(
+                    from,
+                    format!("election of term {} is already decided", cx.view().term()),
+                );
+                cx.ask(Ask::TellDecided(from));
                 return;
             }
-            self.begin(ecx);
+            self.begin(cx);
         }
         match msg {
             YyMsg::Id(_) if self.phase == Phase::Orient => {
                 self.ids.insert(from);
-                self.orient(ecx);
+                self.orient(cx);
             }
-            YyMsg::Id(_) => ecx.discard(from, "ID after the orientation phase"),
-            YyMsg::Yo { iter, value } => self.on_yo(ecx, from, iter, value),
-            YyMsg::Vote { iter, yes, prune } => self.on_vote(ecx, from, iter, yes, prune),
+            YyMsg::Id(_) => cx.discard(from, "ID after the orientation phase"),
+            YyMsg::Yo { iter, value } => self.on_yo(cx, from, iter, value),
+            YyMsg::Vote { iter, yes, prune } => self.on_vote(cx, from, iter, yes, prune),
             YyMsg::Leader(_) => {}
         }
     }
 
-    fn on_liveness(&mut self, ecx: &mut ECx<'_, '_, Self>, from: NodeId, _probe: bool) {
+    fn on_liveness(&mut self, cx: &mut ElectionCx<'_, Self>, from: NodeId, _probe: bool) {
         // Like any message of the term, a PROBE or ALIVE wakes a node that has not started.
-        if self.nb.liveness(from) && self.phase == Phase::Idle && ecx.leader().is_none() {
-            self.begin(ecx);
+        if self.nb.liveness(from) && self.phase == Phase::Idle && cx.view().leader().is_none() {
+            self.begin(cx);
         }
     }
 
@@ -345,8 +348,8 @@ impl Election for YoYo {
         self.waiting_on()
     }
 
-    fn silent(&mut self, ecx: &mut ECx<'_, '_, Self>, nodes: Vec<NodeId>) {
-        Neighbours::silent(self, ecx, nodes);
+    fn silent(&mut self, cx: &mut ElectionCx<'_, Self>, nodes: Vec<NodeId>) {
+        Neighbours::silent(self, cx, nodes);
     }
 }
 
@@ -390,11 +393,11 @@ impl Waits for YoYo {
         &mut self.nb
     }
 
-    fn lost(&mut self, ecx: &mut ECx<'_, '_, Self>, _n: NodeId) {
+    fn lost(&mut self, cx: &mut ElectionCx<'_, Self>, _n: NodeId) {
         match self.phase {
-            Phase::Orient => self.orient(ecx),
+            Phase::Orient => self.orient(cx),
             // Its edge is still there: it sent its ID, so this cannot happen; be safe all the same.
-            Phase::Down | Phase::Up => ecx.start_election(),
+            Phase::Down | Phase::Up => cx.ask(Ask::StartElection),
             Phase::Idle | Phase::Out => {}
         }
     }

@@ -43,7 +43,7 @@
 //! holder is still inside (the amnesia of the quorum's coordinators), which the resource
 //! catches, and under `--fencing` the old holder's late writes carry a lower token.
 
-use super::wrapper::{MCx, Protocol};
+use super::wrapper::{Ask, MutexCx, Protocol};
 use crate::algo::options::{options, Kind};
 use crate::algo::{Event, Message, NodeId, Setup};
 use serde::{Deserialize, Serialize};
@@ -145,36 +145,36 @@ impl Central {
         self.queue.iter().map(|q| q.0).collect()
     }
 
-    fn enqueue(&mut self, mcx: &mut MCx<'_, '_, Self>, from: NodeId, req: u64) {
+    fn enqueue(&mut self, cx: &mut MutexCx<'_, Self>, from: NodeId, req: u64) {
         if let Some((h, r, token)) = self.holder.filter(|h| h.0 == from) {
             if r == req {
                 // The holder asks again for what it was granted: its GRANT was lost.
-                if from != mcx.me() {
-                    mcx.send(from, CentralMsg::Grant { req, token });
+                if from != cx.me {
+                    cx.send(from, CentralMsg::Grant { req, token });
                 }
                 return;
             }
             if req > r {
                 // A node asks for its next section only after leaving the last one: its
                 // RELEASE was lost, and waiting for it would block everyone for ever.
-                mcx.state_change(format!(
+                cx.state_change(format!(
                     "node {h} asks again (request {req}) while holding request {r}'s grant (token {token}): it left, its RELEASE was lost; granting the next"
                 ));
                 self.holder = None;
-                mcx.cancel_timer(Regrant(token));
+                cx.cancel_timer(Regrant(token));
             }
         }
         if self.seen.get(&from).is_some_and(|&r| r >= req) {
-            return mcx.discard(from, format!("REQUEST {req} again: already queued or served"));
+            return cx.discard(from, format!("REQUEST {req} again: already queued or served"));
         }
         self.seen.insert(from, req);
         self.queue.push_back((from, req));
         if self.holder.is_none() {
-            self.grant_next(mcx);
+            self.grant_next(cx);
         }
     }
 
-    fn grant_next(&mut self, mcx: &mut MCx<'_, '_, Self>) {
+    fn grant_next(&mut self, cx: &mut MutexCx<'_, Self>) {
         let Some((node, req)) = self.queue.pop_front() else {
             return;
         };
@@ -182,13 +182,13 @@ impl Central {
         let token = (self.epoch << 32) | (self.counter & 0xffff_ffff);
         self.holder = Some((node, req, token));
         // The coordinator knows it is alive: it never takes its own hold for dead.
-        if let (Some(t), false) = (self.regrant, node == mcx.me()) {
-            mcx.set_timer(Regrant(token), t);
+        if let (Some(t), false) = (self.regrant, node == cx.me) {
+            cx.set_timer(Regrant(token), t);
         }
-        if node == mcx.me() {
-            self.granted(mcx, req, token);
+        if node == cx.me {
+            self.granted(cx, req, token);
         } else {
-            mcx.send(node, CentralMsg::Grant { req, token });
+            cx.send(node, CentralMsg::Grant { req, token });
         }
     }
 
@@ -199,39 +199,39 @@ impl Central {
         (self.epoch << 32) | (req & 0xffff_ffff)
     }
 
-    fn granted(&mut self, mcx: &mut MCx<'_, '_, Self>, req: u64, token: u64) {
+    fn granted(&mut self, cx: &mut MutexCx<'_, Self>, req: u64, token: u64) {
         if self.waiting == Some(req) {
             self.waiting = None;
-            mcx.cancel_timer(Retry);
-            if let (Some(t), false) = (self.regrant, mcx.me() == self.coordinator) {
+            cx.cancel_timer(Retry);
+            if let (Some(t), false) = (self.regrant, cx.me == self.coordinator) {
                 self.holding = Some(req);
-                mcx.set_timer(Renew, t / 3);
+                cx.set_timer(Renew, t / 3);
             }
-            mcx.enter(Some(token));
+            cx.ask(Ask::Enter(Some(token)));
         } else {
-            mcx.discard(
+            cx.discard(
                 self.coordinator,
                 format!("GRANT of request {req}, which this node does not wait for"),
             );
         }
     }
 
-    fn released(&mut self, mcx: &mut MCx<'_, '_, Self>, from: NodeId, req: u64) {
+    fn released(&mut self, cx: &mut MutexCx<'_, Self>, from: NodeId, req: u64) {
         match self.holder {
             Some((h, r, token)) if h == from && r == req => {
                 self.holder = None;
-                mcx.cancel_timer(Regrant(token));
-                self.grant_next(mcx);
+                cx.cancel_timer(Regrant(token));
+                self.grant_next(cx);
             }
-            _ => mcx.discard(from, format!("RELEASE of request {req}, which does not hold a grant")),
+            _ => cx.discard(from, format!("RELEASE of request {req}, which does not hold a grant")),
         }
     }
 
     /// The holder renews its grant: the coordinator hears from it, so it is not dead.
-    fn renewed(&mut self, mcx: &mut MCx<'_, '_, Self>, from: NodeId, req: u64) {
+    fn renewed(&mut self, cx: &mut MutexCx<'_, Self>, from: NodeId, req: u64) {
         match (self.holder, self.regrant) {
-            (Some((h, r, token)), Some(t)) if h == from && r == req => mcx.set_timer(Regrant(token), t),
-            _ => mcx.discard(from, format!("HOLDING of request {req}, which does not hold a grant")),
+            (Some((h, r, token)), Some(t)) if h == from && r == req => cx.set_timer(Regrant(token), t),
+            _ => cx.discard(from, format!("HOLDING of request {req}, which does not hold a grant")),
         }
     }
 }
@@ -262,97 +262,97 @@ impl Protocol for Central {
         }
     }
 
-    fn start(&mut self, mcx: &mut MCx<'_, '_, Self>) {
+    fn start(&mut self, cx: &mut MutexCx<'_, Self>) {
         // Before any grant or request leaves: no token or request id of this boot may repeat
         // one of the last.
-        mcx.persist(serde_json::to_vec(&Boots { boots: self.epoch }).unwrap_or_default());
+        cx.persist(serde_json::to_vec(&Boots { boots: self.epoch }).unwrap_or_default());
     }
 
     fn check(setup: &Setup) -> Result<(), String> {
         CentralOptions::from_setup(setup).map(|_| ())
     }
 
-    fn request(&mut self, mcx: &mut MCx<'_, '_, Self>, req: u64) {
+    fn request(&mut self, cx: &mut MutexCx<'_, Self>, req: u64) {
         let req = self.wire(req);
         self.waiting = Some(req);
-        if mcx.me() == self.coordinator {
-            let me = mcx.me();
-            self.enqueue(mcx, me, req);
+        if cx.me == self.coordinator {
+            let me = cx.me;
+            self.enqueue(cx, me, req);
         } else {
-            mcx.send(self.coordinator, CentralMsg::Request { req });
-            mcx.set_timer(Retry, self.retry);
+            cx.send(self.coordinator, CentralMsg::Request { req });
+            cx.set_timer(Retry, self.retry);
         }
     }
 
-    fn release(&mut self, mcx: &mut MCx<'_, '_, Self>, req: u64) {
+    fn release(&mut self, cx: &mut MutexCx<'_, Self>, req: u64) {
         let req = self.wire(req);
         if self.holding.take().is_some() {
-            mcx.cancel_timer(Renew);
+            cx.cancel_timer(Renew);
         }
-        if mcx.me() == self.coordinator {
-            let me = mcx.me();
-            self.released(mcx, me, req);
+        if cx.me == self.coordinator {
+            let me = cx.me;
+            self.released(cx, me, req);
         } else {
-            mcx.send(self.coordinator, CentralMsg::Release { req });
+            cx.send(self.coordinator, CentralMsg::Release { req });
         }
     }
 
-    fn on_msg(&mut self, mcx: &mut MCx<'_, '_, Self>, from: NodeId, msg: CentralMsg) {
-        let at_coordinator = mcx.me() == self.coordinator;
+    fn on_msg(&mut self, cx: &mut MutexCx<'_, Self>, from: NodeId, msg: CentralMsg) {
+        let at_coordinator = cx.me == self.coordinator;
         // A holder taken for dead speaks again: the suspicion was false, and is withdrawn.
         if at_coordinator && self.taken_for_dead.remove(&from) {
-            mcx.record(Event::Unsuspect { target: from });
+            cx.record(Event::Unsuspect { target: from });
         }
         match msg {
             CentralMsg::Request { .. } | CentralMsg::Release { .. } | CentralMsg::Holding { .. } if !at_coordinator => {
-                mcx.discard(
+                cx.discard(
                     from,
-                    format!("{} sent to node {}, which is not the coordinator", msg.name(), mcx.me()),
+                    format!("{} sent to node {}, which is not the coordinator", msg.name(), cx.me),
                 )
             }
-            CentralMsg::Request { req } => self.enqueue(mcx, from, req),
-            CentralMsg::Holding { req } => self.renewed(mcx, from, req),
-            CentralMsg::Release { req } => self.released(mcx, from, req),
+            CentralMsg::Request { req } => self.enqueue(cx, from, req),
+            CentralMsg::Holding { req } => self.renewed(cx, from, req),
+            CentralMsg::Release { req } => self.released(cx, from, req),
             CentralMsg::Grant { .. } if from != self.coordinator => {
-                mcx.discard(from, format!("GRANT from node {from}, which is not the coordinator"))
+                cx.discard(from, format!("GRANT from node {from}, which is not the coordinator"))
             }
-            CentralMsg::Grant { req, token } => self.granted(mcx, req, token),
+            CentralMsg::Grant { req, token } => self.granted(cx, req, token),
         }
     }
 
-    fn peer_restarted(&mut self, mcx: &mut MCx<'_, '_, Self>, peer: NodeId) {
-        if mcx.me() != self.coordinator {
+    fn peer_restarted(&mut self, cx: &mut MutexCx<'_, Self>, peer: NodeId) {
+        if cx.me != self.coordinator {
             if let (Some(req), true) = (self.waiting, peer == self.coordinator) {
-                mcx.send(self.coordinator, CentralMsg::Request { req });
-                mcx.set_timer(Retry, self.retry);
+                cx.send(self.coordinator, CentralMsg::Request { req });
+                cx.set_timer(Retry, self.retry);
             }
             return;
         }
         self.queue.retain(|q| q.0 != peer);
         if let Some((h, req, token)) = self.holder.filter(|h| h.0 == peer) {
-            mcx.state_change(format!(
+            cx.state_change(format!(
                 "node {h} came back as a new boot: it no longer holds request {req}'s grant (token {token}); granting the next"
             ));
             self.holder = None;
-            mcx.cancel_timer(Regrant(token));
-            self.grant_next(mcx);
+            cx.cancel_timer(Regrant(token));
+            self.grant_next(cx);
         }
     }
 
-    fn on_timer(&mut self, mcx: &mut MCx<'_, '_, Self>, timer: CentralTimer) {
+    fn on_timer(&mut self, cx: &mut MutexCx<'_, Self>, timer: CentralTimer) {
         let token = match timer {
             Regrant(token) => token,
             Renew => {
                 if let (Some(req), Some(t)) = (self.holding, self.regrant) {
-                    mcx.send(self.coordinator, CentralMsg::Holding { req });
-                    mcx.set_timer(Renew, t / 3);
+                    cx.send(self.coordinator, CentralMsg::Holding { req });
+                    cx.set_timer(Renew, t / 3);
                 }
                 return;
             }
             Retry => {
                 if let Some(req) = self.waiting {
-                    mcx.send(self.coordinator, CentralMsg::Request { req });
-                    mcx.set_timer(Retry, self.retry);
+                    cx.send(self.coordinator, CentralMsg::Request { req });
+                    cx.set_timer(Retry, self.retry);
                 }
                 return;
             }
@@ -363,7 +363,7 @@ impl Protocol for Central {
         }
         let ms = self.regrant.map_or(0, |d| d.as_millis() as u64);
         // The course's timeout "fix": the holder is assumed dead, which a paused one is not.
-        mcx.record(Event::Suspect {
+        cx.record(Event::Suspect {
             target: holder,
             silence_ms: ms,
             timeout_ms: ms,
@@ -373,7 +373,7 @@ impl Protocol for Central {
         });
         self.taken_for_dead.insert(holder);
         self.holder = None;
-        self.grant_next(mcx);
+        self.grant_next(cx);
     }
 }
 

@@ -26,7 +26,7 @@
 //!
 //! Messages: 3(n-1) per entry (plus one `CH_ACK` per message, and resends under loss).
 
-use super::wrapper::{MCx, Protocol};
+use super::wrapper::{Ask, MutexCx, Protocol};
 use crate::algo::{Message, NodeId, Setup};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -80,55 +80,56 @@ impl Lamport {
         self.queue.iter().map(|q| q.1).collect()
     }
 
-    fn broadcast(&mut self, mcx: &mut MCx<'_, '_, Self>, kind: Kind) {
-        let me = mcx.me();
-        let peers: Vec<NodeId> = mcx.peers().iter().copied().filter(|&p| p != me).collect();
+    fn broadcast(&mut self, cx: &mut MutexCx<'_, Self>, kind: Kind) {
+        let me = cx.me;
+        let peers: Vec<NodeId> = cx.view().peers.iter().copied().filter(|&p| p != me).collect();
         for p in peers {
-            self.send(mcx, p, kind);
+            self.send(cx, p, kind);
         }
     }
 
-    fn send(&mut self, mcx: &mut MCx<'_, '_, Self>, to: NodeId, kind: Kind) {
-        self.keep_ceiling(mcx);
-        mcx.send(to, LamportMsg { kind, ts: self.clock });
+    fn send(&mut self, cx: &mut MutexCx<'_, Self>, to: NodeId, kind: Kind) {
+        self.keep_ceiling(cx);
+        cx.send(to, LamportMsg { kind, ts: self.clock });
     }
 
     /// Moves the stored ceiling ahead once the clock reaches it (stored before any message of
     /// this call leaves, so no timestamp sent is above what a restart would start from).
-    fn keep_ceiling(&mut self, mcx: &mut MCx<'_, '_, Self>) {
+    fn keep_ceiling(&mut self, cx: &mut MutexCx<'_, Self>) {
         if let Some(bytes) = super::ceiling::raise(self.clock, &mut self.ceiling) {
-            mcx.persist(bytes);
+            cx.persist(bytes);
         }
     }
 
-    fn deliver(&mut self, mcx: &mut MCx<'_, '_, Self>, from: NodeId, msg: LamportMsg) {
+    fn deliver(&mut self, cx: &mut MutexCx<'_, Self>, from: NodeId, msg: LamportMsg) {
         self.clock = self.clock.max(msg.ts) + 1;
-        self.keep_ceiling(mcx);
+        self.keep_ceiling(cx);
         self.latest.insert(from, msg.ts);
         match msg.kind {
             Kind::Request => {
                 self.queue.insert((msg.ts, from));
-                self.send(mcx, from, Kind::Ack);
+                self.send(cx, from, Kind::Ack);
             }
             Kind::Ack => {}
             Kind::Release => self.queue.retain(|q| q.1 != from),
         }
     }
 
-    fn maybe_enter(&mut self, mcx: &mut MCx<'_, '_, Self>) {
+    fn maybe_enter(&mut self, cx: &mut MutexCx<'_, Self>) {
         let Some(ts) = self.mine.filter(|_| !self.holding) else {
             return;
         };
-        let me = mcx.me();
+        let me = cx.me;
         let head = self.queue.first() == Some(&(ts, me));
-        let heard = mcx
-            .peers()
+        let heard = cx
+            .view()
+            .peers
             .iter()
             .filter(|&&p| p != me)
             .all(|p| self.latest.get(p).is_some_and(|&l| l > ts));
         if head && heard {
             self.holding = true;
-            mcx.enter(Some(super::ricart_agrawala::fencing(ts, me)));
+            cx.ask(Ask::Enter(Some(super::ricart_agrawala::fencing(ts, me))));
         }
     }
 }
@@ -147,14 +148,14 @@ impl Protocol for Lamport {
         }
     }
 
-    fn peer_restarted(&mut self, mcx: &mut MCx<'_, '_, Self>, peer: NodeId) {
+    fn peer_restarted(&mut self, cx: &mut MutexCx<'_, Self>, peer: NodeId) {
         self.queue.retain(|q| q.1 != peer);
         self.latest.remove(&peer);
         if let Some(ts) = self.mine {
-            mcx.state_change(format!(
+            cx.state_change(format!(
                 "node {peer} restarted: its old request and acknowledgements are void; REQUEST({ts}) sent to it again"
             ));
-            mcx.send(
+            cx.send(
                 peer,
                 LamportMsg {
                     kind: Kind::Request,
@@ -162,30 +163,30 @@ impl Protocol for Lamport {
                 },
             );
         }
-        self.maybe_enter(mcx);
+        self.maybe_enter(cx);
     }
 
-    fn request(&mut self, mcx: &mut MCx<'_, '_, Self>, _req: u64) {
+    fn request(&mut self, cx: &mut MutexCx<'_, Self>, _req: u64) {
         self.clock += 1;
-        self.keep_ceiling(mcx);
-        let me = mcx.me();
+        self.keep_ceiling(cx);
+        let me = cx.me;
         self.mine = Some(self.clock);
         self.queue.insert((self.clock, me));
-        self.broadcast(mcx, Kind::Request);
-        self.maybe_enter(mcx);
+        self.broadcast(cx, Kind::Request);
+        self.maybe_enter(cx);
     }
 
-    fn release(&mut self, mcx: &mut MCx<'_, '_, Self>, _req: u64) {
-        let me = mcx.me();
+    fn release(&mut self, cx: &mut MutexCx<'_, Self>, _req: u64) {
+        let me = cx.me;
         self.queue.retain(|q| q.1 != me);
         self.mine = None;
         self.holding = false;
         self.clock += 1;
-        self.broadcast(mcx, Kind::Release);
+        self.broadcast(cx, Kind::Release);
     }
 
-    fn on_msg(&mut self, mcx: &mut MCx<'_, '_, Self>, from: NodeId, msg: LamportMsg) {
-        self.deliver(mcx, from, msg);
-        self.maybe_enter(mcx);
+    fn on_msg(&mut self, cx: &mut MutexCx<'_, Self>, from: NodeId, msg: LamportMsg) {
+        self.deliver(cx, from, msg);
+        self.maybe_enter(cx);
     }
 }

@@ -32,7 +32,7 @@ pub(crate) mod testkit;
 mod tests;
 
 pub use resource::{Resource, ResourceNode};
-pub use wrapper::{MCx, Mutex, MxMsg, MxTimer, Protocol};
+pub use wrapper::{Ask, Mutex, MutexCx, MutexView, MxMsg, MxTimer, Protocol};
 
 use crate::algo::NodeId;
 

@@ -26,7 +26,7 @@
 //!
 //! Messages: 2(n-1) per entry.
 
-use super::wrapper::{MCx, Protocol};
+use super::wrapper::{Ask, MutexCx, Protocol};
 use crate::algo::{Message, NodeId, Setup};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -75,18 +75,18 @@ pub struct RicartAgrawala {
 impl RicartAgrawala {
     /// Moves the stored ceiling ahead once the clock reaches it (stored before any message of
     /// this call leaves, so no timestamp sent is above what a restart would start from).
-    fn keep_ceiling(&mut self, mcx: &mut MCx<'_, '_, Self>) {
+    fn keep_ceiling(&mut self, cx: &mut MutexCx<'_, Self>) {
         if let Some(bytes) = super::ceiling::raise(self.clock, &mut self.ceiling) {
-            mcx.persist(bytes);
+            cx.persist(bytes);
         }
     }
 
-    fn maybe_enter(&mut self, mcx: &mut MCx<'_, '_, Self>) {
+    fn maybe_enter(&mut self, cx: &mut MutexCx<'_, Self>) {
         if let (Some(ts), false) = (self.mine, self.holding) {
-            if self.replies.len() + 1 >= mcx.peers().len() {
+            if self.replies.len() + 1 >= cx.view().peers.len() {
                 self.holding = true;
-                let me = mcx.me();
-                mcx.enter(Some(fencing(ts, me)));
+                let me = cx.me;
+                cx.ask(Ask::Enter(Some(fencing(ts, me))));
             }
         }
     }
@@ -106,58 +106,58 @@ impl Protocol for RicartAgrawala {
         }
     }
 
-    fn request(&mut self, mcx: &mut MCx<'_, '_, Self>, _req: u64) {
+    fn request(&mut self, cx: &mut MutexCx<'_, Self>, _req: u64) {
         self.clock += 1;
-        self.keep_ceiling(mcx);
+        self.keep_ceiling(cx);
         self.mine = Some(self.clock);
         self.replies.clear();
-        mcx.send_others(RaMsg::Request { ts: self.clock });
-        self.maybe_enter(mcx);
+        cx.send_others(RaMsg::Request { ts: self.clock });
+        self.maybe_enter(cx);
     }
 
-    fn release(&mut self, mcx: &mut MCx<'_, '_, Self>, _req: u64) {
+    fn release(&mut self, cx: &mut MutexCx<'_, Self>, _req: u64) {
         self.mine = None;
         self.holding = false;
         for (j, ts) in std::mem::take(&mut self.deferred) {
-            mcx.send(j, RaMsg::Reply { ts });
+            cx.send(j, RaMsg::Reply { ts });
         }
     }
 
-    fn peer_restarted(&mut self, mcx: &mut MCx<'_, '_, Self>, peer: NodeId) {
+    fn peer_restarted(&mut self, cx: &mut MutexCx<'_, Self>, peer: NodeId) {
         self.deferred.retain(|d| d.0 != peer);
         self.last.remove(&peer);
         if let (Some(ts), false) = (self.mine, self.holding) {
             self.replies.remove(&peer);
-            mcx.state_change(format!(
+            cx.state_change(format!(
                 "node {peer} restarted: its REPLY is void; REQUEST({ts}) sent to it again"
             ));
-            mcx.send(peer, RaMsg::Request { ts });
+            cx.send(peer, RaMsg::Request { ts });
         }
     }
 
-    fn on_msg(&mut self, mcx: &mut MCx<'_, '_, Self>, from: NodeId, msg: RaMsg) {
+    fn on_msg(&mut self, cx: &mut MutexCx<'_, Self>, from: NodeId, msg: RaMsg) {
         match msg {
             RaMsg::Request { ts } => {
                 if self.last.get(&from).is_some_and(|&l| l >= ts) {
-                    return mcx.discard(from, format!("REQUEST({ts}) again: a duplicate"));
+                    return cx.discard(from, format!("REQUEST({ts}) again: a duplicate"));
                 }
                 self.last.insert(from, ts);
                 self.clock = self.clock.max(ts) + 1;
-                self.keep_ceiling(mcx);
-                let me = mcx.me();
+                self.keep_ceiling(cx);
+                let me = cx.me;
                 let defer = self.holding || self.mine.is_some_and(|mine| (mine, me) < (ts, from));
                 if defer {
                     self.deferred.push((from, ts));
                 } else {
-                    mcx.send(from, RaMsg::Reply { ts });
+                    cx.send(from, RaMsg::Reply { ts });
                 }
             }
             RaMsg::Reply { ts } => {
                 if self.mine != Some(ts) || self.holding {
-                    return mcx.discard(from, format!("REPLY for request {ts}, which is not pending"));
+                    return cx.discard(from, format!("REPLY for request {ts}, which is not pending"));
                 }
                 self.replies.insert(from);
-                self.maybe_enter(mcx);
+                self.maybe_enter(cx);
             }
         }
     }

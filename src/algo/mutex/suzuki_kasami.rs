@@ -42,7 +42,7 @@
 
 use super::options::Workload;
 use super::token_ring::{fencing, Gen, Regenerated};
-use super::wrapper::{MCx, Protocol};
+use super::wrapper::{Ask, MutexCx, Protocol};
 use crate::algo::{Message, NodeId, Setup};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
@@ -134,17 +134,17 @@ impl SuzukiKasami {
         self.token.is_some()
     }
 
-    fn store(&self, mcx: &mut MCx<'_, '_, Self>) {
-        mcx.persist(serde_json::to_vec(&self.stored).unwrap_or_default());
+    fn store(&self, cx: &mut MutexCx<'_, Self>) {
+        cx.persist(serde_json::to_vec(&self.stored).unwrap_or_default());
     }
 
     /// A new token of a generation above every one seen or minted here, stored before it is used.
-    fn mint(&mut self, mcx: &mut MCx<'_, '_, Self>) -> Token {
-        let gen = (self.highest.0.max(self.stored.minted) + 1, mcx.me());
+    fn mint(&mut self, cx: &mut MutexCx<'_, Self>) -> Token {
+        let gen = (self.highest.0.max(self.stored.minted) + 1, cx.me);
         self.stored.minted = gen.0;
-        self.store(mcx);
+        self.store(cx);
         self.highest = gen;
-        mcx.state_change(format!("minted the token of generation {gen:?}"));
+        cx.state_change(format!("minted the token of generation {gen:?}"));
         Token {
             gen,
             seq: 0,
@@ -153,20 +153,20 @@ impl SuzukiKasami {
         }
     }
 
-    fn enter(&mut self, mcx: &mut MCx<'_, '_, Self>) {
+    fn enter(&mut self, cx: &mut MutexCx<'_, Self>) {
         if let Some(t) = self.token.as_mut() {
             t.seq += 1;
             self.wants = false;
             self.inside = true;
-            mcx.cancel_timer(SkTimer::Lost);
-            mcx.enter(Some(fencing(t.gen, t.seq)));
+            cx.cancel_timer(SkTimer::Lost);
+            cx.ask(Ask::Enter(Some(fencing(t.gen, t.seq))));
         }
     }
 
     /// The release rule: this node is served up to its last request; queue every participant
     /// with a newer request, and pass the token to the head of the queue.
-    fn pass_on(&mut self, mcx: &mut MCx<'_, '_, Self>) {
-        let me = mcx.me();
+    fn pass_on(&mut self, cx: &mut MutexCx<'_, Self>) {
+        let me = cx.me;
         let Some(t) = self.token.as_mut() else { return };
         let mine = self.rn.get(&me).copied().unwrap_or(0);
         t.ln.insert(me, mine);
@@ -179,7 +179,7 @@ impl SuzukiKasami {
         let Some(next) = t.queue.pop_front() else { return };
         let t = self.token.take().unwrap_or_else(|| unreachable!("held above"));
         self.last_ln.clone_from(&t.ln);
-        mcx.send(
+        cx.send(
             next,
             SkMsg::Token {
                 gen: t.gen,
@@ -232,64 +232,64 @@ impl Protocol for SuzukiKasami {
         }
     }
 
-    fn start(&mut self, mcx: &mut MCx<'_, '_, Self>) {
+    fn start(&mut self, cx: &mut MutexCx<'_, Self>) {
         if self.amnesiac {
-            mcx.state_change(
+            cx.state_change(
                 "stored state refused: request numbers start again from 1 and may be taken as served until they pass the old boot's",
             );
         }
         if self.first && self.stored.minted == 0 && !self.restarted {
-            let t = self.mint(mcx);
+            let t = self.mint(cx);
             self.token = Some(t);
         }
     }
 
-    fn request(&mut self, mcx: &mut MCx<'_, '_, Self>, _req: u64) {
+    fn request(&mut self, cx: &mut MutexCx<'_, Self>, _req: u64) {
         self.wants = true;
         if self.token.is_some() {
-            return self.enter(mcx);
+            return self.enter(cx);
         }
-        let me = mcx.me();
+        let me = cx.me;
         let sn = self.sn(me) + 1;
         self.rn.insert(me, sn);
         if sn >= self.stored.ceiling {
             self.stored.ceiling = sn + super::ceiling::CLOCK_STEP;
-            self.store(mcx);
+            self.store(cx);
         }
-        mcx.send_others(SkMsg::Request { sn });
-        mcx.set_timer(SkTimer::Lost, self.lost_after);
+        cx.send_others(SkMsg::Request { sn });
+        cx.set_timer(SkTimer::Lost, self.lost_after);
     }
 
-    fn release(&mut self, mcx: &mut MCx<'_, '_, Self>, _req: u64) {
+    fn release(&mut self, cx: &mut MutexCx<'_, Self>, _req: u64) {
         self.inside = false;
         if let Some(gen) = self.token.as_ref().map(|t| t.gen).filter(|&g| g < self.highest) {
             self.token = None;
-            return mcx.state_change(format!(
+            return cx.state_change(format!(
                 "dropped the token of generation {gen:?}: generation {:?} was regenerated meanwhile",
                 self.highest
             ));
         }
-        self.pass_on(mcx);
+        self.pass_on(cx);
     }
 
-    fn peer_restarted(&mut self, mcx: &mut MCx<'_, '_, Self>, peer: NodeId) {
+    fn peer_restarted(&mut self, cx: &mut MutexCx<'_, Self>, peer: NodeId) {
         if self.wants && self.token.is_none() {
-            let sn = self.sn(mcx.me());
-            mcx.state_change(format!(
+            let sn = self.sn(cx.me);
+            cx.state_change(format!(
                 "node {peer} restarted: what it heard is gone; REQUEST({sn}) sent to it again"
             ));
-            mcx.send(peer, SkMsg::Request { sn });
+            cx.send(peer, SkMsg::Request { sn });
         }
     }
 
-    fn on_msg(&mut self, mcx: &mut MCx<'_, '_, Self>, from: NodeId, msg: SkMsg) {
+    fn on_msg(&mut self, cx: &mut MutexCx<'_, Self>, from: NodeId, msg: SkMsg) {
         match msg {
             SkMsg::Request { sn } => {
                 // The reliable layer delivers each boot's messages once and in order: a number
                 // not above the last is a new boot's (or one sent again after a restart).
                 self.rn.insert(from, sn);
                 if !self.inside && self.token.is_some() {
-                    self.pass_on(mcx);
+                    self.pass_on(cx);
                 }
             }
             SkMsg::Regenerated(r) => {
@@ -298,18 +298,18 @@ impl Protocol for SuzukiKasami {
                 }
                 let gen = r.gen;
                 if self.wants {
-                    mcx.set_timer(SkTimer::Lost, self.lost_after);
+                    cx.set_timer(SkTimer::Lost, self.lost_after);
                 }
                 if !self.inside && self.token.as_ref().is_some_and(|t| t.gen < gen) {
                     self.token = None;
-                    mcx.state_change(format!(
+                    cx.state_change(format!(
                         "dropped the idle token: node {from} regenerated generation {gen:?}"
                     ));
                 }
             }
             SkMsg::Token { gen, seq, ln, queue } => {
                 if gen < self.highest {
-                    return mcx.discard(
+                    return cx.discard(
                         from,
                         format!(
                             "a token of an old generation {gen:?} (newest seen {:?}): stale, dropped",
@@ -318,7 +318,7 @@ impl Protocol for SuzukiKasami {
                     );
                 }
                 if self.token.as_ref().is_some_and(|t| t.gen >= gen) {
-                    return mcx.discard(from, format!("a second token of generation {gen:?} while holding one"));
+                    return cx.discard(from, format!("a second token of generation {gen:?} while holding one"));
                 }
                 self.highest = gen;
                 let held = self.token.replace(Token { gen, seq, ln, queue });
@@ -327,35 +327,35 @@ impl Protocol for SuzukiKasami {
                     return;
                 }
                 if self.wants {
-                    self.enter(mcx);
+                    self.enter(cx);
                 } else {
-                    self.pass_on(mcx);
+                    self.pass_on(cx);
                 }
             }
         }
     }
 
-    fn on_timer(&mut self, mcx: &mut MCx<'_, '_, Self>, t: SkTimer) {
+    fn on_timer(&mut self, cx: &mut MutexCx<'_, Self>, t: SkTimer) {
         let SkTimer::Lost = t;
         if !self.wants || self.token.is_some() {
             return;
         }
         if self.amnesiac && self.highest == (0, 0) {
-            mcx.state_change(
+            cx.state_change(
                 "no token seen, but not regenerating: this node's stored state was refused, so it does not know which generations it minted; waiting to learn one",
             );
-            return mcx.set_timer(SkTimer::Lost, self.lost_after);
+            return cx.set_timer(SkTimer::Lost, self.lost_after);
         }
         self.regenerated += 1;
-        let token = self.mint(mcx);
+        let token = self.mint(cx);
         log::warn!(
             "no token for {:?}: regenerated it, generation {:?}",
             self.lost_after,
             token.gen
         );
-        mcx.send_others(SkMsg::Regenerated(Regenerated { gen: token.gen }));
+        cx.send_others(SkMsg::Regenerated(Regenerated { gen: token.gen }));
         self.token = Some(token);
-        self.enter(mcx);
+        self.enter(cx);
     }
 }
 

@@ -34,7 +34,7 @@
 //! (1 under full contention).
 
 use super::options::Workload;
-use super::wrapper::{MCx, Protocol};
+use super::wrapper::{Ask, MutexCx, Protocol};
 use crate::algo::{Message, NodeId, Setup};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
@@ -148,39 +148,39 @@ impl TokenRing {
         self.highest
     }
 
-    fn take(&mut self, mcx: &mut MCx<'_, '_, Self>, gen: Gen, seq: u64, idle: u64, hops: u64) {
+    fn take(&mut self, cx: &mut MutexCx<'_, Self>, gen: Gen, seq: u64, idle: u64, hops: u64) {
         self.highest = gen;
         self.newest = (gen, hops);
-        mcx.set_timer(TokenTimer::Lost, self.lost_after);
+        cx.set_timer(TokenTimer::Lost, self.lost_after);
         if self.wants {
             self.wants = false;
             self.token = Some((gen, seq + 1, 0));
-            mcx.enter(Some(fencing(gen, seq + 1)));
+            cx.ask(Ask::Enter(Some(fencing(gen, seq + 1))));
         } else {
             self.token = Some((gen, seq, idle + 1));
-            let lap = mcx.peers().len() as u64;
+            let lap = cx.view().peers.len() as u64;
             if idle + 1 >= lap {
-                mcx.set_timer(TokenTimer::Pass, Duration::from_millis(1));
+                cx.set_timer(TokenTimer::Pass, Duration::from_millis(1));
             } else {
-                self.pass(mcx);
+                self.pass(cx);
             }
         }
     }
 
     /// Makes a new token of a round above every round seen or minted here, remembered on stable
     /// storage before it is passed or used.
-    fn mint(&mut self, mcx: &mut MCx<'_, '_, Self>) -> Gen {
-        let gen = (self.highest.0.max(self.minted) + 1, mcx.me());
+    fn mint(&mut self, cx: &mut MutexCx<'_, Self>) -> Gen {
+        let gen = (self.highest.0.max(self.minted) + 1, cx.me);
         self.minted = gen.0;
-        mcx.persist(serde_json::to_vec(&Minted { round: gen.0 }).unwrap_or_default());
-        mcx.state_change(format!("minted the token of generation {gen:?}"));
+        cx.persist(serde_json::to_vec(&Minted { round: gen.0 }).unwrap_or_default());
+        cx.state_change(format!("minted the token of generation {gen:?}"));
         gen
     }
 
-    fn pass(&mut self, mcx: &mut MCx<'_, '_, Self>) {
+    fn pass(&mut self, cx: &mut MutexCx<'_, Self>) {
         if let Some((gen, seq, idle)) = self.token.take() {
             let hops = self.newest.1 + 1;
-            mcx.send(self.next, TokenMsg::Token { gen, seq, idle, hops });
+            cx.send(self.next, TokenMsg::Token { gen, seq, idle, hops });
         }
     }
 }
@@ -221,43 +221,43 @@ impl Protocol for TokenRing {
         }
     }
 
-    fn start(&mut self, mcx: &mut MCx<'_, '_, Self>) {
+    fn start(&mut self, cx: &mut MutexCx<'_, Self>) {
         if self.first && self.minted == 0 && !self.restarted {
-            let gen = self.mint(mcx);
-            self.take(mcx, gen, 0, 0, 0);
+            let gen = self.mint(cx);
+            self.take(cx, gen, 0, 0, 0);
         } else {
-            mcx.set_timer(TokenTimer::Lost, self.lost_after);
+            cx.set_timer(TokenTimer::Lost, self.lost_after);
         }
     }
 
-    fn request(&mut self, mcx: &mut MCx<'_, '_, Self>, _req: u64) {
+    fn request(&mut self, cx: &mut MutexCx<'_, Self>, _req: u64) {
         match self.token {
             // The idle token is here, waiting out its pause: use it now.
             Some((gen, seq, _)) => {
-                mcx.cancel_timer(TokenTimer::Pass);
+                cx.cancel_timer(TokenTimer::Pass);
                 self.token = Some((gen, seq + 1, 0));
-                mcx.enter(Some(fencing(gen, seq + 1)));
+                cx.ask(Ask::Enter(Some(fencing(gen, seq + 1))));
             }
             None => self.wants = true,
         }
     }
 
-    fn release(&mut self, mcx: &mut MCx<'_, '_, Self>, _req: u64) {
-        self.pass(mcx);
+    fn release(&mut self, cx: &mut MutexCx<'_, Self>, _req: u64) {
+        self.pass(cx);
     }
 
-    fn on_msg(&mut self, mcx: &mut MCx<'_, '_, Self>, from: NodeId, msg: TokenMsg) {
+    fn on_msg(&mut self, cx: &mut MutexCx<'_, Self>, from: NodeId, msg: TokenMsg) {
         let (gen, seq, idle, hops) = match msg {
             TokenMsg::Token { gen, seq, idle, hops } => (gen, seq, idle, hops),
             TokenMsg::Regenerated(r) => {
                 if r.raise(&mut self.highest) {
-                    mcx.set_timer(TokenTimer::Lost, self.lost_after);
+                    cx.set_timer(TokenTimer::Lost, self.lost_after);
                 }
                 return;
             }
         };
         if gen < self.highest {
-            return mcx.discard(
+            return cx.discard(
                 from,
                 format!(
                     "a token of an old generation {gen:?} (newest seen {:?}): stale, dropped",
@@ -266,7 +266,7 @@ impl Protocol for TokenRing {
             );
         }
         if gen == self.newest.0 && hops <= self.newest.1 {
-            return mcx.discard(
+            return cx.discard(
                 from,
                 format!("a copy of the token (generation {gen:?}, pass {hops}) already seen"),
             );
@@ -274,30 +274,30 @@ impl Protocol for TokenRing {
         if let Some((held, _, _)) = self.token {
             // Two tokens here: keep the newer generation's (equal: a duplicated datagram).
             if gen <= held {
-                return mcx.discard(from, format!("a second token of generation {gen:?} while holding one"));
+                return cx.discard(from, format!("a second token of generation {gen:?} while holding one"));
             }
-            mcx.cancel_timer(TokenTimer::Pass);
+            cx.cancel_timer(TokenTimer::Pass);
             self.token = None;
         }
-        self.take(mcx, gen, seq, idle, hops);
+        self.take(cx, gen, seq, idle, hops);
     }
 
-    fn on_timer(&mut self, mcx: &mut MCx<'_, '_, Self>, t: TokenTimer) {
+    fn on_timer(&mut self, cx: &mut MutexCx<'_, Self>, t: TokenTimer) {
         match t {
-            TokenTimer::Pass => self.pass(mcx),
-            TokenTimer::Lost if self.token.is_some() => mcx.set_timer(TokenTimer::Lost, self.lost_after),
+            TokenTimer::Pass => self.pass(cx),
+            TokenTimer::Lost if self.token.is_some() => cx.set_timer(TokenTimer::Lost, self.lost_after),
             TokenTimer::Lost if self.amnesiac && self.highest == (0, 0) => {
-                mcx.state_change(
+                cx.state_change(
                     "no token seen, but not regenerating: this node's stored round was refused, so it does not know which generations it minted; waiting to learn one from the ring",
                 );
-                mcx.set_timer(TokenTimer::Lost, self.lost_after);
+                cx.set_timer(TokenTimer::Lost, self.lost_after);
             }
             TokenTimer::Lost => {
                 self.regenerated += 1;
-                let gen = self.mint(mcx);
+                let gen = self.mint(cx);
                 log::warn!("no token for {:?}: regenerated it, generation {gen:?}", self.lost_after);
-                mcx.send_others(TokenMsg::Regenerated(Regenerated { gen }));
-                self.take(mcx, gen, 0, 0, 0);
+                cx.send_others(TokenMsg::Regenerated(Regenerated { gen }));
+                self.take(cx, gen, 0, 0, 0);
             }
         }
     }

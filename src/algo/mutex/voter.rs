@@ -3,7 +3,7 @@
 //! and how many votes it needs (a [`Ballot`]); this is the [`Protocol`] both are.
 
 use super::voting::{Durable, VoteMsg, Voting};
-use super::wrapper::{MCx, Protocol};
+use super::wrapper::{MutexCx, Protocol};
 use crate::algo::options::{options, Kind};
 use crate::algo::{NodeId, Setup};
 use std::marker::PhantomData;
@@ -69,30 +69,30 @@ impl<B: Ballot> Protocol for Voter<B> {
         B::check(setup)
     }
 
-    fn start(&mut self, mcx: &mut MCx<'_, '_, Self>) {
-        self.voting.start(mcx);
+    fn start(&mut self, cx: &mut MutexCx<'_, Self>) {
+        self.voting.start(cx);
     }
 
-    fn request(&mut self, mcx: &mut MCx<'_, '_, Self>, req: u64) {
-        self.voting.request(mcx, req);
-        mcx.set_timer(Retry, self.retry);
+    fn request(&mut self, cx: &mut MutexCx<'_, Self>, req: u64) {
+        self.voting.request(cx, req);
+        cx.set_timer(Retry, self.retry);
     }
 
-    fn release(&mut self, mcx: &mut MCx<'_, '_, Self>, req: u64) {
-        self.voting.release(mcx, req);
+    fn release(&mut self, cx: &mut MutexCx<'_, Self>, req: u64) {
+        self.voting.release(cx, req);
     }
 
-    fn on_msg(&mut self, mcx: &mut MCx<'_, '_, Self>, from: NodeId, msg: VoteMsg) {
-        self.voting.on_msg(mcx, from, msg);
+    fn on_msg(&mut self, cx: &mut MutexCx<'_, Self>, from: NodeId, msg: VoteMsg) {
+        self.voting.on_msg(cx, from, msg);
     }
 
-    fn peer_restarted(&mut self, mcx: &mut MCx<'_, '_, Self>, peer: NodeId) {
-        self.voting.peer_restarted(mcx, peer);
+    fn peer_restarted(&mut self, cx: &mut MutexCx<'_, Self>, peer: NodeId) {
+        self.voting.peer_restarted(cx, peer);
     }
 
-    fn on_timer(&mut self, mcx: &mut MCx<'_, '_, Self>, _t: Retry) {
-        if self.voting.retry(mcx) {
-            mcx.set_timer(Retry, self.retry);
+    fn on_timer(&mut self, cx: &mut MutexCx<'_, Self>, _t: Retry) {
+        if self.voting.retry(cx) {
+            cx.set_timer(Retry, self.retry);
         }
     }
 }

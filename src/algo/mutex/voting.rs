@@ -53,10 +53,14 @@
 //! With `--durable` it is persisted (written and fsynced by the runtime) before any answer
 //! leaves, and read back on restart.
 
-use super::wrapper::{MCx, Protocol};
+use super::wrapper::{Ask, MutexView};
+use crate::algo::Context;
 use crate::algo::{Message, NodeId};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
+
+/// The context of a protocol built on these rules, whatever its own timers `T`.
+type VoteCx<'a, T> = Context<'a, VoteMsg, T, Ask, MutexView>;
 
 /// A request: (timestamp, participant, request id); lower is higher priority.
 pub type Ticket = (u64, NodeId, u64);
@@ -223,11 +227,11 @@ impl Voting {
 
     /// The node is up: keep its boot count (and, `--durable`, the rest) on stable storage
     /// before it stamps anything.
-    pub fn start<P: Protocol>(&self, mcx: &mut MCx<'_, '_, P>) {
-        self.store(mcx);
+    pub fn start<T>(&self, cx: &mut VoteCx<'_, T>) {
+        self.store(cx);
     }
 
-    fn store<P: Protocol>(&self, mcx: &mut MCx<'_, '_, P>) {
+    fn store<T>(&self, cx: &mut VoteCx<'_, T>) {
         let d = Durable {
             locked: self.locked,
             clock: self.clock,
@@ -235,24 +239,24 @@ impl Voting {
             fence: self.fence,
             stamp: self.locked_stamp,
         };
-        mcx.persist(serde_json::to_vec(&d).unwrap_or_default());
+        cx.persist(serde_json::to_vec(&d).unwrap_or_default());
     }
 
     /// Writes the voter's state through the runtime before any answer leaves (`--durable`).
-    fn persist<P: Protocol>(&self, mcx: &mut MCx<'_, '_, P>) {
+    fn persist<T>(&self, cx: &mut VoteCx<'_, T>) {
         if self.durable {
-            self.store(mcx);
+            self.store(cx);
         }
     }
 
-    fn lock<P: Protocol<Msg = VoteMsg>>(&mut self, mcx: &mut MCx<'_, '_, P>, t: Ticket) {
+    fn lock<T>(&mut self, cx: &mut VoteCx<'_, T>, t: Ticket) {
         self.fence = next_stamp(self.fence, self.me);
         self.told.remove(&t);
         self.locked = Some(t);
         self.locked_stamp = self.fence;
         self.inquired = false;
-        self.persist(mcx);
-        mcx.send(
+        self.persist(cx);
+        cx.send(
             t.1,
             VoteMsg::Locked {
                 req: t.2,
@@ -261,32 +265,32 @@ impl Voting {
         );
     }
 
-    fn lock_next<P: Protocol<Msg = VoteMsg>>(&mut self, mcx: &mut MCx<'_, '_, P>) {
+    fn lock_next<T>(&mut self, cx: &mut VoteCx<'_, T>) {
         self.locked = None;
         self.inquired = false;
         match self.queue.pop_first() {
             Some(t) => {
-                self.lock(mcx, t);
-                self.tell_failed(mcx);
+                self.lock(cx, t);
+                self.tell_failed(cx);
             }
-            None => self.persist(mcx),
+            None => self.persist(cx),
         }
     }
 
     /// FAILED, once each, to the queued requests that cannot win now: all but the best queued
     /// one when it outranks the lock.
-    fn tell_failed<P: Protocol<Msg = VoteMsg>>(&mut self, mcx: &mut MCx<'_, '_, P>) {
+    fn tell_failed<T>(&mut self, cx: &mut VoteCx<'_, T>) {
         let Some(held) = self.locked else { return };
         let best = self.queue.first().copied().filter(|q| *q < held);
         for &q in &self.queue {
             if Some(q) != best && self.told.insert(q) {
-                mcx.send(q.1, VoteMsg::Failed { req: q.2 });
+                cx.send(q.1, VoteMsg::Failed { req: q.2 });
             }
         }
     }
 
     /// The participant wants the section.
-    pub fn request<P: Protocol<Msg = VoteMsg>>(&mut self, mcx: &mut MCx<'_, '_, P>, req: u64) {
+    pub fn request<T>(&mut self, cx: &mut VoteCx<'_, T>, req: u64) {
         let req = self.wire(req);
         self.clock += 1;
         self.mine = Some((self.clock, req));
@@ -296,21 +300,21 @@ impl Voting {
         self.inquiries.clear();
         self.holding = None;
         // Its own coordinator first, then downwards round the ids.
-        let me = mcx.me();
+        let me = cx.me;
         let mut order = self.quorum.clone();
         order.sort_by_key(|&v| std::cmp::Reverse(if v <= me { v + u64::MAX / 2 } else { v }));
         for v in order {
-            mcx.send(v, VoteMsg::Request { ts: self.clock, req });
+            cx.send(v, VoteMsg::Request { ts: self.clock, req });
         }
     }
 
     /// Still waiting: ask again every voter whose vote is missing. True while waiting.
-    pub fn retry<P: Protocol<Msg = VoteMsg>>(&mut self, mcx: &mut MCx<'_, '_, P>) -> bool {
+    pub fn retry<T>(&mut self, cx: &mut VoteCx<'_, T>) -> bool {
         let Some((ts, req)) = self.mine.filter(|_| self.holding.is_none()) else {
             return false;
         };
         for &v in self.quorum.iter().filter(|v| !self.votes.contains_key(v)) {
-            mcx.send(v, VoteMsg::Request { ts, req });
+            cx.send(v, VoteMsg::Request { ts, req });
         }
         true
     }
@@ -323,31 +327,31 @@ impl Voting {
     /// participant: the new boot remembers no vote it gave (unless `--durable`): a waiting
     /// request asks it again at once. A vote of it in hand while in the section is kept: that
     /// is the voter's amnesia, which only `--durable` (or fencing at the resource) covers.
-    pub fn peer_restarted<P: Protocol<Msg = VoteMsg>>(&mut self, mcx: &mut MCx<'_, '_, P>, peer: NodeId) {
+    pub fn peer_restarted<T>(&mut self, cx: &mut VoteCx<'_, T>, peer: NodeId) {
         self.released.remove(&peer);
         self.queue.retain(|t| t.1 != peer);
         self.told.retain(|t| t.1 != peer);
         if let Some(t) = self.locked.filter(|t| t.1 == peer) {
-            mcx.state_change(format!(
+            cx.state_change(format!(
                 "node {peer} restarted: the vote locked for its request {} is taken back",
                 t.2
             ));
-            self.lock_next(mcx);
+            self.lock_next(cx);
         } else if self.locked.is_some() {
-            self.tell_failed(mcx);
+            self.tell_failed(cx);
         }
         if let Some((ts, req)) = self.mine.filter(|_| self.holding.is_none()) {
             if self.quorum.contains(&peer) {
                 self.failed.remove(&peer);
                 self.votes.remove(&peer);
                 self.inquiries.remove(&peer);
-                mcx.send(peer, VoteMsg::Request { ts, req });
+                cx.send(peer, VoteMsg::Request { ts, req });
             }
         }
     }
 
     /// The participant left.
-    pub fn release<P: Protocol<Msg = VoteMsg>>(&mut self, mcx: &mut MCx<'_, '_, P>, req: u64) {
+    pub fn release<T>(&mut self, cx: &mut VoteCx<'_, T>, req: u64) {
         let req = self.wire(req);
         self.mine = None;
         let token = self.holding.take();
@@ -355,19 +359,19 @@ impl Voting {
         self.votes.clear();
         self.inquiries.clear();
         for &v in self.quorum.iter().filter(|v| !self.returned.contains(v)) {
-            mcx.send(v, VoteMsg::Release { req, token });
+            cx.send(v, VoteMsg::Release { req, token });
         }
     }
 
-    fn relinquish<P: Protocol<Msg = VoteMsg>>(&mut self, mcx: &mut MCx<'_, '_, P>, voter: NodeId) {
+    fn relinquish<T>(&mut self, cx: &mut VoteCx<'_, T>, voter: NodeId) {
         if let Some((_, req)) = self.mine {
             self.votes.remove(&voter);
-            mcx.send(voter, VoteMsg::Relinquish { req });
+            cx.send(voter, VoteMsg::Relinquish { req });
         }
     }
 
     /// A voting message.
-    pub fn on_msg<P: Protocol<Msg = VoteMsg>>(&mut self, mcx: &mut MCx<'_, '_, P>, from: NodeId, msg: VoteMsg) {
+    pub fn on_msg<T>(&mut self, cx: &mut VoteCx<'_, T>, from: NodeId, msg: VoteMsg) {
         let current = |req: u64, s: &Self| s.mine.is_some_and(|(_, r)| r == req);
         match msg {
             VoteMsg::Request { ts, req } => {
@@ -375,30 +379,30 @@ impl Voting {
                 let t = (ts, from, req);
                 if self.locked == Some(t) {
                     let stamp = self.locked_stamp;
-                    return mcx.send(from, VoteMsg::Locked { req, stamp });
+                    return cx.send(from, VoteMsg::Locked { req, stamp });
                 }
                 if self.released.get(&from).is_some_and(|&r| r >= req) {
-                    return mcx.discard(from, format!("REQUEST {req} again: already released"));
+                    return cx.discard(from, format!("REQUEST {req} again: already released"));
                 }
                 if self.queue.contains(&t) {
                     if self.told.contains(&t) {
-                        mcx.send(from, VoteMsg::Failed { req });
+                        cx.send(from, VoteMsg::Failed { req });
                     }
                     if let Some((_, owner, held)) = self.locked {
-                        mcx.send(owner, VoteMsg::Inquire { req: held });
+                        cx.send(owner, VoteMsg::Inquire { req: held });
                     }
                     return;
                 }
                 let Some(held) = self.locked else {
-                    return self.lock(mcx, t);
+                    return self.lock(cx, t);
                 };
                 let outranks = t < held && self.queue.first().is_none_or(|q| t < *q);
                 self.queue.insert(t);
                 if outranks && !self.inquired {
                     self.inquired = true;
-                    mcx.send(held.1, VoteMsg::Inquire { req: held.2 });
+                    cx.send(held.1, VoteMsg::Inquire { req: held.2 });
                 }
-                self.tell_failed(mcx);
+                self.tell_failed(cx);
             }
             VoteMsg::Release { req, token } => {
                 let r = self.released.entry(from).or_insert(0);
@@ -407,14 +411,14 @@ impl Voting {
                     Some((_, j, q)) if j == from && q == req => {
                         // The next grant's stamp goes above the token this one was used with.
                         self.fence = self.fence.max(token.unwrap_or(0));
-                        self.lock_next(mcx)
+                        self.lock_next(cx)
                     }
                     _ => {
                         let before = self.queue.len();
                         self.queue.retain(|t| !(t.1 == from && t.2 == req));
                         self.told.retain(|t| !(t.1 == from && t.2 == req));
                         if before == self.queue.len() {
-                            mcx.discard(
+                            cx.discard(
                                 from,
                                 format!("RELEASE of request {req}, which this voter never granted"),
                             );
@@ -425,9 +429,9 @@ impl Voting {
             VoteMsg::Relinquish { req } => match self.locked {
                 Some(t @ (_, j, q)) if j == from && q == req => {
                     self.queue.insert(t);
-                    self.lock_next(mcx);
+                    self.lock_next(cx);
                 }
-                _ => mcx.discard(
+                _ => cx.discard(
                     from,
                     format!("RELINQUISH of request {req}, which does not hold this vote"),
                 ),
@@ -437,7 +441,7 @@ impl Voting {
                     // A vote beyond the quorum, after entry: not needed, so free at once for
                     // the next request rather than held until the exit.
                     let token = self.holding;
-                    mcx.send(from, VoteMsg::Release { req, token });
+                    cx.send(from, VoteMsg::Release { req, token });
                 }
             }
             VoteMsg::Locked { req, stamp } if current(req, self) => {
@@ -448,14 +452,14 @@ impl Voting {
                     let token = self.votes.values().copied().max().unwrap_or(0);
                     self.holding = Some(token);
                     self.inquiries.clear();
-                    mcx.enter(Some(token));
+                    cx.ask(Ask::Enter(Some(token)));
                 }
             }
             VoteMsg::Failed { req } if current(req, self) => {
                 self.failed.insert(from);
                 if self.holding.is_none() {
                     for v in std::mem::take(&mut self.inquiries) {
-                        self.relinquish(mcx, v);
+                        self.relinquish(cx, v);
                     }
                 }
             }
@@ -464,18 +468,18 @@ impl Voting {
                     return;
                 }
                 if !self.failed.is_empty() {
-                    self.relinquish(mcx, from);
+                    self.relinquish(cx, from);
                 } else {
                     self.inquiries.insert(from);
                 }
             }
             VoteMsg::Locked { req, .. } | VoteMsg::Failed { req } | VoteMsg::Inquire { req } => {
-                mcx.discard(from, format!("about request {req}, which is not pending here"));
+                cx.discard(from, format!("about request {req}, which is not pending here"));
                 if let VoteMsg::Locked { .. } | VoteMsg::Inquire { .. } = msg {
                     // A vote for a request already done (its RELEASE lost, or a late grant):
                     // give it straight back.
                     let token = self.last.filter(|l| l.0 == req).and_then(|l| l.1);
-                    mcx.send(from, VoteMsg::Release { req, token });
+                    cx.send(from, VoteMsg::Release { req, token });
                 }
             }
         }

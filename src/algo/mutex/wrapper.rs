@@ -3,7 +3,13 @@
 //! when it may enter. The wrapper owns the workload, the trace events (`cs_request`,
 //! `cs_enter`, `cs_exit`) and the talk with the resource (`BEGIN` with the fencing token on
 //! entry, `END` on exit, sent before the protocol's release so the resource hears of the exit
-//! first). All of its plumbing -- wrapping and unwrapping messages and timers -- is in [`MCx`].
+//! first).
+//!
+//! The protocol runs with the plain [`Context`] over its own messages and timers
+//! ([`MutexCx`]): it reads the participants in [`MutexView`] (`cx.view()`) and asks to enter
+//! with `cx.ask(Ask::Enter(token))`. The wrapper maps everything it issued, in order, in one
+//! function (`Member::process`): messages and timers are wrapped (and carried on the
+//! reliable layer when asked), and the entry happens once the call is done.
 //!
 //! A protocol that assumes reliable FIFO channels ([`Protocol::RELIABLE`]) gets them here, from
 //! the shared layer [`crate::algo::reliable`]: its messages travel numbered, acknowledged
@@ -15,8 +21,7 @@ use super::options::Workload;
 use super::resource::Resource;
 use super::RESOURCE_ID;
 use crate::algo::reliable::{Channels, Frame};
-use crate::algo::{Algorithm, Context, Event, Message, NodeId, Setup};
-use crate::rng::Rng;
+use crate::algo::{Algorithm, Command, Context, Event, Message, NodeId, Setup};
 use serde::{Deserialize, Serialize};
 use std::fmt::Debug;
 use std::hash::Hash;
@@ -38,19 +43,19 @@ pub trait Protocol: Sized {
         Ok(())
     }
     /// The node is up.
-    fn start(&mut self, _mcx: &mut MCx<'_, '_, Self>) {}
-    /// The node wants the section for request `req`: call [`MCx::enter`] once it may.
-    fn request(&mut self, mcx: &mut MCx<'_, '_, Self>, req: u64);
+    fn start(&mut self, _cx: &mut MutexCx<'_, Self>) {}
+    /// The node wants the section for request `req`: ask [`Ask::Enter`] once it may.
+    fn request(&mut self, cx: &mut MutexCx<'_, Self>, req: u64);
     /// The node left the section of request `req`.
-    fn release(&mut self, mcx: &mut MCx<'_, '_, Self>, req: u64);
+    fn release(&mut self, cx: &mut MutexCx<'_, Self>, req: u64);
     /// A protocol message.
-    fn on_msg(&mut self, mcx: &mut MCx<'_, '_, Self>, from: NodeId, msg: Self::Msg);
+    fn on_msg(&mut self, cx: &mut MutexCx<'_, Self>, from: NodeId, msg: Self::Msg);
     /// One of its timers expired.
-    fn on_timer(&mut self, _mcx: &mut MCx<'_, '_, Self>, _timer: Self::Timer) {}
+    fn on_timer(&mut self, _cx: &mut MutexCx<'_, Self>, _timer: Self::Timer) {}
     /// Participant `peer` came back as a new boot, which remembers only what it persisted:
     /// forget what its old boot asked or promised, and tell the new one what it must know.
     /// Called before the newcomer's first message is handled.
-    fn peer_restarted(&mut self, _mcx: &mut MCx<'_, '_, Self>, _peer: NodeId) {}
+    fn peer_restarted(&mut self, _cx: &mut MutexCx<'_, Self>, _peer: NodeId) {}
 }
 
 /// The wire messages of a mutual-exclusion run. The resource's two come first, so that the
@@ -123,81 +128,37 @@ pub enum Phase {
     Done,
 }
 
-/// The protocol's view during one call: its own messages and timers, and `enter`.
-pub struct MCx<'a, 'c, P: Protocol> {
-    cx: &'a mut Context<'c, MxMsg<P::Msg>, MxTimer<P::Timer>>,
-    peers: &'a [NodeId],
-    entered: &'a mut Option<Option<u64>>,
-    link: Option<&'a mut Channels<P::Msg>>,
+/// What a mutex protocol asks of the wrapper.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ask {
+    /// Let this node into the section now, with this fencing token (None: it has none).
+    Enter(Option<u64>),
 }
 
-impl<'a, 'c, P: Protocol> MCx<'a, 'c, P> {
-    /// This node.
-    pub fn me(&self) -> NodeId {
-        self.cx.me
-    }
-    /// Monotonic time (passed in).
-    pub fn now(&self) -> Duration {
-        self.cx.now
-    }
+/// What a mutex protocol reads of the wrapper's state.
+#[derive(Debug, Clone)]
+pub struct MutexView {
     /// The participants in ring order (this node included; never the resource).
-    pub fn peers(&self) -> &[NodeId] {
-        self.peers
-    }
-    /// Seeded random numbers.
-    pub fn rng(&mut self) -> &mut Rng {
-        self.cx.rng
-    }
-    /// Sends a protocol message.
-    pub fn send(&mut self, to: NodeId, msg: P::Msg) {
-        let now = self.cx.now;
-        match self.link.as_mut() {
-            Some(link) => self.cx.send(to, MxMsg::Link(link.send(to, msg, now))),
-            None => self.cx.send(to, MxMsg::Proto(msg)),
-        }
-    }
-    /// Sends a protocol message to every other participant.
-    pub fn send_others(&mut self, msg: P::Msg) {
-        let me = self.me();
-        let peers = self.peers;
-        for &p in peers.iter().filter(|&&p| p != me) {
+    pub peers: Vec<NodeId>,
+}
+
+/// The context of mutex protocol `P`: its own messages and timers, [`Ask`], [`MutexView`].
+pub type MutexCx<'a, P> = Context<'a, <P as Protocol>::Msg, <P as Protocol>::Timer, Ask, MutexView>;
+
+impl<M: Clone, T> Context<'_, M, T, Ask, MutexView> {
+    /// Sends `msg` to every other participant.
+    pub fn send_others(&mut self, msg: M) {
+        let me = self.me;
+        for &p in self.view().peers.iter().filter(|&&p| p != me) {
             self.send(p, msg.clone());
         }
-    }
-    /// Sets (or replaces) a protocol timer.
-    pub fn set_timer(&mut self, t: P::Timer, after: Duration) {
-        self.cx.set_timer(MxTimer::Proto(t), after);
-    }
-    /// Cancels a protocol timer.
-    pub fn cancel_timer(&mut self, t: P::Timer) {
-        self.cx.cancel_timer(MxTimer::Proto(t));
-    }
-    /// Writes a trace event.
-    pub fn record(&mut self, ev: Event) {
-        self.cx.record(ev);
-    }
-    /// Notes a state change in words (a `note` event, info level in the human log).
-    pub fn state_change(&mut self, text: impl Into<String>) {
-        self.cx.state_change(text);
-    }
-    /// Records that a message was ignored on purpose, naming why (counted).
-    pub fn discard(&mut self, from: NodeId, reason: impl Into<String>) {
-        self.cx.discard(from, reason);
-    }
-    /// Replaces this node's durable state (written and fsynced before this call's messages leave).
-    pub fn persist(&mut self, bytes: Vec<u8>) {
-        self.cx.persist(bytes);
-    }
-    /// The protocol lets this node in now, with fencing token `token` (None: it has none).
-    pub fn enter(&mut self, token: Option<u64>) {
-        *self.entered = Some(token);
     }
 }
 
 /// A participant: the workload around protocol `P`.
 struct Member<P: Protocol> {
     proto: P,
-    peers: Vec<NodeId>,
+    view: MutexView,
     work: Workload,
     runs_workload: bool,
     resource: bool,
@@ -238,7 +199,7 @@ impl<P: Protocol> Mutex<P> {
             role: Role::Member(Box::new(Member {
                 proto: P::new(setup, &peers),
                 resource: setup.members.contains(&RESOURCE_ID),
-                peers,
+                view: MutexView { peers },
                 work,
                 runs_workload: setup.initiator,
                 phase: Phase::Thinking,
@@ -289,17 +250,31 @@ impl<P: Protocol> Mutex<P> {
 type Cx<'c, P> = Context<'c, MxMsg<<P as Protocol>::Msg>, MxTimer<<P as Protocol>::Timer>>;
 
 impl<P: Protocol> Member<P> {
-    /// Runs `f` on the protocol with a scoped context, then enters the section if it said so.
-    fn with(&mut self, cx: &mut Cx<'_, P>, f: impl FnOnce(&mut P, &mut MCx<'_, '_, P>)) {
+    /// Runs `f` on the protocol with its own context, then maps what it issued.
+    fn with(&mut self, cx: &mut Cx<'_, P>, f: impl FnOnce(&mut P, &mut MutexCx<'_, P>)) {
+        let ((), out) = cx.run_inner(&self.view, |pcx| f(&mut self.proto, pcx));
+        self.process(cx, out);
+    }
+
+    /// Maps the protocol's commands, in the order it issued them, onto the wrapper's.
+    fn process(&mut self, cx: &mut Cx<'_, P>, out: Vec<Command<P::Msg, P::Timer, Ask>>) {
         let mut entered = None;
-        {
-            let mut mcx = MCx {
-                cx,
-                peers: &self.peers,
-                entered: &mut entered,
-                link: P::RELIABLE.then_some(&mut self.link),
-            };
-            f(&mut self.proto, &mut mcx);
+        for c in out {
+            match c {
+                Command::Send(to, msg) if P::RELIABLE => {
+                    let frame = self.link.send(to, msg, cx.now);
+                    cx.send(to, MxMsg::Link(frame));
+                }
+                Command::Send(to, msg) => cx.send(to, MxMsg::Proto(msg)),
+                Command::SetTimer(t, after) => cx.set_timer(MxTimer::Proto(t), after),
+                Command::CancelTimer(t) => cx.cancel_timer(MxTimer::Proto(t)),
+                Command::Record(ev) => cx.record(ev),
+                Command::Persist(bytes) => cx.persist(bytes),
+                Command::AdjustClock(c) => cx.adjust_clock(c),
+                // The entry waits for the end of the call, so that what the protocol sent in
+                // it (a voter's answers, a token's release) leaves before BEGIN.
+                Command::Ask(Ask::Enter(token)) => entered = Some(token),
+            }
         }
         if let Some(token) = entered {
             self.enter(cx, token);
@@ -324,7 +299,7 @@ impl<P: Protocol> Member<P> {
             cx.discard(from, why);
         }
         for msg in arrival.deliver {
-            self.with(cx, |p, mcx| p.on_msg(mcx, from, msg));
+            self.with(cx, |p, pcx| p.on_msg(pcx, from, msg));
         }
     }
 
@@ -367,11 +342,11 @@ impl<P: Protocol> Algorithm for Mutex<P> {
         let Role::Member(m) = &mut self.role else { return };
         if m.restarted {
             let me = cx.me;
-            for &p in m.peers.iter().filter(|&&p| p != me) {
+            for &p in m.view.peers.iter().filter(|&&p| p != me) {
                 cx.send(p, MxMsg::Hello);
             }
         }
-        m.with(cx, |p, mcx| p.start(mcx));
+        m.with(cx, |p, pcx| p.start(pcx));
         if m.runs_workload {
             m.think(cx);
         }
@@ -402,13 +377,13 @@ impl<P: Protocol> Algorithm for Mutex<P> {
             (Role::Member(_), _) if from == RESOURCE_ID => {
                 cx.discard(from, "a protocol message from the resource, which is not a participant")
             }
-            (Role::Member(m), _) if !m.peers.contains(&from) => {
+            (Role::Member(m), _) if !m.view.peers.contains(&from) => {
                 cx.discard(from, format!("node {from} is not a participant"))
             }
             // Its work is done by `on_peer_restart`, which the host called before this.
             (Role::Member(_), MxMsg::Hello) => {}
             (Role::Member(m), MxMsg::Link(frame)) => m.on_frame(cx, from, frame),
-            (Role::Member(m), MxMsg::Proto(msg)) => m.with(cx, |p, mcx| p.on_msg(mcx, from, msg)),
+            (Role::Member(m), MxMsg::Proto(msg)) => m.with(cx, |p, pcx| p.on_msg(pcx, from, msg)),
         }
     }
 
@@ -417,7 +392,7 @@ impl<P: Protocol> Algorithm for Mutex<P> {
             Role::Resource(r) => return r.peer_restarted(cx, peer),
             Role::Member(m) => m,
         };
-        if !m.peers.contains(&peer) {
+        if !m.view.peers.contains(&peer) {
             return;
         }
         let lost = m.link.peer_restarted(peer);
@@ -427,7 +402,7 @@ impl<P: Protocol> Algorithm for Mutex<P> {
                 lost.len()
             ));
         }
-        m.with(cx, |p, mcx| p.peer_restarted(mcx, peer));
+        m.with(cx, |p, pcx| p.peer_restarted(pcx, peer));
     }
 
     fn on_timer(&mut self, cx: &mut Cx<'_, P>, timer: Self::Timer) {
@@ -438,7 +413,7 @@ impl<P: Protocol> Algorithm for Mutex<P> {
                 m.next_req += 1;
                 m.phase = Phase::Waiting(req);
                 cx.record(Event::CsRequest { req });
-                m.with(cx, |p, mcx| p.request(mcx, req));
+                m.with(cx, |p, pcx| p.request(pcx, req));
             }
             MxTimer::Hold => {
                 let Phase::Holding(req) = m.phase else { return };
@@ -447,9 +422,9 @@ impl<P: Protocol> Algorithm for Mutex<P> {
                 }
                 cx.record(Event::CsExit { req });
                 m.think(cx);
-                m.with(cx, |p, mcx| p.release(mcx, req));
+                m.with(cx, |p, pcx| p.release(pcx, req));
             }
-            MxTimer::Proto(t) => m.with(cx, |p, mcx| p.on_timer(mcx, t)),
+            MxTimer::Proto(t) => m.with(cx, |p, pcx| p.on_timer(pcx, t)),
             MxTimer::Resend => {
                 m.resend_armed = false;
                 for (to, frame) in m.link.due(cx.now, m.rto) {

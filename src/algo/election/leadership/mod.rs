@@ -29,7 +29,7 @@
 //!   and pending ACKs start again from now. And it takes part only in terms it hears of after
 //!   waking: for one timeout after waking (long enough to drain what queued up meanwhile),
 //!   the terms it joins are marked stale, and it never claims a stale term (the protocol asks
-//!   [`ECx::may_claim`]; the wrapper refuses too): it starts a new term instead. So a node
+//!   [`Core::may_claim`] through `cx.view()`; the wrapper refuses too): it starts a new term instead. So a node
 //!   that wakes up with another term's ELECTION in its socket buffer cannot claim a term that
 //!   was decided without it. Nor does it start a term of its own within that window (the
 //!   number it would pick may be taken by a message still queued): an election asked for
@@ -72,8 +72,13 @@
 //! Majority mode (`majority=true`): see [`majority`](self::majority) for its rules.
 //!
 //! Composition: the wrapper hosts three components, each with its own messages and timers in
-//! one variant of [`LMsg`] / [`LTimer`], mapped in one place (the `Embed` impls below): the
-//! liveness detector, ring repair, and the protocol itself (through [`ECx`]).
+//! one variant of [`LMsg`] / [`LTimer`]: the liveness detector and ring repair, mapped in one
+//! place each (the `Embed` impls below), and the protocol itself. The protocol runs with the
+//! plain [`Context`] over its own messages and timers ([`ElectionCx`]); it reads the wrapper's
+//! state through `cx.view()` (a [`Core`], read-only, as it was when the call began) and asks
+//! for what changes it with `cx.ask(`[`Ask`]`)` (`Elected`, `SendNext`, `TellDecided`,
+//! `StartElection`, `Suspect`). The wrapper maps everything the protocol issued, in the order
+//! it issued it, in one function (`process`), so the trace keeps the protocol's order.
 
 mod majority;
 #[cfg(test)]
@@ -85,7 +90,7 @@ use crate::algo::detector::{LiveMsg, LiveTimer, Liveness};
 use crate::algo::election::options::ElectionOptions;
 use crate::algo::quorum::Weights;
 use crate::algo::ring_repair::{Expiry, RingCx, RingMsg, RingRepair, RingTimer};
-use crate::algo::{Algorithm, Context, Event, Message, NodeId, Setup};
+use crate::algo::{Algorithm, Command, Context, Event, Message, NodeId, Setup};
 use crate::rng::Rng;
 use majority::Quorum;
 use serde::{Deserialize, Serialize};
@@ -106,16 +111,16 @@ pub trait Election: Sized {
     type Timer: Copy + Eq + Hash + Debug;
     /// Builds the protocol state for a node.
     fn new(setup: &Setup) -> Self;
-    /// This node starts an election in `ecx.term()`.
-    fn start(&mut self, ecx: &mut ECx<'_, '_, Self>);
+    /// This node starts an election in `cx.view().term()`.
+    fn start(&mut self, cx: &mut ElectionCx<'_, Self>);
     /// A protocol message of the current term.
-    fn on_msg(&mut self, ecx: &mut ECx<'_, '_, Self>, from: NodeId, msg: Self::Msg);
+    fn on_msg(&mut self, cx: &mut ElectionCx<'_, Self>, from: NodeId, msg: Self::Msg);
     /// One of its timers expired.
-    fn on_timer(&mut self, _ecx: &mut ECx<'_, '_, Self>, _timer: Self::Timer) {}
+    fn on_timer(&mut self, _cx: &mut ElectionCx<'_, Self>, _timer: Self::Timer) {}
     /// A new term began: forget the state of the last election.
     fn reset(&mut self);
     /// A leader became known at this node (by the protocol or by a heartbeat).
-    fn on_leader(&mut self, _ecx: &mut ECx<'_, '_, Self>, _leader: NodeId) {}
+    fn on_leader(&mut self, _cx: &mut ElectionCx<'_, Self>, _leader: NodeId) {}
     /// The node whose id a ring message carries (its candidate, its winner), if any: a ring
     /// message carrying a suspected node dies instead of circling (see [`RingRepair`]).
     fn carried(_msg: &Self::Msg) -> Option<NodeId> {
@@ -127,9 +132,9 @@ pub trait Election: Sized {
         Vec::new()
     }
     /// Nodes of [`waiting`](Self::waiting) that did not answer a probe (now suspected).
-    fn silent(&mut self, _ecx: &mut ECx<'_, '_, Self>, _nodes: Vec<NodeId>) {}
+    fn silent(&mut self, _cx: &mut ElectionCx<'_, Self>, _nodes: Vec<NodeId>) {}
     /// A PROBE (`probe`) or ALIVE of the current term came from `from`.
-    fn on_liveness(&mut self, _ecx: &mut ECx<'_, '_, Self>, _from: NodeId, _probe: bool) {}
+    fn on_liveness(&mut self, _cx: &mut ElectionCx<'_, Self>, _from: NodeId, _probe: bool) {}
 }
 
 /// The wrapper's messages around the protocol's.
@@ -352,8 +357,9 @@ struct KeptTerm {
     term: u64,
 }
 
-/// The wrapper's state, apart from the protocol's (so both can be borrowed at once).
-struct Core<M> {
+/// The wrapper's state, apart from the protocol's (so both can be borrowed at once); the
+/// protocol reads it, and only reads it, as its view (`cx.view()`).
+pub struct Core<M> {
     setup: Setup,
     term: u64,
     leader: Option<NodeId>,
@@ -386,121 +392,71 @@ pub struct Leadership<E: Election> {
     inner: E,
 }
 
-/// What an election protocol may do during one handler call.
-pub struct ECx<'a, 'b, E: Election> {
-    core: &'a mut Core<E::Msg>,
-    cx: &'a mut LCx<'b, E>,
+/// What an election protocol asks of the wrapper; mapped in the order asked once its call
+/// returns (see `Leadership::process`).
+#[derive(Debug, Clone)]
+pub enum Ask<M> {
+    /// The protocol decided: this node leads the current term (in majority mode, once a
+    /// majority of weight has voted for it).
+    Elected(NodeId),
+    /// Send this to the next live node around the ring (ring repair skips nodes that do not
+    /// answer).
+    SendNext(M),
+    /// Tell this node the current term and its leader (for a message about an election
+    /// already over).
+    TellDecided(NodeId),
+    /// A fresh election in a new term, once this handler is done.
+    StartElection,
+    /// Suspect this node after a timeout without the answer named by the text (e.g. `probe`):
+    /// one detector for the wrapper and the protocol, so a node is suspected once and its
+    /// silence counts from the last datagram of any kind.
+    Suspect(NodeId, String),
 }
 
-impl<E: Election> ECx<'_, '_, E> {
-    /// This node's id.
-    pub fn me(&self) -> NodeId {
-        self.core.setup.me
-    }
+/// The context of an election protocol over messages `M` and timers `T`.
+pub type ElectionContext<'a, M, T> = Context<'a, M, T, Ask<M>, Core<M>>;
+
+/// The context of election protocol `E`.
+pub type ElectionCx<'a, E> = ElectionContext<'a, <E as Election>::Msg, <E as Election>::Timer>;
+
+impl<M: Message> Core<M> {
     /// The current term.
     pub fn term(&self) -> u64 {
-        self.core.term
+        self.term
     }
     /// The node's setup (members in ring order, neighbours, options).
     pub fn setup(&self) -> &Setup {
-        &self.core.setup
+        &self.setup
     }
     /// The nodes this one may send to.
     pub fn neighbours(&self) -> &[NodeId] {
-        &self.core.setup.neighbours
+        &self.setup.neighbours
     }
     /// Who leads this term, as far as this node knows (in majority mode: the protocol's
     /// winner, even before a majority has established it).
     pub fn leader(&self) -> Option<NodeId> {
-        self.core.known_leader()
-    }
-    /// Monotonic time.
-    pub fn now(&self) -> Duration {
-        self.cx.now
+        self.known_leader()
     }
     /// When this node last started running without a gap: its start, or the end of its last
     /// stall (as after SIGSTOP).
     pub fn running_since(&self) -> Duration {
-        self.core.live.running_since()
-    }
-    /// Whether this node may claim to lead the current term: not when it joined the term while
-    /// waking from a stall (see "stalls"); it should then [`start_election`](Self::start_election).
-    pub fn may_claim(&self) -> bool {
-        self.core.may_claim()
-    }
-    /// Seeded random numbers.
-    pub fn rng(&mut self) -> &mut Rng {
-        self.cx.rng
+        self.live.running_since()
     }
     /// Whether this node suspects `node`.
     pub fn is_suspected(&self, node: NodeId) -> bool {
-        self.core.live.is_suspected(node)
-    }
-    /// Suspects `node` after a timeout without the answer named by `cause` (e.g. `probe`): one
-    /// detector for the wrapper and the protocol, so a node is suspected once and its silence
-    /// counts from the last datagram of any kind. Any message from it withdraws the suspicion.
-    pub fn suspect(&mut self, node: NodeId, cause: &str) {
-        self.core.suspect(self.cx, node, cause);
-    }
-    /// Sends `msg` to `to` in the current term, without waiting for an ACK.
-    pub fn send(&mut self, to: NodeId, msg: E::Msg) {
-        let term = self.core.term;
-        self.cx.send(to, LMsg::Inner { term, ack: 0, msg });
-    }
-    /// Sends `msg` to the next live node around the ring (skipping nodes that do not answer).
-    pub fn send_next(&mut self, msg: E::Msg) {
-        let me = self.me();
-        let carried = E::carried(&msg);
-        self.core.forward(self.cx, me, msg, carried);
+        self.live.is_suspected(node)
     }
     /// The first successor this node does not suspect (None when it suspects everyone); in a
     /// sparse mesh, the ring successor if it is a neighbour.
     pub fn successor(&self) -> Option<NodeId> {
-        let live = &self.core.live;
-        self.core.ring.next_hop(self.me(), |x| live.is_suspected(x))
-    }
-    /// Sets one of the protocol's timers.
-    pub fn set_timer(&mut self, t: E::Timer, after: Duration) {
-        self.cx.set_timer(LTimer::Inner(t), after);
-    }
-    /// Cancels one of the protocol's timers.
-    pub fn cancel_timer(&mut self, t: E::Timer) {
-        self.cx.cancel_timer(LTimer::Inner(t));
-    }
-    /// Writes a trace event.
-    pub fn record(&mut self, ev: Event) {
-        self.cx.record(ev);
-    }
-    /// Notes a decision in words (debug level in the human log).
-    pub fn note(&mut self, text: impl Into<String>) {
-        self.cx.note(text);
-    }
-    /// Notes a state change in words (info level in the human log).
-    pub fn state_change(&mut self, text: impl Into<String>) {
-        self.cx.state_change(text);
-    }
-    /// Records that a message was ignored on purpose.
-    pub fn discard(&mut self, from: NodeId, reason: impl Into<String>) {
-        self.cx.discard(from, reason);
-    }
-    /// The protocol decided: `leader` leads the current term (in majority mode, once a
-    /// majority of weight has voted for it).
-    pub fn elected(&mut self, leader: NodeId) {
-        self.core.decide(self.cx, leader);
-    }
-    /// Tells `to` the current term and its leader (for a message about an election already over).
-    pub fn tell_decided(&mut self, to: NodeId) {
-        let (term, leader) = (self.core.term, self.core.leader);
-        self.cx.send(to, LMsg::Newer { term, leader });
-    }
-    /// Asks for a fresh election in a new term once this handler returns.
-    pub fn start_election(&mut self) {
-        self.core.wants_election = true;
+        let live = &self.live;
+        self.ring.next_hop(self.me(), |x| live.is_suspected(x))
     }
 }
 
 impl<M: Message> Core<M> {
-    fn me(&self) -> NodeId {
+    /// This node's id.
+    pub fn me(&self) -> NodeId {
         self.setup.me
     }
 
@@ -513,7 +469,9 @@ impl<M: Message> Core<M> {
         self.leader.or(self.quorum.as_ref().and_then(|q| q.decided))
     }
 
-    fn may_claim(&self) -> bool {
+    /// Whether this node may claim to lead the current term: not when it joined the term while
+    /// waking from a stall (see "stalls"); it should then ask for a new election instead.
+    pub fn may_claim(&self) -> bool {
         self.term > self.stale_upto
     }
 
@@ -749,15 +707,9 @@ impl<E: Election> Leadership<E> {
 
     /// Runs `f` on the protocol, then whatever it left to do: messages that came back to this
     /// node, a requested election, and the leader hook.
-    fn with_inner(&mut self, cx: &mut LCx<'_, E>, f: impl FnOnce(&mut E, &mut ECx<'_, '_, E>)) {
+    fn with_inner(&mut self, cx: &mut LCx<'_, E>, f: impl FnOnce(&mut E, &mut ElectionCx<'_, E>)) {
         let before = self.core.leader;
-        f(
-            &mut self.inner,
-            &mut ECx {
-                core: &mut self.core,
-                cx,
-            },
-        );
+        self.run_protocol(cx, f);
         let me = self.core.me();
         // Every other member suspected: a ring message for someone else (ELECTED(j) of a
         // suspected j) would come back here forever. Past two laps' worth of hops it is
@@ -773,16 +725,51 @@ impl<E: Election> Leadership<E> {
                 break;
             }
             laps -= 1;
-            self.inner.on_msg(
-                &mut ECx {
-                    core: &mut self.core,
-                    cx,
-                },
-                me,
-                m,
-            );
+            self.run_protocol(cx, |e, pcx| e.on_msg(pcx, me, m));
         }
         self.after(cx, before);
+    }
+
+    /// Runs `f` on the protocol with its own context, which reads the wrapper's state as it is
+    /// now, then maps what the protocol issued.
+    fn run_protocol(&mut self, cx: &mut LCx<'_, E>, f: impl FnOnce(&mut E, &mut ElectionCx<'_, E>)) {
+        let inner = &mut self.inner;
+        let ((), out) = cx.run_inner(&self.core, |pcx| f(inner, pcx));
+        self.process(cx, out);
+    }
+
+    /// Maps the protocol's commands onto the wrapper's, in the order it issued them: its
+    /// messages travel in the current term, and its requests act on the wrapper's state here.
+    /// No protocol reads the view after a request in the same call that would change what it
+    /// reads (a decision or a suspicion), so acting after the call is acting at once.
+    fn process(&mut self, cx: &mut LCx<'_, E>, out: Vec<Command<E::Msg, E::Timer, Ask<E::Msg>>>) {
+        let me = self.core.me();
+        for c in out {
+            match c {
+                Command::Send(to, msg) => {
+                    let term = self.core.term;
+                    cx.send(to, LMsg::Inner { term, ack: 0, msg });
+                }
+                Command::SetTimer(t, after) => cx.set_timer(LTimer::Inner(t), after),
+                Command::CancelTimer(t) => cx.cancel_timer(LTimer::Inner(t)),
+                Command::Record(ev) => cx.record(ev),
+                Command::Persist(bytes) => cx.persist(bytes),
+                Command::AdjustClock(c) => cx.adjust_clock(c),
+                Command::Ask(Ask::Elected(leader)) => self.core.decide(cx, leader),
+                Command::Ask(Ask::SendNext(msg)) => {
+                    let carried = E::carried(&msg);
+                    self.core.forward(cx, me, msg, carried);
+                }
+                Command::Ask(Ask::TellDecided(to)) => {
+                    let (term, leader) = (self.core.term, self.core.leader);
+                    cx.send(to, LMsg::Newer { term, leader });
+                }
+                Command::Ask(Ask::StartElection) => self.core.wants_election = true,
+                Command::Ask(Ask::Suspect(node, cause)) => {
+                    self.core.suspect(cx, node, &cause);
+                }
+            }
+        }
     }
 
     fn after(&mut self, cx: &mut LCx<'_, E>, before: Option<NodeId>) {
@@ -796,13 +783,7 @@ impl<E: Election> Leadership<E> {
     /// Tells the protocol who leads (bully deposes a lower id), then starts the election it
     /// may have asked for.
     fn hand_leader(&mut self, cx: &mut LCx<'_, E>, l: NodeId) {
-        self.inner.on_leader(
-            &mut ECx {
-                core: &mut self.core,
-                cx,
-            },
-            l,
-        );
+        self.run_protocol(cx, |e, pcx| e.on_leader(pcx, l));
         if std::mem::take(&mut self.core.wants_election) {
             self.start_election(cx);
         }
@@ -837,7 +818,7 @@ impl<E: Election> Leadership<E> {
         cx.record(Event::ElectionStart { term: t });
         self.inner.reset();
         self.core.starting = true;
-        self.with_inner(cx, |e, ecx| e.start(ecx));
+        self.with_inner(cx, |e, pcx| e.start(pcx));
         self.core.starting = false;
     }
 
@@ -922,7 +903,7 @@ impl<E: Election> Leadership<E> {
             LiveMsg::Beat | LiveMsg::Swim(_) => return,
         };
         self.join(cx, t, from);
-        self.with_inner(cx, |e, ecx| e.on_liveness(ecx, from, probe));
+        self.with_inner(cx, |e, pcx| e.on_liveness(pcx, from, probe));
     }
 
     /// The detector's check: probes the nodes the protocol waits on, and tells it who is silent.
@@ -934,7 +915,7 @@ impl<E: Election> Leadership<E> {
         };
         let silent = self.core.live(cx, |l, c| l.check(c, &waiting));
         if !silent.is_empty() {
-            self.with_inner(cx, |e, ecx| e.silent(ecx, silent));
+            self.with_inner(cx, |e, pcx| e.silent(pcx, silent));
         }
     }
 
@@ -1007,7 +988,7 @@ impl<E: Election> Leadership<E> {
                     self.stale(cx, from, term);
                 } else {
                     self.join(cx, term, from);
-                    self.with_inner(cx, |e, ecx| e.on_msg(ecx, from, msg));
+                    self.with_inner(cx, |e, pcx| e.on_msg(pcx, from, msg));
                 }
             }
             LMsg::HbAck { term } => self.on_hb_ack(cx, from, term),
@@ -1062,7 +1043,7 @@ impl<E: Election> Leadership<E> {
                 self.core.forward(cx, to, msg, carried);
                 self.with_inner(cx, |_, _| {});
             }
-            LTimer::Inner(t) => self.with_inner(cx, |e, ecx| e.on_timer(ecx, t)),
+            LTimer::Inner(t) => self.with_inner(cx, |e, pcx| e.on_timer(pcx, t)),
             LTimer::Votes => {
                 let before = self.core.leader;
                 self.core.count_votes(cx, true);

@@ -28,19 +28,20 @@ impl Election for Fixed {
     fn new(_: &Setup) -> Self {
         Fixed
     }
-    fn start(&mut self, ecx: &mut ECx<'_, '_, Self>) {
-        let best = ecx
+    fn start(&mut self, cx: &mut ElectionCx<'_, Self>) {
+        let best = cx
+            .view()
             .setup()
             .members
             .iter()
             .copied()
-            .filter(|&m| !ecx.is_suspected(m))
+            .filter(|&m| !cx.view().is_suspected(m))
             .max();
-        if best == Some(ecx.me()) {
-            ecx.elected(ecx.me());
+        if best == Some(cx.me) {
+            cx.ask(Ask::Elected(cx.me));
         }
     }
-    fn on_msg(&mut self, _: &mut ECx<'_, '_, Self>, _: NodeId, _: Never) {}
+    fn on_msg(&mut self, _: &mut ElectionCx<'_, Self>, _: NodeId, _: Never) {}
     fn reset(&mut self) {}
 }
 
