@@ -44,6 +44,7 @@ mod prompt;
 mod rundir;
 pub mod schedule;
 mod signals;
+mod slow_vs_dead;
 mod snapshot_demo;
 mod sockets;
 mod spawn;
