@@ -51,7 +51,10 @@ fn said_of(rd: &RunDir, target: u64, kind: &str, from: u64, killed: &BTreeMap<u6
             Event::Suspect { target: t, .. } | Event::Confirm { target: t, .. } => t == target,
             _ => false,
         })
-        .filter(|r| r.node.is_some_and(|by| by != target && killed.get(&by).is_none_or(|&k| r.t < k)))
+        .filter(|r| {
+            r.node
+                .is_some_and(|by| by != target && killed.get(&by).is_none_or(|&k| r.t < k))
+        })
         .filter_map(|r| r.node)
         .collect()
 }
@@ -60,7 +63,9 @@ fn check(name: &str, sub: &str, extra: &[&str], detector: &str, must_detect: boo
     let (out, rd) = run(name, sub, extra);
     assert!(out.contains(&format!("(detector={detector})")), "{name}:\n{out}");
     assert!(
-        out.contains(&format!("demo complete: slow and dead side by side under detector={detector}")),
+        out.contains(&format!(
+            "demo complete: slow and dead side by side under detector={detector}"
+        )),
         "{name}:\n{out}"
     );
     let by_node = lines(&out);
@@ -93,7 +98,10 @@ fn check(name: &str, sub: &str, extra: &[&str], detector: &str, must_detect: boo
                     false => assert!(verdict.starts_with("right (dead"), "{name}: node {id}: {line}"),
                 }
                 if must_detect {
-                    assert!(verdict.starts_with("right (dead"), "{name}: node {id} not detected: {line}");
+                    assert!(
+                        verdict.starts_with("right (dead"),
+                        "{name}: node {id} not detected: {line}"
+                    );
                 }
             }
             (None, Some(1)) => assert!(line.starts_with("paused "), "{name}: node {id}: {line}"),

@@ -28,6 +28,7 @@ mod chaos_net;
 mod console;
 pub mod control;
 mod demo;
+mod detector_view;
 mod fork;
 mod gate;
 mod goal;

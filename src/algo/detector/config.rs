@@ -2,6 +2,7 @@
 //! catalogue (`catalog::detector_keys`) for every family that hosts [`Liveness`](super::Liveness).
 
 use crate::algo::Setup;
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// The detector chosen and its parameters.
@@ -47,32 +48,37 @@ pub struct SwimParams {
     pub max_lhm: u32,
 }
 
-fn int(setup: &Setup, key: &str) -> Option<u64> {
-    setup.opts.get(key).and_then(|v| v.trim().parse().ok())
+fn int(opts: &BTreeMap<String, String>, key: &str) -> Option<u64> {
+    opts.get(key).and_then(|v| v.trim().parse().ok())
 }
 
 impl Choice {
     /// The detector `setup` asks for (values assumed checked against the catalogue's keys).
     pub fn from_setup(setup: &Setup) -> Choice {
-        match setup.opts.get("detector").map(String::as_str) {
+        Choice::from_opts(&setup.opts, setup.heartbeat)
+    }
+
+    /// The detector the `--set` options `opts` ask for, with beats every `heartbeat` (the
+    /// launcher reads it too, to show each node's view in `status`).
+    pub fn from_opts(opts: &BTreeMap<String, String>, heartbeat: Duration) -> Choice {
+        match opts.get("detector").map(String::as_str) {
             Some("phi") => Choice::Phi(PhiParams {
-                threshold: setup
-                    .opts
+                threshold: opts
                     .get("phi_threshold")
                     .and_then(|v| v.trim().parse().ok())
                     .unwrap_or(8.0),
-                window: int(setup, "phi_window").unwrap_or(100).max(2) as usize,
-                min_std: Duration::from_millis(int(setup, "phi_min_std_ms").unwrap_or(25)),
-                pause: Duration::from_millis(int(setup, "phi_pause_ms").unwrap_or(100)),
-                period: setup.heartbeat,
+                window: int(opts, "phi_window").unwrap_or(100).max(2) as usize,
+                min_std: Duration::from_millis(int(opts, "phi_min_std_ms").unwrap_or(25)),
+                pause: Duration::from_millis(int(opts, "phi_pause_ms").unwrap_or(100)),
+                period: heartbeat,
             }),
             Some("swim") => Choice::Swim(SwimParams {
-                period: Duration::from_millis(int(setup, "swim_period_ms").unwrap_or(300)),
+                period: Duration::from_millis(int(opts, "swim_period_ms").unwrap_or(300)),
                 // Half the period, as memberlist's LAN profile (1 s / 500 ms).
-                probe_timeout: Duration::from_millis(int(setup, "swim_probe_timeout_ms").unwrap_or(100)),
-                k: int(setup, "swim_k").unwrap_or(3) as usize,
-                suspicion_mult: int(setup, "swim_suspicion_mult").unwrap_or(3) as u32,
-                suspicion_max_mult: int(setup, "swim_suspicion_max_mult").unwrap_or(4) as u32,
+                probe_timeout: Duration::from_millis(int(opts, "swim_probe_timeout_ms").unwrap_or(100)),
+                k: int(opts, "swim_k").unwrap_or(3) as usize,
+                suspicion_mult: int(opts, "swim_suspicion_mult").unwrap_or(3) as u32,
+                suspicion_max_mult: int(opts, "swim_suspicion_max_mult").unwrap_or(4) as u32,
                 max_lhm: 8,
             }),
             _ => Choice::Fixed,
