@@ -11,6 +11,7 @@
 pub mod beliefs;
 pub mod clock;
 pub mod cut;
+pub mod detection;
 pub mod election;
 pub mod explain;
 pub mod mutex;

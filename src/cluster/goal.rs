@@ -76,6 +76,8 @@ pub enum Goal {
     Snapshot(super::snapshot_demo::SnapshotDemo),
     /// A network story: `--demo link-cut` or `--demo partition`.
     Net(Box<super::net_demo::NetStory>),
+    /// `--demo slow-vs-dead`.
+    SlowVsDead(Box<super::slow_vs_dead::SlowVsDead>),
 }
 
 /// How long to wait for an election before calling it failed: generous, since a wait that is
@@ -94,6 +96,11 @@ impl Goal {
         if let Some(kind) = plan.net_demo {
             return Goal::Net(Box::new(super::net_demo::NetStory::new(
                 kind, n, timeout, t0, &plan.set,
+            )));
+        }
+        if plan.slow_vs_dead {
+            return Goal::SlowVsDead(Box::new(super::slow_vs_dead::SlowVsDead::new(
+                n, timeout, t0, &plan.set,
             )));
         }
         if let Some(g) = super::mutex_goal::MutexGoal::new(plan, timeout, t0) {
@@ -166,6 +173,7 @@ impl Goal {
             Goal::Chaos(chaos) => chaos.step(fleet, net, now),
             Goal::Snapshot(demo) => demo.step(now),
             Goal::Net(story) => story.step(fleet, net, now),
+            Goal::SlowVsDead(story) => story.step(fleet, net, now),
         }
     }
 
@@ -190,6 +198,7 @@ impl Goal {
             }
             Goal::Snapshot(demo) => (demo.conclude(&analysis.dir), analysis.violated()),
             Goal::Net(story) => (story.conclude(analysis), analysis.violated()),
+            Goal::SlowVsDead(story) => (story.conclude(analysis), analysis.violated()),
             _ => (Vec::new(), analysis.violated()),
         }
     }
@@ -204,6 +213,7 @@ impl Goal {
             Goal::Chaos(_) => Ending::failed(format!("chaos stopped ({why}) before its duration")),
             Goal::Snapshot(_) => Ending::failed(format!("demo snapshot stopped ({why}) before its end")),
             Goal::Net(story) => Ending::failed(format!("demo stopped ({why}) {}", story.where_now())),
+            Goal::SlowVsDead(story) => Ending::failed(format!("demo stopped ({why}) {}", story.where_now())),
         }
     }
 }

@@ -63,6 +63,8 @@ pub struct Fleet {
     /// The network rules in force (set by the launcher's network control), so that the
     /// narration can tell a node cut off from one that is merely slow.
     pub net_rules: crate::net::NetRules,
+    /// What each node's failure detector thinks, from its trace (phi per peer, SWIM state).
+    pub detectors: super::detector_view::Views,
     args: NodeArgs,
     faults: JsonlWriter,
     group: Option<Pid>,
@@ -89,6 +91,7 @@ impl Fleet {
             beliefs: Beliefs::default(),
             progress: None,
             net_rules: crate::net::NetRules::default(),
+            detectors: args.detector_views(plan),
             args,
             faults,
             group: None,
@@ -436,6 +439,7 @@ impl Fleet {
                 for r in &tail.records()[new] {
                     node.apply(r);
                     self.beliefs.feed(node.plan.id, r.t, &r.event);
+                    self.detectors.feed(node.plan.id, r);
                     if let Some(p) = self.progress.as_mut() {
                         p.feed(node.plan.id, r);
                     }
@@ -539,6 +543,13 @@ impl Fleet {
                 false => believes,
             };
             let _ = writeln!(out, "{:>5}  {pid:>8}  {state:<8}  {believes:<34}  {last}", n.plan.id);
+            if let Some(d) = self
+                .detectors
+                .line(n.plan.id, now, n.state == State::Paused)
+                .filter(|_| matches!(n.state, State::Running | State::Paused))
+            {
+                let _ = writeln!(out, "{:>5}  {d}", "");
+            }
         }
         let live = self.nodes.iter().filter(|n| n.live()).count();
         if self.args.is_resource(super::RESOURCE_NODE) {

@@ -110,6 +110,8 @@ pub struct Plan {
     pub chaos: Option<u64>,
     /// A network `--demo` (`link-cut`, `partition`).
     pub net_demo: Option<super::net_demo::NetDemo>,
+    /// `--demo slow-vs-dead`.
+    pub slow_vs_dead: bool,
     /// `coordlab chaos --faults process|network|all`: what the soak draws (default all).
     pub chaos_faults: super::schedule::FaultKinds,
 }
@@ -231,8 +233,9 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
         }
         None => None,
     };
+    let slow_vs_dead = opts.demo.as_deref() == Some(super::slow_vs_dead::SLOW_VS_DEAD);
     let demo = match opts.demo.as_deref() {
-        _ if mutex_demo.is_some() || net_demo.is_some() => None,
+        _ if mutex_demo.is_some() || net_demo.is_some() || slow_vs_dead => None,
         None => None,
         Some(SNAPSHOT_DEMO) => None,
         Some(name) => match DEMOS.iter().find(|(d, _)| *d == name) {
@@ -241,7 +244,11 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
                 let mut known: Vec<&str> = DEMOS.iter().map(|(d, _)| *d).collect();
                 known.push(SNAPSHOT_DEMO);
                 known.extend(MUTEX_DEMOS.iter().map(|m| m.0));
-                known.extend([super::net_demo::LINK_CUT, super::net_demo::PARTITION]);
+                known.extend([
+                    super::net_demo::LINK_CUT,
+                    super::net_demo::PARTITION,
+                    super::slow_vs_dead::SLOW_VS_DEAD,
+                ]);
                 return Err(usage(format!(
                     "--demo: unknown story '{name}' (known: {})",
                     known.join(", ")
@@ -254,6 +261,22 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
         Some(s) if s.is_finite() && s > 0.0 && s < 1e9 => Some(Duration::from_secs_f64(s)),
         Some(s) => return Err(usage(format!("--duration: {s} is not a positive number of seconds"))),
     };
+    if slow_vs_dead && (entry.key("detector").is_none() || entry.family.name != registry::ELECTION.name) {
+        return Err(usage(format!(
+            "--demo {} tells its story with an election that hosts the failure detector (--set detector=...), and \
+             {} does not",
+            super::slow_vs_dead::SLOW_VS_DEAD,
+            entry.name
+        )));
+    }
+    if slow_vs_dead && n < super::slow_vs_dead::MIN_NODES {
+        return Err(usage(format!(
+            "--demo {} needs at least {} nodes (a leader, a lossy link's two ends, a paused, a starved and a killed \
+             node), not {n}",
+            super::slow_vs_dead::SLOW_VS_DEAD,
+            super::slow_vs_dead::MIN_NODES
+        )));
+    }
     if demo.is_some() && entry.family.name != registry::ELECTION.name {
         return Err(usage(format!(
             "--demo tells an election story, and {} is a {} algorithm, not an election",
@@ -264,6 +287,7 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
         && (demo.is_some()
             || mutex_demo.is_some()
             || net_demo.is_some()
+            || slow_vs_dead
             || until_elected
             || until_done
             || duration.is_none())
@@ -279,7 +303,7 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
             opts.algo
         )));
     }
-    if (demo.is_some() || mutex_demo.is_some() || net_demo.is_some() || snapshot_demo)
+    if (demo.is_some() || mutex_demo.is_some() || net_demo.is_some() || snapshot_demo || slow_vs_dead)
         && (until_elected || until_done || duration.is_some())
     {
         return Err(usage(
@@ -345,6 +369,7 @@ pub fn plan(opts: &LaunchOptions) -> Result<Plan, CliError> {
         mutex_demo,
         chaos: opts.chaos.then_some(opts.seed),
         net_demo,
+        slow_vs_dead,
         chaos_faults: match &opts.faults {
             Some(super::schedule::FaultsArg::Kinds(k)) => *k,
             _ => super::schedule::FaultKinds::All,

@@ -106,6 +106,7 @@ mod tests {
             snapshot_demo: false,
             clocks: BTreeMap::new(),
             net_demo: None,
+            slow_vs_dead: false,
             chaos_faults: crate::cluster::schedule::FaultKinds::All,
         }
     }

@@ -66,6 +66,24 @@ impl NodeArgs {
         })
     }
 
+    /// What each node's failure detector thinks, as its trace will show it (for `status`).
+    /// `plan`: the nodes, whose neighbours a sparse mesh's phi watches (on a ring or a complete
+    /// mesh it watches every other member).
+    pub fn detector_views(&self, plan: &[NodePlan]) -> super::detector_view::Views {
+        let mesh = self.set_map.get("mesh").is_some_and(|v| v == "true");
+        let watched = plan
+            .iter()
+            .map(|p| {
+                let peers = match mesh {
+                    true => p.neighbours.clone(),
+                    false => self.ids.iter().copied().filter(|&i| i != p.id).collect(),
+                };
+                (p.id, peers)
+            })
+            .collect();
+        super::detector_view::Views::new(watched, &self.set_map, Duration::from_millis(self.heartbeat_ms))
+    }
+
     /// Whether node `id` is the shared resource of a mutual-exclusion run.
     pub fn is_resource(&self, id: u64) -> bool {
         id == RESOURCE_ID && crate::catalog::is_mutex(&self.algo)

@@ -4,6 +4,7 @@
 
 use crate::algo::options::{options, Kind};
 use crate::algo::Setup;
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 options! {
@@ -78,7 +79,13 @@ pub struct SwimParams {
 impl Choice {
     /// The detector `setup` asks for (values assumed checked against its keys).
     pub fn from_setup(setup: &Setup) -> Choice {
-        let o = DetectorOptions::read(setup);
+        Choice::from_opts(&setup.opts, setup.heartbeat)
+    }
+
+    /// The detector the `--set` options `opts` ask for, with beats every `heartbeat` (the
+    /// launcher reads it too, to show each node's view in `status`).
+    pub fn from_opts(opts: &BTreeMap<String, String>, heartbeat: Duration) -> Choice {
+        let o = DetectorOptions::read_map(opts, &[]);
         let ms = Duration::from_millis;
         match o.detector {
             "phi" => Choice::Phi(PhiParams {
@@ -86,7 +93,7 @@ impl Choice {
                 window: o.phi_window.max(2) as usize,
                 min_std: ms(o.phi_min_std_ms),
                 pause: ms(o.phi_pause_ms),
-                period: setup.heartbeat,
+                period: heartbeat,
             }),
             "swim" => Choice::Swim(SwimParams {
                 period: ms(o.swim_period_ms),
