@@ -77,6 +77,9 @@ pub struct Figures {
     /// Of the false suspicions, those of a node running at that moment (not paused): the
     /// mistakes loss and jitter cause, rather than a real stop no detector can tell from death.
     pub false_of_running: usize,
+    /// The false suspicions split by cause (filled by [`Row`]'s reader from faults.jsonl):
+    /// [running under loss and jitter, paused, starved, cut off].
+    pub by_cause: [usize; 4],
 }
 
 /// The figures of a run from `start_us` to `end_us` with `nodes`, given what the launcher did
@@ -214,7 +217,38 @@ pub fn figures(nodes: &[NodeId], start_us: u64, end_us: u64, fates: &[FateAt], o
         },
         false_confirmations,
         false_of_running,
+        by_cause: [0; 4],
     }
+}
+
+/// The false suspicions (first of each observer-target episode) of `run` split by cause, as
+/// [`Figures::by_cause`]: judged from faults.jsonl by [`crate::check::detection::Truth::cause`].
+pub fn by_cause(run: &RunDir, opinions: &[OpinionAt]) -> [usize; 4] {
+    use crate::check::detection::{Cause, Truth};
+    let truth = Truth::of(run);
+    let mut open = std::collections::BTreeSet::new();
+    let mut out = [0; 4];
+    for &(t, by, target, op) in opinions {
+        if truth.dead_at(by, t) {
+            continue;
+        }
+        match op {
+            Opinion::Suspect if !truth.dead_at(target, t) && open.insert((by, target)) => {
+                let i = match truth.cause(by, target, t) {
+                    Cause::Running => 0,
+                    Cause::Paused => 1,
+                    Cause::Starved => 2,
+                    Cause::CutOff => 3,
+                };
+                out[i] += 1;
+            }
+            Opinion::Unsuspect => {
+                open.remove(&(by, target));
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// The fates and opinions of a run directory.
@@ -349,6 +383,12 @@ impl Row {
             "query_accuracy": (f.query_accuracy * 1e5).round() / 1e5,
             "false_confirmations": f.false_confirmations,
             "false_suspicions_of_running": f.false_of_running,
+            "false_suspicions_by_cause": {
+                "running_under_loss_and_jitter": f.by_cause[0],
+                "paused": f.by_cause[1],
+                "starved": f.by_cause[2],
+                "cut_off": f.by_cause[3],
+            },
         })
     }
 }
@@ -356,7 +396,7 @@ impl Row {
 /// The table of `rows`.
 pub fn table(rows: &[Row]) -> String {
     let mut out = format!(
-        "{:<8} {:<6} {:>7} {:>8} {:>8} {:>8} {:>10} {:>8} {:>12} {:>8} {:>8} {:>6}\n",
+        "{:<8} {:<6} {:>7} {:>8} {:>8} {:>8} {:>10} {:>15} {:>12} {:>8} {:>8} {:>6}\n",
         "topology",
         "det",
         "crashes",
@@ -364,7 +404,7 @@ pub fn table(rows: &[Row]) -> String {
         "TD mean",
         "TD max",
         "false sus",
-        "running",
+        "run/pau/sta/cut",
         "mistakes/nh",
         "TM ms",
         "P_A",
@@ -374,7 +414,7 @@ pub fn table(rows: &[Row]) -> String {
         let f = &r.figures;
         let _ = writeln!(
             out,
-            "{:<8} {:<6} {:>7} {:>8} {:>8.0} {:>8.0} {:>10} {:>8} {:>12.0} {:>8.0} {:>8.5} {:>6}",
+            "{:<8} {:<6} {:>7} {:>8} {:>8.0} {:>8.0} {:>10} {:>15} {:>12.0} {:>8.0} {:>8.5} {:>6}",
             format!("{} {N}", r.shape),
             r.detector,
             f.crashes,
@@ -382,7 +422,10 @@ pub fn table(rows: &[Row]) -> String {
             f.td_mean_ms,
             f.td_max_ms,
             f.false_suspicions,
-            f.false_of_running,
+            format!(
+                "{}/{}/{}/{}",
+                f.by_cause[0], f.by_cause[1], f.by_cause[2], f.by_cause[3]
+            ),
             f.mistake_rate_per_node_hour,
             f.mistake_duration_ms,
             f.query_accuracy,
@@ -436,10 +479,12 @@ fn run_all(tmp: &Path, seed: u64, json: bool) -> Result<(), CliError> {
             let (fates, opinions) = read_run(&run);
             let (start, end) = span(&run);
             let nodes: Vec<NodeId> = (1..=N as u64).collect();
+            let mut figures = figures(&nodes, start, end, &fates, &opinions);
+            figures.by_cause = by_cause(&run, &opinions);
             let row = Row {
                 shape: shape.into(),
                 detector: det.into(),
-                figures: figures(&nodes, start, end, &fates, &opinions),
+                figures,
             };
             if json {
                 println!("{}", row.json());
@@ -457,7 +502,7 @@ fn run_all(tmp: &Path, seed: u64, json: bool) -> Result<(), CliError> {
         "# Failure detectors side by side\n\nWritten by `coordlab bench --only detectors --seed {seed}`: \
          {N} processes, `--timeout-ms 300 --heartbeat-ms 100`, {RUN_S} s per run, the same schedule for each \
          detector:\n\n```\n{text}```\n\n```\n{t}```\n\nTD: from the kill to the first suspicion by any node. \
-         false sus: suspicions of a node that was not dead; running: of those, of a node not paused either; TM: how long they were held; P_A: the share of \
+         false sus: suspicions of a node that was not dead, split by cause (run/pau/sta/cut: of a running node under the loss and jitter every link had, of a node paused, starved of CPU, or cut off from its observer at the time or within 1.5 s before); TM: how long they were held; P_A: the share of \
          (observer, live target) time without a wrong suspicion; f.conf: SWIM's dead declarations of live nodes.\n\n\
          ![T_D against mistakes](detectors.svg)\n"
     );
