@@ -343,7 +343,7 @@ impl Election for Franklin {
         self.nb.reset();
     }
 
-    fn waiting(&self) -> Vec<NodeId> {
+    fn awaited(&self) -> Vec<NodeId> {
         if self.state == State::Won {
             return Vec::new();
         }
@@ -354,8 +354,8 @@ impl Election for Franklin {
             .collect()
     }
 
-    fn silent(&mut self, cx: &mut ElectionCx<'_, Self>, nodes: Vec<NodeId>) {
-        Neighbours::silent(self, cx, nodes);
+    fn awaited_silent(&mut self, cx: &mut ElectionCx<'_, Self>, nodes: Vec<NodeId>) {
+        Neighbours::awaited_silent(self, cx, nodes);
     }
 }
 

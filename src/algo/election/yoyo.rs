@@ -344,12 +344,12 @@ impl Election for YoYo {
         self.nb.reset();
     }
 
-    fn waiting(&self) -> Vec<NodeId> {
+    fn awaited(&self) -> Vec<NodeId> {
         self.waiting_on()
     }
 
-    fn silent(&mut self, cx: &mut ElectionCx<'_, Self>, nodes: Vec<NodeId>) {
-        Neighbours::silent(self, cx, nodes);
+    fn awaited_silent(&mut self, cx: &mut ElectionCx<'_, Self>, nodes: Vec<NodeId>) {
+        Neighbours::awaited_silent(self, cx, nodes);
     }
 }
 

@@ -59,7 +59,7 @@ impl<E: Election> Leadership<E> {
                 Command::AdjustClock(c) => cx.adjust_clock(c),
                 Command::Ask(Ask::Elected(leader)) => self.core.decide(cx, leader),
                 Command::Ask(Ask::SendNext(msg)) => {
-                    let carried = E::carried(&msg);
+                    let carried = E::node_named_by(&msg);
                     self.core.forward(cx, me, msg, carried);
                 }
                 Command::Ask(Ask::TellDecided(to)) => {
@@ -211,19 +211,19 @@ impl<E: Election> Leadership<E> {
     /// The detector's check: probes the nodes the protocol waits on, and tells it who is silent.
     pub(super) fn check(&mut self, cx: &mut LCx<'_, E>) {
         let waiting = if self.core.known_leader().is_none() {
-            self.inner.waiting()
+            self.inner.awaited()
         } else {
             Vec::new()
         };
         let silent = self.core.live(cx, |l, c| l.check(c, &waiting));
         if !silent.is_empty() {
-            self.with_inner(cx, |e, pcx| e.silent(pcx, silent));
+            self.with_inner(cx, |e, pcx| e.awaited_silent(pcx, silent));
         }
     }
 
     /// After every handler: the check runs while the protocol waits on someone.
     pub(super) fn watch(&mut self, cx: &mut LCx<'_, E>) {
-        let waits = self.core.known_leader().is_none() && !self.inner.waiting().is_empty();
+        let waits = self.core.known_leader().is_none() && !self.inner.awaited().is_empty();
         self.core.live(cx, |l, c| l.watch(c, waits));
     }
 
@@ -241,7 +241,7 @@ impl<E: Election> Leadership<E> {
     }
 
     /// Runs first in every handler: notices a stall of this node; true when there was one.
-    pub(super) fn enter(&mut self, cx: &mut LCx<'_, E>) -> bool {
+    pub(super) fn notice_stall(&mut self, cx: &mut LCx<'_, E>) -> bool {
         let stalled = self.core.live.enter(cx.now);
         if stalled {
             self.core.woke_up(cx);
@@ -341,7 +341,7 @@ impl<E: Election> Leadership<E> {
                     return;
                 };
                 self.core.suspect(cx, to, "ack");
-                let carried = E::carried(&msg);
+                let carried = E::node_named_by(&msg);
                 self.core.forward(cx, to, msg, carried);
                 self.with_inner(cx, |_, _| {});
             }
@@ -405,14 +405,14 @@ impl<E: Election> Algorithm for Leadership<E> {
     }
 
     fn on_msg(&mut self, cx: &mut LCx<'_, E>, from: NodeId, msg: LMsg<E::Msg>) {
-        self.enter(cx);
+        self.notice_stall(cx);
         self.on_message(cx, from, msg);
         self.detector_news(cx);
         self.watch(cx);
     }
 
     fn on_timer(&mut self, cx: &mut LCx<'_, E>, timer: LTimer<E::Timer>) {
-        let stalled = self.enter(cx);
+        let stalled = self.notice_stall(cx);
         self.on_timeout(cx, timer, stalled);
         self.detector_news(cx);
         self.watch(cx);

@@ -127,16 +127,16 @@ pub trait Election: Sized {
     fn on_leader(&mut self, _cx: &mut ElectionCx<'_, Self>, _leader: NodeId) {}
     /// The node whose id a ring message carries (its candidate, its winner), if any: a ring
     /// message carrying a suspected node dies instead of circling (see [`RingRepair`]).
-    fn carried(_msg: &Self::Msg) -> Option<NodeId> {
+    fn node_named_by(_msg: &Self::Msg) -> Option<NodeId> {
         None
     }
     /// The nodes whose message this node needs before it can go on: the detector probes them
     /// when they stay silent (graph protocols; none by default).
-    fn waiting(&self) -> Vec<NodeId> {
+    fn awaited(&self) -> Vec<NodeId> {
         Vec::new()
     }
-    /// Nodes of [`waiting`](Self::waiting) that did not answer a probe (now suspected).
-    fn silent(&mut self, _cx: &mut ElectionCx<'_, Self>, _nodes: Vec<NodeId>) {}
+    /// Nodes of [`awaited`](Self::awaited) that did not answer a probe (now suspected).
+    fn awaited_silent(&mut self, _cx: &mut ElectionCx<'_, Self>, _nodes: Vec<NodeId>) {}
     /// A PROBE (`probe`) or ALIVE of the current term came from `from`.
     fn on_liveness(&mut self, _cx: &mut ElectionCx<'_, Self>, _from: NodeId, _probe: bool) {}
 }
