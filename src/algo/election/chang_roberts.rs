@@ -104,7 +104,7 @@ impl Election for ChangRoberts {
         self.participant = false;
     }
 
-    fn carried(msg: &CrMsg) -> Option<NodeId> {
+    fn node_named_by(msg: &CrMsg) -> Option<NodeId> {
         match msg {
             CrMsg::Election(j) | CrMsg::Elected(j) => Some(*j),
         }

@@ -225,7 +225,7 @@ impl Election for Echo {
         self.nb.reset();
     }
 
-    fn waiting(&self) -> Vec<NodeId> {
+    fn awaited(&self) -> Vec<NodeId> {
         match &self.wave {
             Some(w) if !w.done => w.pending.iter().copied().collect(),
             Some(w) => w.parent.into_iter().collect(),
@@ -233,8 +233,8 @@ impl Election for Echo {
         }
     }
 
-    fn silent(&mut self, cx: &mut ElectionCx<'_, Self>, nodes: Vec<NodeId>) {
-        Neighbours::silent(self, cx, nodes);
+    fn awaited_silent(&mut self, cx: &mut ElectionCx<'_, Self>, nodes: Vec<NodeId>) {
+        Neighbours::awaited_silent(self, cx, nodes);
     }
 }
 

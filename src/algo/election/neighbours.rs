@@ -3,9 +3,9 @@
 //! assume that no neighbour ever dies. This is how they carry on when one has.
 //!
 //! Finding out is the wrapper's [`Liveness`](crate::algo::detector::Liveness) detector's job:
-//! the protocol says whom it waits on ([`Election::waiting`]), the detector probes a neighbour
+//! the protocol says whom it waits on ([`Election::awaited`]), the detector probes a neighbour
 //! that stays silent for a timeout and reports it silent when it does not answer the probe
-//! either ([`Election::silent`]). What to do then is decided here, per term (a new term
+//! either ([`Election::awaited_silent`]). What to do then is decided here, per term (a new term
 //! forgets every verdict):
 //! - a silent neighbour is declared dead for this term. If it never sent anything in this term,
 //!   it was dead before the election began: the protocol carries on without it. If it did, it
@@ -120,7 +120,7 @@ impl Neighbours {
 
     /// Neighbours the detector found silent: declared dead; the protocol carries on without
     /// those that never spoke in this term, or a new term starts if one of them had.
-    pub fn silent<E: Waits>(e: &mut E, cx: &mut ElectionCx<'_, E>, nodes: Vec<NodeId>) {
+    pub fn awaited_silent<E: Waits>(e: &mut E, cx: &mut ElectionCx<'_, E>, nodes: Vec<NodeId>) {
         let n = e.neighbours();
         let mut lost = Vec::new();
         let mut restart = false;

@@ -1,0 +1,180 @@
+//! The leadership wrapper's messages and timers around the protocol's, and the places of its
+//! components (liveness, ring repair) in them.
+
+use super::*;
+
+/// The wrapper's messages around the protocol's.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum LMsg<M> {
+    /// The leader is alive, in `term`.
+    Heartbeat {
+        /// The leader's term.
+        term: u64,
+    },
+    /// Your term is old: this is mine, and who leads it if known.
+    Newer {
+        /// The newer term.
+        term: u64,
+        /// Its leader, if decided.
+        leader: Option<NodeId>,
+    },
+    /// A protocol message of `term`; `ack` is nonzero when the sender waits for an ACK.
+    Inner {
+        /// The sender's term.
+        term: u64,
+        /// Sequence number to acknowledge, or 0.
+        ack: u64,
+        /// The protocol's message.
+        msg: M,
+    },
+    /// Acknowledges `Inner` numbers `seqs` (ring repair).
+    Ack {
+        /// The acknowledged sequence numbers.
+        seqs: Vec<u64>,
+    },
+    /// A leader's heartbeat flooded over a sparse mesh: each node forwards it once.
+    Flood {
+        /// The leader's term.
+        term: u64,
+        /// The leader.
+        leader: NodeId,
+        /// Grows with every heartbeat the leader sends.
+        seq: u64,
+    },
+    /// Answers a heartbeat (majority mode: the leader's check-quorum).
+    HbAck {
+        /// The heartbeat's term.
+        term: u64,
+    },
+    /// The protocol's winner of `term` asks for a vote (majority mode).
+    VoteReq {
+        /// The term.
+        term: u64,
+    },
+    /// The answer to `VoteReq`.
+    Vote {
+        /// The term.
+        term: u64,
+        /// Whether the vote was given.
+        granted: bool,
+    },
+    /// May the sender start `term`? (majority mode, asked before leaving the current term)
+    PreVote {
+        /// The term the sender would start.
+        term: u64,
+    },
+    /// The answer to `PreVote`.
+    PreVoteReply {
+        /// The term asked about.
+        term: u64,
+        /// Whether the pre-vote was given.
+        granted: bool,
+    },
+    /// The liveness detector's PROBE and ALIVE.
+    Live(LiveMsg),
+}
+
+impl<M> LMsg<M> {
+    /// The term a message carries.
+    pub(super) fn term(&self) -> Option<u64> {
+        match self {
+            LMsg::Heartbeat { term }
+            | LMsg::Newer { term, .. }
+            | LMsg::Inner { term, .. }
+            | LMsg::Flood { term, .. }
+            | LMsg::HbAck { term }
+            | LMsg::VoteReq { term }
+            | LMsg::Vote { term, .. }
+            | LMsg::PreVote { term }
+            | LMsg::PreVoteReply { term, .. } => Some(*term),
+            LMsg::Live(m) => Some(m.epoch()),
+            LMsg::Ack { .. } => None,
+        }
+    }
+}
+
+impl<M: Message> Message for LMsg<M> {
+    fn name(&self) -> &'static str {
+        match self {
+            LMsg::Heartbeat { .. } | LMsg::Flood { .. } => "HEARTBEAT",
+            LMsg::Newer { .. } => "NEWER",
+            LMsg::Inner { msg, .. } => msg.name(),
+            LMsg::Ack { .. } => "ACK",
+            LMsg::HbAck { .. } => "HB_ACK",
+            LMsg::VoteReq { .. } => "VOTE_REQ",
+            LMsg::Vote { .. } => "VOTE",
+            LMsg::PreVote { .. } => "PRE_VOTE",
+            LMsg::PreVoteReply { .. } => "PRE_VOTE_REPLY",
+            LMsg::Live(m) => m.name(),
+        }
+    }
+    fn brief(&self) -> String {
+        match self {
+            LMsg::Inner { term, msg, .. } => with_term(msg.brief(), *term),
+            LMsg::Live(m) => crate::algo::brief_from_debug(m.name(), &format!("{m:?}")),
+            other => crate::algo::brief_from_debug(other.name(), &format!("{other:?}")),
+        }
+    }
+}
+
+/// `ELECTION(3)` in term 2 is `ELECTION(3, term=2)`; `TOKEN` is `TOKEN(term=2)`.
+fn with_term(brief: String, term: u64) -> String {
+    match brief.strip_suffix(')') {
+        Some(open) => format!("{open}, term={term})"),
+        None => format!("{brief}(term={term})"),
+    }
+}
+
+/// The wrapper's timers around the protocol's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LTimer<T> {
+    /// The leader's heartbeat period.
+    Heartbeat,
+    /// No heartbeat from the leader for a timeout.
+    LeaderTimeout,
+    /// No leader learned in this term.
+    ElectionTimeout,
+    /// Ring repair's: no ACK for a ring message, or ACKs to send.
+    Ring(RingTimer),
+    /// The protocol's own timer.
+    Inner(T),
+    /// Ask again for the votes not yet answered (majority mode).
+    Votes,
+    /// The pre-vote round is over (majority mode).
+    PreVote,
+    /// The liveness detector's timers.
+    Live(LiveTimer),
+    /// The waking window after a stall is over: an election deferred meanwhile may start.
+    Settled,
+}
+
+/// The liveness detector's place in the wrapper's enums.
+pub(super) struct LiveSlot;
+
+impl<M, T> Embed<LMsg<M>, LTimer<T>> for LiveSlot {
+    type Msg = LiveMsg;
+    type Timer = LiveTimer;
+    fn msg(m: LiveMsg) -> LMsg<M> {
+        LMsg::Live(m)
+    }
+    fn timer(t: LiveTimer) -> LTimer<T> {
+        LTimer::Live(t)
+    }
+}
+
+/// Ring repair's place in the wrapper's enums: its hops are the protocol's `Inner` messages.
+pub(super) struct RingSlot<M>(PhantomData<M>);
+
+impl<M, T> Embed<LMsg<M>, LTimer<T>> for RingSlot<M> {
+    type Msg = RingMsg<M>;
+    type Timer = RingTimer;
+    fn msg(m: RingMsg<M>) -> LMsg<M> {
+        match m {
+            RingMsg::Hop { epoch, ack, msg } => LMsg::Inner { term: epoch, ack, msg },
+            RingMsg::Ack { seqs } => LMsg::Ack { seqs },
+        }
+    }
+    fn timer(t: RingTimer) -> LTimer<T> {
+        LTimer::Ring(t)
+    }
+}
