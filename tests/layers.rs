@@ -77,8 +77,18 @@ fn test_only(files: &[PathBuf]) -> BTreeSet<PathBuf> {
             Some("mod.rs" | "lib.rs") => p.parent().unwrap().to_path_buf(),
             _ => p.with_extension(""),
         };
-        for w in lines.windows(2) {
+        for (i, w) in lines.windows(2).enumerate() {
             if w[0].trim() == "#[cfg(test)]" {
+                // `#[path = "x_tests.rs"]` between the two lines names the file itself.
+                let attr = w[1]
+                    .trim()
+                    .strip_prefix("#[path = \"")
+                    .and_then(|r| r.strip_suffix("\"]"));
+                if let (Some(file), Some(next)) = (attr, lines.get(i + 2)) {
+                    if declared_mod(next).is_some() {
+                        out.insert(p.parent().unwrap().join(file));
+                    }
+                }
                 if let Some(name) = declared_mod(w[1]) {
                     out.insert(dir.join(format!("{name}.rs")));
                     out.insert(dir.join(name));

@@ -70,6 +70,12 @@ pub trait Algorithm {
     fn on_peer_restart(&mut self, _cx: &mut Context<'_, Self::Msg, Self::Timer>, _peer: NodeId) {}
 }
 
+/// The heartbeat period when none is given, ms (the launcher's base before it scales with n).
+pub const DEFAULT_HEARTBEAT_MS: u64 = 100;
+
+/// The failure-detector timeout when none is given, ms.
+pub const DEFAULT_TIMEOUT_MS: u64 = 300;
+
 /// How a node is set up: who it is, whom it knows, and the options it was given.
 #[derive(Debug, Clone)]
 pub struct Setup {
@@ -108,8 +114,8 @@ impl Setup {
             members,
             neighbours,
             initiator: false,
-            heartbeat: Duration::from_millis(100),
-            timeout: Duration::from_millis(300),
+            heartbeat: Duration::from_millis(DEFAULT_HEARTBEAT_MS),
+            timeout: Duration::from_millis(DEFAULT_TIMEOUT_MS),
             seed: me,
             opts: BTreeMap::new(),
             clock: crate::clock::ClockSpec::default(),

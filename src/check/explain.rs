@@ -62,7 +62,7 @@ impl Ground {
         let set = &run.info.options["set"];
         let majority = set["majority"]
             .as_str()
-            .is_some_and(|v| matches!(v, "true" | "1" | "yes"));
+            .is_some_and(|v| crate::algo::options::boolean(v) == Some(true));
         // Messages follow the graph's edges, so that dead nodes can cut it, on a mesh and for
         // every algorithm that does not repair a ring around dead nodes (Franklin's two-way
         // ring is cut in two by two non-adjacent dead nodes).

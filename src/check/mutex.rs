@@ -171,7 +171,7 @@ pub(crate) fn analyse_with(run: &RunDir, timeline: &Timeline) -> Option<MutexFac
     let fencing = set
         .and_then(|s| s.get("fencing"))
         .and_then(|v| v.as_str())
-        .is_some_and(|v| matches!(v, "true" | "1" | "yes"));
+        .is_some_and(|v| crate::algo::options::boolean(v) == Some(true));
     let mut f = MutexFacts {
         fencing,
         fault_free: faults.is_empty(),

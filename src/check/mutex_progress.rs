@@ -24,7 +24,7 @@ pub(crate) const BOUND_TIMEOUTS: u64 = 10;
 /// Progress bound in critical-section holds (`hold_ms`): a long hold is not a stall.
 pub(crate) const BOUND_HOLDS: u64 = 4;
 /// The failure-detector timeout assumed when run.json does not name one.
-const DEFAULT_TIMEOUT_MS: u64 = 300;
+const DEFAULT_TIMEOUT_MS: u64 = crate::algo::DEFAULT_TIMEOUT_MS;
 
 /// How long requests may wait with no entry at all before it counts as a stall: the larger of
 /// [`BOUND_TIMEOUTS`] timeouts and [`BOUND_HOLDS`] holds (3 s at the default 300 ms timeout).

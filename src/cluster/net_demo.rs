@@ -160,7 +160,7 @@ impl NetDemo {
 
 fn majority(set: &BTreeMap<String, String>) -> bool {
     set.get("majority")
-        .is_some_and(|v| matches!(v.as_str(), "true" | "1" | "yes"))
+        .is_some_and(|v| crate::algo::options::boolean(v) == Some(true))
 }
 
 /// Two cliques, 1-4 and 5-10, joined only by the link 2-10.

@@ -13,9 +13,9 @@
 use crate::error::{usage, CliError};
 
 /// The default heartbeat period up to [`PER_PERIOD`] + 1 nodes, ms.
-pub const BASE_HEARTBEAT_MS: u64 = 100;
+pub const BASE_HEARTBEAT_MS: u64 = crate::algo::DEFAULT_HEARTBEAT_MS;
 /// The default failure-detector timeout up to [`PER_PERIOD`] + 1 nodes, ms.
-pub const BASE_TIMEOUT_MS: u64 = 300;
+pub const BASE_TIMEOUT_MS: u64 = crate::algo::DEFAULT_TIMEOUT_MS;
 /// Heartbeats a second the leader sends at most with the defaults.
 pub const HEARTBEATS_PER_SEC: u64 = 2_000;
 /// Heartbeats the leader sends in one base period at most with the defaults.
