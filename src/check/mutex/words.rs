@@ -23,43 +23,44 @@ pub fn summary(f: &MutexFacts, start_us: u64) -> String {
     }
     // The first few of each kind say the story; the rest are counted.
     const SHOWN: usize = 3;
-    for o in f.resource_violations.iter().take(SHOWN) {
-        let _ = writeln!(
-            out,
-            "  VIOLATION at the resource at {}: nodes {:?} held it at once",
-            ms(o.t),
-            o.nodes
-        );
-        let _ = writeln!(out, "    faults before it: {}", faults(o));
-        lesson_line(&mut out, o);
+    let fenced = match (f.fencing, f.breaches.is_empty()) {
+        (true, true) => " (the resource fenced the stale holder off)",
+        (true, false) => " (the resource did NOT fence it off: it accepted a lower token after a higher one)",
+        _ => "",
+    };
+    type Headline<'a> = &'a dyn Fn(&Overlap) -> String;
+    let kinds: [(&[Overlap], Headline, &str); 2] = [
+        (
+            &f.resource_violations,
+            &|o| {
+                format!(
+                    "VIOLATION at the resource at {}: nodes {:?} held it at once",
+                    ms(o.t),
+                    o.nodes
+                )
+            },
+            "violations at the resource",
+        ),
+        (
+            &f.node_overlaps,
+            &|o| {
+                format!(
+                    "two holders by the nodes' own traces at {}: nodes {:?}{fenced}",
+                    ms(o.t),
+                    o.nodes
+                )
+            },
+            "times two nodes held by their own traces",
+        ),
+    ];
+    for (list, headline, what) in kinds {
+        for o in list.iter().take(SHOWN) {
+            let _ = writeln!(out, "  {}", headline(o));
+            let _ = writeln!(out, "    faults before it: {}", faults(o));
+            lesson_line(&mut out, o);
+        }
+        more(&mut out, list.len(), SHOWN, what);
     }
-    more(
-        &mut out,
-        f.resource_violations.len(),
-        SHOWN,
-        "violations at the resource",
-    );
-    for o in f.node_overlaps.iter().take(SHOWN) {
-        let fenced = match (f.fencing, f.breaches.is_empty()) {
-            (true, true) => " (the resource fenced the stale holder off)",
-            (true, false) => " (the resource did NOT fence it off: it accepted a lower token after a higher one)",
-            _ => "",
-        };
-        let _ = writeln!(
-            out,
-            "  two holders by the nodes' own traces at {}: nodes {:?}{fenced}",
-            ms(o.t),
-            o.nodes
-        );
-        let _ = writeln!(out, "    faults before it: {}", faults(o));
-        lesson_line(&mut out, o);
-    }
-    more(
-        &mut out,
-        f.node_overlaps.len(),
-        SHOWN,
-        "times two nodes held by their own traces",
-    );
     if f.resource_violations.is_empty() && f.node_overlaps.is_empty() {
         out.push_str("  never two holders at once, by the nodes' traces and by the resource\n");
     }
