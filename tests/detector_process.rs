@@ -10,7 +10,6 @@ mod common;
 
 use common::*;
 use coordlab::trace::{Event, RunDir};
-use std::fs;
 
 /// Whether `by` suspects `target` at the end of the trace (its last word on it).
 fn suspects(rd: &RunDir, by: u64, target: u64) -> bool {
@@ -84,11 +83,7 @@ fn story(detector: &str) {
             "swim: node {second} refuted the suspicion with a higher incarnation"
         );
     }
-    l.quit();
-    let rd = RunDir::load(&l.run_dir()).unwrap();
-    assert_all_reaped(&rd);
-    drop(l);
-    let _ = fs::remove_dir_all(&logs);
+    l.quit_reaped_and_clean(&logs);
 }
 
 #[test]

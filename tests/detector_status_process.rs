@@ -44,11 +44,7 @@ fn paused_peer(detector: &str, want: impl Fn(&str) -> bool) {
     l.wait_for("a suspicion of the paused node 2", |rd| suspected(rd, 2).then_some(()));
     let text = status_until(&l, &want);
     assert!(text.contains("paused"), "{text}");
-    l.quit();
-    let rd = RunDir::load(&l.run_dir()).unwrap();
-    assert_all_reaped(&rd);
-    drop(l);
-    let _ = fs::remove_dir_all(&logs);
+    l.quit_reaped_and_clean(&logs);
 }
 
 #[test]

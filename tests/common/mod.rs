@@ -147,6 +147,15 @@ impl Launch {
         }
         self.wait()
     }
+
+    /// Types `quit`, checks that every process of the run was reaped, and removes `logs`.
+    pub fn quit_reaped_and_clean(mut self, logs: &Path) {
+        self.quit();
+        let rd = RunDir::load(&self.run_dir()).unwrap();
+        assert_all_reaped(&rd);
+        drop(self);
+        let _ = fs::remove_dir_all(logs);
+    }
 }
 
 impl Drop for Launch {
