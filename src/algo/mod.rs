@@ -10,11 +10,11 @@ pub mod detector;
 pub mod election;
 pub mod mutex;
 pub mod options;
-pub mod probe;
-pub mod quorum;
 pub mod reliable;
+pub mod ring_probe;
 pub mod ring_repair;
 pub mod snapshot;
+pub mod weights;
 
 use crate::rng::Rng;
 pub use crate::trace::{Event, NodeId};

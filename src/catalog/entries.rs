@@ -14,9 +14,9 @@ use crate::algo::mutex::{
     self, central::Central, lamport::Lamport, maekawa::Maekawa, quorum::Quorum, ricart_agrawala::RicartAgrawala,
     suzuki_kasami, token_ring::TokenRing, Mutex,
 };
-use crate::algo::mutex::{central::CentralOptions, quorum::QuorumOptions, voter::VoterOptions};
+use crate::algo::mutex::{ballot::VoterOptions, central::CentralOptions, quorum::QuorumOptions};
 use crate::algo::options::concat_keys;
-use crate::algo::probe::{ProbeOptions, RingProbe};
+use crate::algo::ring_probe::{ProbeOptions, RingProbe};
 use crate::algo::snapshot::bank::{Bank, BankKeys};
 use crate::algo::Setup;
 use crate::bench::{cases, mutex_formulas};

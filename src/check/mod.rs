@@ -18,7 +18,7 @@ pub mod mutex;
 pub mod mutex_lesson;
 pub mod mutex_progress;
 pub mod network;
-pub mod probe;
+pub mod ring_probe;
 pub mod section;
 pub mod snapshot;
 pub mod storms;

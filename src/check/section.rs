@@ -61,7 +61,7 @@ pub(crate) type Build = fn(&RunDir, &Timeline) -> Option<Arc<dyn Section>>;
 /// [`Analysis::election`]): one line each, the family's name and its builder. A run gets the
 /// section of its algorithm's family only.
 pub(crate) const FAMILIES: &[(&str, Build)] = &[
-    ("probe", super::probe::section),
+    ("probe", super::ring_probe::section),
     ("mutex", super::mutex::section),
     ("clock", super::clock::section),
     ("snapshot", super::snapshot::section),
@@ -85,7 +85,7 @@ pub fn family(algo: &str) -> &'static str {
 /// family, whose goal (one agreed live leader) the launcher reads from the beliefs it keeps.
 pub fn progress(family: &str) -> Option<Box<dyn Progress>> {
     match family {
-        "probe" => Some(Box::new(super::probe::Laps::default())),
+        "probe" => Some(Box::new(super::ring_probe::Laps::default())),
         _ => None,
     }
 }

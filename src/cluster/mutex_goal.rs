@@ -26,9 +26,9 @@ use super::model::State;
 use super::nodes::Fleet;
 use super::plan::{MutexDemo, Plan};
 use super::RESOURCE_NODE;
+use crate::algo::mutex::ballot::VoterOptions;
 use crate::algo::mutex::options::MutexOptions;
 use crate::algo::mutex::quorum::{smallest_majority, QuorumOptions};
-use crate::algo::mutex::voter::VoterOptions;
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 

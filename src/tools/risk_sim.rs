@@ -11,7 +11,7 @@
 //!
 //! B then gets a quorum exactly when n-m plus the forgetful reach m, as the formula counts.
 
-use crate::algo::mutex::voter::{Ballot, Voter};
+use crate::algo::mutex::ballot::{Ballot, Voter};
 use crate::algo::mutex::{Mutex, RESOURCE_ID};
 use crate::algo::{NodeId, Setup};
 use crate::rng::Rng;

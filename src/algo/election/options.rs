@@ -2,7 +2,7 @@
 //! declared once.
 
 use crate::algo::options::{options, Kind};
-use crate::algo::quorum::MAX_WEIGHT;
+use crate::algo::weights::MAX_WEIGHT;
 use crate::algo::NodeId;
 
 options! {

@@ -18,7 +18,7 @@
 //! about 5K under contention -- the course's 3*sqrt(n) to 5*sqrt(n) with K about sqrt(n) in
 //! its square-grid count.
 
-use super::voter::{Ballot, Voter};
+use super::ballot::{Ballot, Voter};
 #[cfg(doc)]
 use super::voting::Voting;
 use crate::algo::{NodeId, Setup};

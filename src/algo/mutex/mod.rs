@@ -3,9 +3,10 @@
 //! itself ([`resource`]), which catches two holders at once.
 //!
 //! One file per protocol, each with its rules at the top: [`central`], [`token_ring`],
-//! [`ricart_agrawala`], [`lamport`], [`suzuki_kasami`], [`quorum`] and [`maekawa`] (both
-//! [`voter`]s on [`voting`]).
+//! [`ricart_agrawala`], [`lamport`], [`suzuki_kasami`], [`quorum`] and [`maekawa`] (the
+//! same [`voting`] rules; each says in [`ballot`] whom it asks and how many votes it needs).
 
+pub mod ballot;
 mod ceiling;
 pub mod central;
 pub mod lamport;
@@ -16,7 +17,6 @@ pub mod resource;
 pub mod ricart_agrawala;
 pub mod suzuki_kasami;
 pub mod token_ring;
-pub mod voter;
 pub mod voting;
 mod wrapper;
 

@@ -11,7 +11,7 @@
 //! Messages per entry without contention: n REQUEST, n GRANT, n RELEASE (this node's own
 //! coordinator included); under contention also INQUIRE, RELINQUISH and FAILED.
 
-use super::voter::{Ballot, Voter};
+use super::ballot::{Ballot, Voter};
 use crate::algo::options::{options, Kind};
 use crate::algo::{NodeId, Setup};
 

@@ -22,7 +22,7 @@
 //!   every member reachable directly: `coordlab ring` or a complete mesh ([`validate`]).
 
 use super::{Core, Election, LCx, LMsg, LTimer, Leadership, WCx};
-use crate::algo::quorum::Weights;
+use crate::algo::weights::Weights;
 use crate::algo::{Message, NodeId, Setup};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;

@@ -496,7 +496,7 @@ fn validate_names_the_bad_option() {
     ok.opts.insert("majority".into(), "true".into());
     ok.opts.insert("weights".into(), "1:5, 3:2".into());
     assert_eq!(validate(&ok), Ok(()));
-    let w = crate::algo::quorum::Weights::parse(&ok).unwrap();
+    let w = crate::algo::weights::Weights::parse(&ok).unwrap();
     assert_eq!(w.of(), &std::collections::BTreeMap::from([(1, 5), (2, 1), (3, 2)]));
 }
 

@@ -1,6 +1,6 @@
-//! The host of the two voting protocols: [`quorum`](super::quorum) and
-//! [`maekawa`](super::maekawa) run the same [`Voting`] rules and differ only in whom a node asks
-//! and how many votes it needs (a [`Ballot`]); this is the [`Protocol`] both are.
+//! Whom a voting protocol asks and how many votes it needs (a [`Ballot`]), and the [`Voter`]
+//! that runs the shared [`Voting`] rules with it: [`quorum`](super::quorum) and
+//! [`maekawa`](super::maekawa) are both a `Voter` and differ only in their ballot.
 
 use super::voting::{Durable, VoteMsg, Voting};
 use super::wrapper::{MutexCx, Protocol};

@@ -6,7 +6,7 @@
 //! - on TOKEN(k), at any other node: forward TOKEN(k) to the successor.
 //! - on TOKEN(k), at the initiator: if k < laps (`--set laps=N`, default 100) send TOKEN(k+1);
 //!   otherwise send LAPS_DONE to every other node. The probe's goal (`--until done`, judged by
-//!   `check::probe`) holds once every node sent or heard LAPS_DONE; it never claims leadership.
+//!   `check::ring_probe`) holds once every node sent or heard LAPS_DONE; it never claims leadership.
 
 use super::options::{options, Kind};
 use super::{Algorithm, Context, Message, NodeId, Setup};
