@@ -87,7 +87,7 @@ impl<M, T, R, V> Context<'_, M, T, R, V> {
     /// reading and random numbers) that reads the family's state through `view`, and hands back
     /// what it asked for, in order, for the host to map in one place (stateright's
     /// `ActorWrapper`: the inner actor gets its own `Out`, the wrapper processes it).
-    pub fn run_inner<M2, T2, R2, V2, X>(
+    pub(crate) fn run_inner<M2, T2, R2, V2, X>(
         &mut self,
         view: &V2,
         f: impl FnOnce(&mut Context<'_, M2, T2, R2, V2>) -> X,

@@ -38,7 +38,7 @@ pub trait Message: Serialize + DeserializeOwned + Clone + Debug {
 
 /// Renders a `Debug` text of an enum variant as `NAME(fields)`: `Coordinator { leader: 5 }`
 /// becomes `COORDINATOR(leader=5)`, `Election(3)` becomes `ELECTION(3)`, `Probe` becomes `PROBE`.
-pub fn brief_from_debug(name: &str, debug: &str) -> String {
+pub(crate) fn brief_from_debug(name: &str, debug: &str) -> String {
     let rest = debug
         .trim_start_matches(|c: char| c.is_alphanumeric() || c == '_')
         .trim();
@@ -71,10 +71,10 @@ pub trait Algorithm {
 }
 
 /// The heartbeat period when none is given, ms (the launcher's base before it scales with n).
-pub const DEFAULT_HEARTBEAT_MS: u64 = 100;
+pub(crate) const DEFAULT_HEARTBEAT_MS: u64 = 100;
 
 /// The failure-detector timeout when none is given, ms.
-pub const DEFAULT_TIMEOUT_MS: u64 = 300;
+pub(crate) const DEFAULT_TIMEOUT_MS: u64 = 300;
 
 /// How a node is set up: who it is, whom it knows, and the options it was given.
 #[derive(Debug, Clone)]
@@ -222,11 +222,11 @@ impl<'a, M, T, R, V> Context<'a, M, T, R, V> {
         self.view
     }
     /// Asks the hosting family wrapper for `r` (mapped by the wrapper once this call returns).
-    pub fn ask(&mut self, r: R) {
+    pub(crate) fn ask(&mut self, r: R) {
         self.out.push(Command::Ask(r));
     }
     /// Asks the engine to correct this node's physical clock.
-    pub fn adjust_clock(&mut self, c: ClockCorrection) {
+    pub(crate) fn adjust_clock(&mut self, c: ClockCorrection) {
         self.out.push(Command::AdjustClock(c));
     }
     fn push(&mut self, c: Command<M, T, R>) {
@@ -241,7 +241,7 @@ impl<'a, M, T, R, V> Context<'a, M, T, R, V> {
         self.out.push(Command::SetTimer(t, after));
     }
     /// Cancels timer `t`.
-    pub fn cancel_timer(&mut self, t: T) {
+    pub(crate) fn cancel_timer(&mut self, t: T) {
         self.out.push(Command::CancelTimer(t));
     }
     /// Writes a trace event.
@@ -260,7 +260,7 @@ impl<'a, M, T, R, V> Context<'a, M, T, R, V> {
         });
     }
     /// Notes a state change in words (info level in the human log): `Seguidor -> Candidato`.
-    pub fn state_change(&mut self, text: impl Into<String>) {
+    pub(crate) fn state_change(&mut self, text: impl Into<String>) {
         self.record(Event::Note {
             text: text.into(),
             level: "info".into(),
@@ -268,7 +268,7 @@ impl<'a, M, T, R, V> Context<'a, M, T, R, V> {
     }
     /// Records that a message was ignored on purpose (stale term, unexpected), naming why; counted
     /// apart from datagrams the engine refused.
-    pub fn discard(&mut self, from: NodeId, reason: impl Into<String>) {
+    pub(crate) fn discard(&mut self, from: NodeId, reason: impl Into<String>) {
         self.record(Event::Ignore {
             from,
             reason: reason.into(),
@@ -277,7 +277,7 @@ impl<'a, M, T, R, V> Context<'a, M, T, R, V> {
 }
 
 /// The context type of algorithm `A`.
-pub type Cx<'a, A> = Context<'a, <A as Algorithm>::Msg, <A as Algorithm>::Timer>;
+pub(crate) type Cx<'a, A> = Context<'a, <A as Algorithm>::Msg, <A as Algorithm>::Timer>;
 
 #[cfg(test)]
 mod tests {

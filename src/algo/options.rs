@@ -61,7 +61,7 @@ pub struct Key {
 }
 
 /// The one reading of a boolean option: `true`/`1`/`yes` or `false`/`0`/`no`.
-pub fn boolean(v: &str) -> Option<bool> {
+pub(crate) fn boolean(v: &str) -> Option<bool> {
     match v {
         "true" | "1" | "yes" => Some(true),
         "false" | "0" | "no" => Some(false),
@@ -116,7 +116,7 @@ impl Kind {
 /// What is wrong with an `ID:VALUE,...` list; each item names the offending part, so that a
 /// caller words the one line its users know.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum IdListError {
+pub(crate) enum IdListError {
     /// `part` is not `ID:VALUE`.
     NotPair(String),
     /// The id of `part` is not a number (`id` as written).
@@ -154,7 +154,7 @@ impl IdListError {
 /// The one parser of `ID:VALUE,ID:VALUE,...` lists (weights, capabilities, clock offsets):
 /// items trimmed, empty items skipped, every id a member of `members`, none given twice. The
 /// range of a value is its reader's rule.
-pub fn id_list<T: FromStr>(spec: &str, members: &[NodeId]) -> Result<Vec<(NodeId, T)>, IdListError> {
+pub(crate) fn id_list<T: FromStr>(spec: &str, members: &[NodeId]) -> Result<Vec<(NodeId, T)>, IdListError> {
     let mut out: Vec<(NodeId, T)> = Vec::new();
     for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let Some((id, value)) = part.split_once(':') else {
@@ -203,7 +203,7 @@ pub fn id_weights(key: &str, value: &str, max: u64, members: &[u64]) -> Result<V
 /// A type an option's value is read into: from the value given (None when it does not have
 /// the type: the catalogue refuses such a value before a node is built) and from the text of
 /// its declared default.
-pub trait OptionValue: Sized {
+pub(crate) trait OptionValue: Sized {
     /// The value `v` of a key of kind `kind` for a node among `members`.
     fn read(v: &str, kind: &Kind, members: &[NodeId]) -> Option<Self>;
     /// The typed default, from the text the declaration shows (`stringify!` of it).
@@ -286,7 +286,7 @@ impl OptionValue for Vec<(NodeId, u64)> {
 
 /// The keys of several declarations as one table (an entry that takes a shared key, such as
 /// `durable`, besides its own); `N` is their number, checked when the constant is built.
-pub const fn concat_keys<const N: usize>(parts: &[&[Key]]) -> [Key; N] {
+pub(crate) const fn concat_keys<const N: usize>(parts: &[&[Key]]) -> [Key; N] {
     let blank = Key {
         name: "",
         kind: Kind::Bool,
@@ -310,7 +310,7 @@ pub const fn concat_keys<const N: usize>(parts: &[&[Key]]) -> [Key; N] {
 }
 
 /// Reads option `name` of kind `kind` from `opts`: None when absent or not of its type.
-pub fn read_one<T: OptionValue>(
+pub(crate) fn read_one<T: OptionValue>(
     opts: &BTreeMap<String, String>,
     name: &str,
     kind: &Kind,
@@ -358,7 +358,7 @@ macro_rules! options {
         #[allow(dead_code)]
         impl $name {
             /// Its `--set` keys, as the registry lists and checks them.
-            pub const KEYS: &'static [$crate::algo::options::Key] = &[
+            pub(crate) const KEYS: &'static [$crate::algo::options::Key] = &[
                 $($crate::algo::options::Key {
                     name: stringify!($field),
                     kind: $kind,
@@ -370,7 +370,7 @@ macro_rules! options {
 
             /// The options in `opts` for a node among `members`; a value absent or not of
             /// its type takes the default.
-            pub fn read_map(
+            pub(crate) fn read_map(
                 opts: &std::collections::BTreeMap<String, String>,
                 members: &[$crate::algo::NodeId],
             ) -> Self {
@@ -388,7 +388,7 @@ macro_rules! options {
 
             /// The options of `setup`, each value given checked against its kind; the error
             /// is one line naming the key and the value.
-            pub fn from_setup(setup: &$crate::algo::Setup) -> Result<Self, String> {
+            pub(crate) fn from_setup(setup: &$crate::algo::Setup) -> Result<Self, String> {
                 for k in Self::KEYS {
                     if let Some(v) = setup.opts.get(k.name) {
                         k.kind.check(k.name, v, setup)?;

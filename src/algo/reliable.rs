@@ -72,11 +72,11 @@ struct In<M> {
 }
 
 /// The most items held early per channel; more are dropped (the sender sends them again).
-pub const EARLY_LIMIT: usize = 1024;
+pub(crate) const EARLY_LIMIT: usize = 1024;
 
 /// What an arriving frame means for the algorithm.
 #[derive(Debug)]
-pub struct Arrival<M> {
+pub(crate) struct Arrival<M> {
     /// Items now deliverable, in channel order.
     pub deliver: Vec<M>,
     /// The acknowledgement to send back (None for an ACK frame).
@@ -87,7 +87,7 @@ pub struct Arrival<M> {
 
 /// Both ends of every channel of one node.
 #[derive(Debug, Clone)]
-pub struct Channels<M> {
+pub(crate) struct Channels<M> {
     out: BTreeMap<NodeId, Out<M>>,
     inn: BTreeMap<NodeId, In<M>>,
 }
@@ -181,7 +181,7 @@ impl<M: Clone> Channels<M> {
     }
 
     /// The frames to send again at `now`: every item unacknowledged for `rto` or more.
-    pub fn due(&mut self, now: Duration, rto: Duration) -> Vec<(NodeId, Frame<M>)> {
+    pub(crate) fn due(&mut self, now: Duration, rto: Duration) -> Vec<(NodeId, Frame<M>)> {
         let mut again = Vec::new();
         for (&to, o) in &mut self.out {
             for (&n, (item, at)) in o.unacked.iter_mut() {
@@ -202,7 +202,7 @@ impl<M: Clone> Channels<M> {
     }
 
     /// Every item not yet acknowledged, channel by channel in sending order.
-    pub fn unacked(&self) -> impl Iterator<Item = (NodeId, &M)> + '_ {
+    pub(crate) fn unacked(&self) -> impl Iterator<Item = (NodeId, &M)> + '_ {
         self.out
             .iter()
             .flat_map(|(&to, o)| o.unacked.values().map(move |(m, _)| (to, m)))
@@ -215,7 +215,7 @@ impl<M: Clone> Channels<M> {
 
     /// Peer `peer` came back as a new boot: both channels with it start afresh; returns the
     /// items it never acknowledged (they were meant for its old boot).
-    pub fn peer_restarted(&mut self, peer: NodeId) -> Vec<M> {
+    pub(crate) fn peer_restarted(&mut self, peer: NodeId) -> Vec<M> {
         self.inn.remove(&peer);
         let o = self.out.entry(peer).or_default();
         o.inc += 1;

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 options! {
     /// The probe's keys.
-    pub struct ProbeOptions {
+    pub(crate) struct ProbeOptions {
         laps: u64 = 100, Kind::Int { min: 1, max: u64::MAX },
             "laps of the token before the initiator announces the end";
     }
@@ -22,7 +22,7 @@ options! {
 
 /// Probe messages.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub enum ProbeMsg {
+pub(crate) enum ProbeMsg {
     /// The token, on lap `0`.
     Token(u64),
     /// The initiator finished its laps.
@@ -40,7 +40,7 @@ impl Message for ProbeMsg {
 
 /// One node of the probe ring.
 #[derive(Debug, Clone)]
-pub struct RingProbe {
+pub(crate) struct RingProbe {
     setup: Setup,
     laps: u64,
 }

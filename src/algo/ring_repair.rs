@@ -39,7 +39,7 @@ use std::time::Duration;
 
 /// Ring repair's messages: a hop waiting for its ACK (carrying the host's epoch), and the ACK.
 #[derive(Debug, Clone)]
-pub enum RingMsg<M> {
+pub(crate) enum RingMsg<M> {
     /// A forwarded message.
     Hop {
         /// The host's epoch (a term).
@@ -66,11 +66,11 @@ pub enum RingTimer {
 }
 
 /// The context ring repair runs in.
-pub type RingCx<'a, M> = Context<'a, RingMsg<M>, RingTimer>;
+pub(crate) type RingCx<'a, M> = Context<'a, RingMsg<M>, RingTimer>;
 
 /// How many times a hop is sent to a successor heard within the timeout before it is
 /// skipped anyway.
-pub const MAX_TRIES: u32 = 9;
+pub(crate) const MAX_TRIES: u32 = 9;
 
 /// Tries within the first timeout (a third of it apart).
 const FIRST_TRIES: u32 = 3;
@@ -85,7 +85,7 @@ struct Pending<M> {
 }
 
 /// What became of a hop whose ACK did not come in time.
-pub enum Expiry<M> {
+pub(crate) enum Expiry<M> {
     /// Sent again to the same successor.
     Retried,
     /// Given up: the successor to suspect, and the message to send on after it.
@@ -93,7 +93,7 @@ pub enum Expiry<M> {
 }
 
 /// One node's ring repair.
-pub struct RingRepair<M> {
+pub(crate) struct RingRepair<M> {
     me: NodeId,
     members: Vec<NodeId>,
     neighbours: Vec<NodeId>,
@@ -128,7 +128,7 @@ impl<M: Message> RingRepair<M> {
     }
 
     /// A new epoch: what was in flight is forgotten.
-    pub fn new_epoch(&mut self, epoch: u64) {
+    pub(crate) fn new_epoch(&mut self, epoch: u64) {
         self.epoch = epoch;
         self.pending.clear();
         self.local.clear();
@@ -141,7 +141,7 @@ impl<M: Message> RingRepair<M> {
     }
 
     /// Where a message goes after `after` (None: back to this node).
-    pub fn next_hop(&self, after: NodeId, suspected: impl Fn(NodeId) -> bool) -> Option<NodeId> {
+    pub(crate) fn next_hop(&self, after: NodeId, suspected: impl Fn(NodeId) -> bool) -> Option<NodeId> {
         if self.sparse {
             return Some(self.successor()).filter(|&s| s != self.me);
         }
@@ -216,12 +216,12 @@ impl<M: Message> RingRepair<M> {
     }
 
     /// The successor hop `seq` went to, while it waits for its ACK.
-    pub fn pending_to(&self, seq: u64) -> Option<NodeId> {
+    pub(crate) fn pending_to(&self, seq: u64) -> Option<NodeId> {
         self.pending.get(&seq).map(|p| p.to)
     }
 
     /// `peer` came back as a new boot: it numbers its hops afresh.
-    pub fn peer_restarted(&mut self, peer: NodeId) {
+    pub(crate) fn peer_restarted(&mut self, peer: NodeId) {
         self.seen.remove(&peer);
     }
 
@@ -231,14 +231,14 @@ impl<M: Message> RingRepair<M> {
     }
 
     /// Sends every ACK owed: one per predecessor.
-    pub fn send_acks(&mut self, cx: &mut RingCx<'_, M>) {
+    pub(crate) fn send_acks(&mut self, cx: &mut RingCx<'_, M>) {
         for (to, seqs) in std::mem::take(&mut self.owed) {
             cx.send(to, RingMsg::Ack { seqs });
         }
     }
 
     /// The hops in `seqs` were acknowledged.
-    pub fn acked(&mut self, cx: &mut RingCx<'_, M>, seqs: &[u64]) {
+    pub(crate) fn acked(&mut self, cx: &mut RingCx<'_, M>, seqs: &[u64]) {
         for &seq in seqs {
             if self.pending.remove(&seq).is_some() {
                 cx.cancel_timer(RingTimer::NoAck(seq));
@@ -248,7 +248,7 @@ impl<M: Message> RingRepair<M> {
 
     /// Hop `seq` went unanswered for a while: sent again, or given up (see the module's
     /// rules); `alive`: its successor was heard within the timeout. None: no such hop.
-    pub fn expired(&mut self, cx: &mut RingCx<'_, M>, seq: u64, alive: bool) -> Option<Expiry<M>> {
+    pub(crate) fn expired(&mut self, cx: &mut RingCx<'_, M>, seq: u64, alive: bool) -> Option<Expiry<M>> {
         let p = self.pending.get_mut(&seq)?;
         if p.tries < FIRST_TRIES || alive && p.tries < MAX_TRIES {
             p.tries += 1;
@@ -265,19 +265,19 @@ impl<M: Message> RingRepair<M> {
     }
 
     /// This node was stopped: every ACK still awaited is waited for afresh from now.
-    pub fn restart_timers(&mut self, cx: &mut RingCx<'_, M>) {
+    pub(crate) fn restart_timers(&mut self, cx: &mut RingCx<'_, M>) {
         for &seq in self.pending.keys() {
             cx.set_timer(RingTimer::NoAck(seq), self.retry_after());
         }
     }
 
     /// The next message that came back to this node (everyone else suspected).
-    pub fn take_local(&mut self) -> Option<M> {
+    pub(crate) fn take_local(&mut self) -> Option<M> {
         self.local.pop_front()
     }
 
     /// Drops the messages that came back to this node.
-    pub fn clear_local(&mut self) {
+    pub(crate) fn clear_local(&mut self) {
         self.local.clear();
     }
 }

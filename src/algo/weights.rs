@@ -10,18 +10,18 @@ use crate::algo::{NodeId, Setup};
 use std::collections::BTreeMap;
 
 /// The largest weight accepted, so that sums cannot overflow.
-pub const MAX_WEIGHT: u64 = 1_000_000;
+pub(crate) const MAX_WEIGHT: u64 = 1_000_000;
 
 /// Every member's weight, and their total.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Weights {
+pub(crate) struct Weights {
     of: BTreeMap<NodeId, u64>,
     total: u64,
 }
 
 impl Weights {
     /// Weight 1 for every member.
-    pub fn equal(members: &[NodeId]) -> Self {
+    pub(crate) fn equal(members: &[NodeId]) -> Self {
         Self::from_map(members.iter().map(|&m| (m, 1)).collect())
     }
 
@@ -57,23 +57,24 @@ impl Weights {
         Ok(Self::from_map(w))
     }
 
+    #[cfg(test)]
     /// Each member's weight.
     pub fn of(&self) -> &BTreeMap<NodeId, u64> {
         &self.of
     }
 
     /// The weight of `nodes` together (0 for a non-member).
-    pub fn weight<'a>(&self, nodes: impl IntoIterator<Item = &'a NodeId>) -> u64 {
+    pub(crate) fn weight<'a>(&self, nodes: impl IntoIterator<Item = &'a NodeId>) -> u64 {
         nodes.into_iter().map(|n| self.of.get(n).copied().unwrap_or(0)).sum()
     }
 
     /// Whether weight `w` is more than half of the total.
-    pub fn is_majority(&self, w: u64) -> bool {
+    pub(crate) fn is_majority(&self, w: u64) -> bool {
         2 * w > self.total
     }
 
     /// Whether `nodes` together hold a majority.
-    pub fn has_majority<'a>(&self, nodes: impl IntoIterator<Item = &'a NodeId>) -> bool {
+    pub(crate) fn has_majority<'a>(&self, nodes: impl IntoIterator<Item = &'a NodeId>) -> bool {
         self.is_majority(self.weight(nodes))
     }
 }

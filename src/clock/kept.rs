@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 /// The durable state of a node whose clock was corrected.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct KeptCorrection {
+pub(crate) struct KeptCorrection {
     /// The clock's total correction, microseconds (software minus hardware, once slewed in).
     pub clock_correction_us: i64,
 }
@@ -26,7 +26,7 @@ impl KeptCorrection {
     }
 
     /// The correction in `bytes`, if they are a kept correction (None: some other durable state).
-    pub fn decode(bytes: &[u8]) -> Option<Self> {
+    pub(crate) fn decode(bytes: &[u8]) -> Option<Self> {
         serde_json::from_slice(bytes).ok()
     }
 }

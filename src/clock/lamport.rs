@@ -5,7 +5,7 @@
 
 /// A scalar logical clock.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct LamportClock {
+pub(crate) struct LamportClock {
     /// The clock's value.
     pub c: u64,
     /// The increment of every event.

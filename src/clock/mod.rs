@@ -16,11 +16,11 @@ use crate::algo::Setup;
 
 /// The largest cluster that gets vector clocks by default (a vector is one entry per node on
 /// every datagram and event).
-pub const VC_DEFAULT_MAX_NODES: usize = 64;
+pub(crate) const VC_DEFAULT_MAX_NODES: usize = 64;
 
 crate::algo::options::options! {
     /// The engine's keys, taken by every algorithm, as declared once.
-    pub struct EngineKeys {
+    pub(crate) struct EngineKeys {
         max_slew_ppm: f64 = 100000, crate::algo::options::Kind::Float { min: 1.0, max: 999_999.0 },
             "the fastest a clock correction is slewed in, ppm of the clock's rate (NTP: 500)";
         step: bool = false, crate::algo::options::Kind::Bool,
@@ -32,7 +32,7 @@ crate::algo::options::options! {
 
 /// The engine's clock options ([`EngineKeys`], the size rule of `vc` applied).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ClockOptions {
+pub(crate) struct ClockOptions {
     /// The fastest a correction is slewed in, ppm of the clock's rate.
     pub max_slew_ppm: f64,
     /// Apply corrections at once instead of slewing (a clock may then run backwards).
@@ -43,7 +43,7 @@ pub struct ClockOptions {
 
 impl ClockOptions {
     /// Reads the options of `setup`; the error names the bad value.
-    pub fn from_setup(setup: &Setup) -> Result<Self, String> {
+    pub(crate) fn from_setup(setup: &Setup) -> Result<Self, String> {
         let k = EngineKeys::from_setup(setup)?;
         Ok(ClockOptions {
             max_slew_ppm: k.max_slew_ppm,

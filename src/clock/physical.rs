@@ -19,7 +19,7 @@ pub struct ClockSpec {
 
 /// The default slew bound: fast enough that a 200 ms error is absorbed in a few seconds (real
 /// NTP slews at most 500 ppm and steps beyond 128 ms).
-pub const DEFAULT_MAX_SLEW_PPM: f64 = 100_000.0;
+pub(crate) const DEFAULT_MAX_SLEW_PPM: f64 = 100_000.0;
 
 /// One node's software clock.
 #[derive(Debug, Clone)]
@@ -92,19 +92,20 @@ impl PhysicalClock {
 
     /// The clock's total correction once slewed in (software minus hardware), microseconds:
     /// what a restarted node restores ([`crate::clock::kept`]).
-    pub fn correction_us(&self) -> i64 {
+    pub(crate) fn correction_us(&self) -> i64 {
         (self.applied + self.pending).round() as i64
     }
 
     /// Starts this clock with `correction_us` already applied, before its first reading (a
     /// restarted node restoring the correction it kept): the new boot's first reading is corrected.
-    pub fn restore(&mut self, correction_us: i64) {
+    pub(crate) fn restore(&mut self, correction_us: i64) {
         self.applied = correction_us as f64;
         self.pending = 0.0;
     }
 
+    #[cfg(test)]
     /// The correction still to be slewed in, microseconds.
-    pub fn pending_us(&self) -> i64 {
+    pub(crate) fn pending_us(&self) -> i64 {
         self.pending.round() as i64
     }
 }

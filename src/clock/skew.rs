@@ -44,7 +44,7 @@ fn random_spec(spec: &str) -> Result<(f64, f64), String> {
 }
 
 /// Every node's clock for a launch of `ids` with these flags and seed; the error names the flag.
-pub fn plan_clocks(
+pub(crate) fn plan_clocks(
     ids: &[NodeId],
     offset_ms: Option<&str>,
     drift_ppm: Option<&str>,

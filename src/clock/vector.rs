@@ -19,7 +19,7 @@ pub struct VectorClock(Vec<(NodeId, u64)>);
 impl VectorClock {
     /// A vector from `(node, count)` pairs in any order (zeros dropped; a node listed twice
     /// keeps its largest count).
-    pub fn from_pairs(pairs: impl IntoIterator<Item = (NodeId, u64)>) -> Self {
+    pub(crate) fn from_pairs(pairs: impl IntoIterator<Item = (NodeId, u64)>) -> Self {
         let mut v: Vec<(NodeId, u64)> = pairs.into_iter().filter(|&(_, c)| c > 0).collect();
         // By node, the largest count first: dedup keeps it.
         v.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
@@ -27,8 +27,9 @@ impl VectorClock {
         VectorClock(v)
     }
 
+    #[cfg(test)]
     /// A vector over nodes 1..=len from a list (`[2,4,0]` is node 1: 2, node 2: 4, node 3: 0).
-    pub fn from_slice(v: &[u64]) -> Self {
+    pub(crate) fn from_slice(v: &[u64]) -> Self {
         Self::from_pairs(v.iter().enumerate().map(|(i, &c)| (i as NodeId + 1, c)))
     }
 
@@ -57,7 +58,7 @@ impl VectorClock {
 
     /// The entrywise maximum with `pairs` as the wire carries them (sorted by node; any other
     /// order is sorted first, since a datagram's contents are not to be trusted).
-    pub fn merge_pairs(&mut self, pairs: &[(NodeId, u64)]) {
+    pub(crate) fn merge_pairs(&mut self, pairs: &[(NodeId, u64)]) {
         if !pairs.windows(2).all(|w| w[0].0 < w[1].0) {
             return self.merge_pairs(&VectorClock::from_pairs(pairs.iter().copied()).0);
         }
@@ -121,14 +122,16 @@ impl VectorClock {
         self.compare(other) == Some(Ordering::Less)
     }
 
+    #[cfg(test)]
     /// Whether neither happened before the other.
-    pub fn concurrent(&self, other: &VectorClock) -> bool {
+    pub(crate) fn concurrent(&self, other: &VectorClock) -> bool {
         self.compare(other).is_none()
     }
 
+    #[cfg(test)]
     /// How many events causally precede the event stamped with this vector: the sum of its
     /// entries minus the event itself.
-    pub fn predecessors(&self) -> u64 {
+    pub(crate) fn predecessors(&self) -> u64 {
         self.0.iter().map(|p| p.1).sum::<u64>().saturating_sub(1)
     }
 
@@ -160,7 +163,7 @@ impl From<BTreeMap<NodeId, u64>> for VectorClock {
 /// Whether event `a` at node `i` and event `b` at node `j` can both lie on the frontier of one
 /// consistent cut: neither has seen more of the other's node than that node itself had done,
 /// i.e. VC(a)[i] >= VC(b)[i] and VC(b)[j] >= VC(a)[j].
-pub fn frontier_compatible(i: NodeId, a: &VectorClock, j: NodeId, b: &VectorClock) -> bool {
+pub(crate) fn frontier_compatible(i: NodeId, a: &VectorClock, j: NodeId, b: &VectorClock) -> bool {
     a.get(i) >= b.get(i) && b.get(j) >= a.get(j)
 }
 

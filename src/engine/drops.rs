@@ -6,11 +6,11 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// How long drops are tallied before their records are written.
-pub const INTERVAL: Duration = Duration::from_secs(1);
+pub(crate) const INTERVAL: Duration = Duration::from_secs(1);
 
 /// One class's tally in the current interval.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Tally {
+pub(crate) struct Tally {
     /// The class (`forged`, `replay`, ...).
     pub class: &'static str,
     /// Datagrams refused.
@@ -30,7 +30,7 @@ pub struct Drops {
 
 impl Drops {
     /// Counts one refused datagram at monotonic time `now`.
-    pub fn add(&mut self, now: Duration, e: &WireError, addr: &str) {
+    pub(crate) fn add(&mut self, now: Duration, e: &WireError, addr: &str) {
         self.since.get_or_insert(now);
         let class = e.class();
         match self.open.get_mut(class) {
@@ -54,7 +54,7 @@ impl Drops {
     }
 
     /// The tallies, if due at `now` (or at once with `force`), leaving none open.
-    pub fn take_due(&mut self, now: Duration, force: bool) -> Vec<Tally> {
+    pub(crate) fn take_due(&mut self, now: Duration, force: bool) -> Vec<Tally> {
         match self.deadline() {
             Some(d) if force || now >= d => {
                 self.since = None;

@@ -8,6 +8,7 @@ use super::replay::ReplayWindow;
 use super::timers::Timers;
 use crate::algo::{Algorithm, ClockCorrection, Command, Context, Message, Setup};
 use crate::clock::kept::KeptCorrection;
+use crate::clock::lamport::LamportClock;
 use crate::clock::{ClockOptions, Hlc, PhysicalClock, VectorClock};
 use crate::engine::wire::{Envelope, Sealer, Stamps, WireError};
 use crate::rng::Rng;
@@ -17,7 +18,7 @@ use std::time::Duration;
 
 /// Counters written in the `stop` event.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Counters {
+pub(crate) struct Counters {
     /// Datagrams sent.
     pub sent: u64,
     /// Datagrams accepted.
@@ -57,7 +58,7 @@ pub struct Host<A: Algorithm> {
     /// The algorithm's state (read it in tests; drive it only through the host).
     pub algo: A,
     me: NodeId,
-    lamport: u64,
+    lamport: LamportClock,
     seq: u64,
     boot: u64,
     sealer: Sealer,
@@ -100,7 +101,7 @@ impl<A: Algorithm> Host<A> {
         Host {
             algo,
             me: setup.me,
-            lamport: 0,
+            lamport: LamportClock::new(1),
             seq: 0,
             boot,
             sealer: Sealer::new(key),
@@ -135,11 +136,12 @@ impl<A: Algorithm> Host<A> {
 
     /// The current Lamport clock.
     pub fn lamport(&self) -> u64 {
-        self.lamport
+        self.lamport.c
     }
 
+    #[cfg(test)]
     /// The counters so far.
-    pub fn counters(&self) -> &Counters {
+    pub(crate) fn counters(&self) -> &Counters {
         &self.counters
     }
 
@@ -205,7 +207,7 @@ impl<A: Algorithm> Host<A> {
             self.with_cx(now, |a, cx| a.on_peer_restart(cx, from));
         }
         self.counters.received += 1;
-        self.lamport = self.lamport.max(env.lamport) + 1;
+        self.lamport.recv(env.lamport);
         if let Some(vc) = &mut self.vc {
             vc.recv(self.me, &env.stamps.vc);
         }
@@ -226,7 +228,7 @@ impl<A: Algorithm> Host<A> {
     }
 
     /// Counts a refused datagram; its class's `drop` record is written when the interval ends.
-    pub fn drop_datagram(&mut self, now: Now, e: &WireError, addr: &str) {
+    pub(crate) fn drop_datagram(&mut self, now: Now, e: &WireError, addr: &str) {
         self.counters.dropped += 1;
         *self.counters.dropped_by.entry(e.class()).or_default() += 1;
         self.drops.add(now.mono, e, addr);
@@ -248,7 +250,7 @@ impl<A: Algorithm> Host<A> {
     }
 
     /// Fires every timer whose deadline has passed, earliest first, and writes due drop tallies.
-    pub fn fire_timers(&mut self, now: Now) {
+    pub(crate) fn fire_timers(&mut self, now: Now) {
         while let Some(t) = self.timers.pop_expired(now.mono) {
             self.with_cx(now, |a, cx| a.on_timer(cx, t));
         }
@@ -256,7 +258,7 @@ impl<A: Algorithm> Host<A> {
     }
 
     /// The earliest deadline, timers' or drop tallies', in monotonic time.
-    pub fn next_deadline(&mut self) -> Option<Duration> {
+    pub(crate) fn next_deadline(&mut self) -> Option<Duration> {
         match (self.timers.next_deadline(), self.drops.deadline()) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -265,7 +267,7 @@ impl<A: Algorithm> Host<A> {
 
     /// Counts a datagram the network filter dropped before it reached the engine: no trace
     /// record, only the `stop` event's `net_dropped`.
-    pub fn count_net_drop(&mut self) {
+    pub(crate) fn count_net_drop(&mut self) {
         self.counters.net_dropped += 1;
     }
 
@@ -293,7 +295,7 @@ impl<A: Algorithm> Host<A> {
 
     /// Takes the durable state the algorithm asked to persist since the last call: a driver
     /// stores it before it sends the outbox.
-    pub fn take_persisted(&mut self) -> Option<Vec<u8>> {
+    pub(crate) fn take_persisted(&mut self) -> Option<Vec<u8>> {
         self.persisted.take()
     }
 
@@ -306,7 +308,7 @@ impl<A: Algorithm> Host<A> {
         if let Event::Ignore { .. } = event {
             self.counters.ignored += 1;
         }
-        self.lamport += 1;
+        self.lamport.tick();
         self.tick_clocks(now);
         self.stamp(now, event);
     }
@@ -325,7 +327,7 @@ impl<A: Algorithm> Host<A> {
         self.records.push(Record {
             t: now.wall_us,
             node: Some(self.me),
-            lamport: Some(self.lamport),
+            lamport: Some(self.lamport.c),
             pt: Some(self.clock.read(now.wall_us)),
             vc: self.vc.clone(),
             hlc: Some((self.hlc.l, self.hlc.c)),
@@ -368,7 +370,7 @@ impl<A: Algorithm> Host<A> {
         for cmd in cmds.drain(..) {
             match cmd {
                 Command::Send(to, msg) => {
-                    self.lamport += 1;
+                    self.lamport.tick();
                     self.seq += 1;
                     self.tick_clocks(now);
                     let name = msg.name();
@@ -378,7 +380,7 @@ impl<A: Algorithm> Host<A> {
                         to,
                         boot: self.boot,
                         seq: self.seq,
-                        lamport: self.lamport,
+                        lamport: self.lamport.c,
                         stamps: Stamps {
                             vc: self.vc.as_ref().map(|v| v.pairs().to_vec()).unwrap_or_default(),
                             hlc: (self.hlc.l, self.hlc.c),

@@ -2,7 +2,7 @@
 //! files is `crate::node::keyfile`'s; this is the pure part both drivers share.
 
 /// Key length in bytes.
-pub const KEY_LEN: usize = 32;
+pub(crate) const KEY_LEN: usize = 32;
 
 /// A run's secret key: every datagram of the run is sealed with it.
 #[derive(Clone, PartialEq, Eq)]

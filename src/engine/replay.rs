@@ -6,7 +6,7 @@ use crate::trace::NodeId;
 use std::collections::HashMap;
 
 /// How many sequence numbers below the highest seen are still accepted (once each).
-pub const WINDOW: u64 = 128;
+pub(crate) const WINDOW: u64 = 128;
 
 #[derive(Debug, Clone, Copy)]
 struct Peer {
@@ -18,7 +18,7 @@ struct Peer {
 
 /// The senders' windows.
 #[derive(Debug, Default)]
-pub struct ReplayWindow {
+pub(crate) struct ReplayWindow {
     peers: HashMap<NodeId, Peer>,
 }
 
@@ -52,7 +52,7 @@ impl ReplayWindow {
 
     /// Records (`from`, `boot`, `seq`) as accepted; call only after [`ReplayWindow::check`]
     /// and the MAC passed.
-    pub fn mark(&mut self, from: NodeId, boot: u64, seq: u64) {
+    pub(crate) fn mark(&mut self, from: NodeId, boot: u64, seq: u64) {
         let p = self.peers.entry(from).or_insert(Peer {
             boot,
             top: seq,

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 /// Named timers with lazy deletion from a min-heap.
 #[derive(Debug)]
-pub struct Timers<T> {
+pub(crate) struct Timers<T> {
     live: HashMap<T, (Duration, u64)>,
     heap: BinaryHeap<Reverse<(Duration, u64)>>,
     by_gen: HashMap<u64, T>,
@@ -37,14 +37,14 @@ impl<T: Copy + Eq + Hash> Timers<T> {
     }
 
     /// Cancels `key` if set.
-    pub fn cancel(&mut self, key: T) {
+    pub(crate) fn cancel(&mut self, key: T) {
         if let Some((_, gen)) = self.live.remove(&key) {
             self.by_gen.remove(&gen);
         }
     }
 
     /// The earliest live deadline.
-    pub fn next_deadline(&mut self) -> Option<Duration> {
+    pub(crate) fn next_deadline(&mut self) -> Option<Duration> {
         while let Some(&Reverse((d, gen))) = self.heap.peek() {
             if self.by_gen.contains_key(&gen) {
                 return Some(d);
@@ -55,7 +55,7 @@ impl<T: Copy + Eq + Hash> Timers<T> {
     }
 
     /// Removes and returns one timer whose deadline is at or before `now`, earliest first.
-    pub fn pop_expired(&mut self, now: Duration) -> Option<T> {
+    pub(crate) fn pop_expired(&mut self, now: Duration) -> Option<T> {
         let d = self.next_deadline()?;
         if d > now {
             return None;
@@ -66,11 +66,7 @@ impl<T: Copy + Eq + Hash> Timers<T> {
         Some(key)
     }
 
-    /// How many timers are set.
-    pub fn len(&self) -> usize {
-        self.live.len()
-    }
-
+    #[cfg(test)]
     /// Whether no timer is set.
     pub fn is_empty(&self) -> bool {
         self.live.is_empty()

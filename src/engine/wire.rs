@@ -18,11 +18,11 @@ use serde::{de::DeserializeOwned, Serialize};
 /// The wire protocol version; a datagram with another one is dropped.
 pub const VERSION: u8 = 2;
 /// The largest datagram a node accepts; anything longer is dropped as too large.
-pub const MAX_DATAGRAM: usize = 32 * 1024;
+pub(crate) const MAX_DATAGRAM: usize = 32 * 1024;
 /// Header bytes before the body.
-pub const HEADER_LEN: usize = 1 + 5 * 8;
+pub(crate) const HEADER_LEN: usize = 1 + 5 * 8;
 /// MAC bytes at the end.
-pub const MAC_LEN: usize = 32;
+pub(crate) const MAC_LEN: usize = 32;
 
 const CONFIG: bincode::config::Configuration<
     bincode::config::LittleEndian,

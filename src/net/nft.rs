@@ -16,7 +16,7 @@ use std::io::Write as _;
 use std::process::{Child, Command, Stdio};
 
 /// Whether the kernel backend can work here: root, and `nft` runs. Err: why not, one line.
-pub fn usable() -> Result<(), String> {
+pub(crate) fn usable() -> Result<(), String> {
     // SAFETY: geteuid cannot fail and touches no memory.
     if unsafe { nix::libc::geteuid() } != 0 {
         return Err("--net kernel needs root (nftables rules); run as root or use --net user".into());
@@ -58,7 +58,7 @@ fn nft_batch(script: &str) -> Result<(), String> {
 }
 
 /// Deletes table `name` (family inet); Ok when it is gone, including when it never existed.
-pub fn delete_table(name: &str) -> Result<(), String> {
+pub(crate) fn delete_table(name: &str) -> Result<(), String> {
     let out = Command::new("nft")
         .args(["delete", "table", "inet", name])
         .stdout(Stdio::null())
@@ -83,7 +83,7 @@ fn chance(pct: u32) -> String {
 }
 
 /// The run's own table and its watchdog.
-pub struct NftTable {
+pub(crate) struct NftTable {
     name: String,
     port: HashMap<NodeId, u16>,
     /// Side sets made so far (`side0`...), reused by later partitions.
@@ -249,7 +249,7 @@ impl NftTable {
     }
 
     /// Deletes the table and ends the watchdog.
-    pub fn remove(&mut self) -> Result<(), String> {
+    pub(crate) fn remove(&mut self) -> Result<(), String> {
         let r = delete_table(&self.name);
         if let Some(mut w) = self.watchdog.take() {
             let _ = w.kill();

@@ -72,7 +72,7 @@ pub enum NetCommand {
 }
 
 /// The verbs, for help texts and error messages.
-pub const VERBS: &str = "cut, partition, heal, loss, delay, status";
+pub(crate) const VERBS: &str = "cut, partition, heal, loss, delay, status";
 
 impl NetCommand {
     /// Parses `net VERB ARGS` (the leading `net` optional), checking every id against `members`.
@@ -265,7 +265,7 @@ impl NetAction {
 
     /// The action a `faults.jsonl` event records, when it is a network action written by
     /// [`NetAction::event`] (for any other shape of links, fold with [`NetRules::apply_event`]).
-    pub fn from_event(ev: &Event) -> Option<NetAction> {
+    pub(crate) fn from_event(ev: &Event) -> Option<NetAction> {
         // The link of a list that is one link both ways; None for an empty list.
         fn pair(links: &[Link]) -> Result<Option<(NodeId, NodeId)>, ()> {
             match links {
@@ -337,7 +337,7 @@ pub struct LinkRule {
 
 impl LinkRule {
     /// Whether the link is perfect.
-    pub fn is_clear(&self) -> bool {
+    pub(crate) fn is_clear(&self) -> bool {
         *self == LinkRule::default()
     }
 }
@@ -377,14 +377,14 @@ mod as_pairs {
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
     use std::collections::BTreeMap;
 
-    pub fn serialize<K: Serialize + Ord, V: Serialize, S: Serializer>(
+    pub(crate) fn serialize<K: Serialize + Ord, V: Serialize, S: Serializer>(
         m: &BTreeMap<K, V>,
         s: S,
     ) -> Result<S::Ok, S::Error> {
         s.collect_seq(m.iter())
     }
 
-    pub fn deserialize<'de, K: Deserialize<'de> + Ord, V: Deserialize<'de>, D: Deserializer<'de>>(
+    pub(crate) fn deserialize<'de, K: Deserialize<'de> + Ord, V: Deserialize<'de>, D: Deserializer<'de>>(
         d: D,
     ) -> Result<BTreeMap<K, V>, D::Error> {
         Ok(Vec::<(K, V)>::deserialize(d)?.into_iter().collect())
@@ -396,11 +396,13 @@ mod as_list {
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
     use std::collections::BTreeSet;
 
-    pub fn serialize<K: Serialize + Ord, S: Serializer>(m: &BTreeSet<K>, s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<K: Serialize + Ord, S: Serializer>(m: &BTreeSet<K>, s: S) -> Result<S::Ok, S::Error> {
         s.collect_seq(m.iter())
     }
 
-    pub fn deserialize<'de, K: Deserialize<'de> + Ord, D: Deserializer<'de>>(d: D) -> Result<BTreeSet<K>, D::Error> {
+    pub(crate) fn deserialize<'de, K: Deserialize<'de> + Ord, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<BTreeSet<K>, D::Error> {
         Ok(Vec::<K>::deserialize(d)?.into_iter().collect())
     }
 }
@@ -415,14 +417,15 @@ impl NetRules {
     }
 
     /// Reads rules written by `serde_json::to_vec(&rules)` (the launcher's rules file).
-    pub fn from_json(bytes: &[u8]) -> Result<Self, String> {
+    pub(crate) fn from_json(bytes: &[u8]) -> Result<Self, String> {
         let mut r: NetRules = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
         r.index_sides();
         Ok(r)
     }
 
+    #[cfg(test)]
     /// The rules as JSON, for [`NetRules::from_json`].
-    pub fn to_json(&self) -> Vec<u8> {
+    pub(crate) fn to_json(&self) -> Vec<u8> {
         serde_json::to_vec(self).expect("rules serialise")
     }
 
@@ -443,7 +446,7 @@ impl NetRules {
     /// Puts in force the network event `ev` of `faults.jsonl` (any other event: no change,
     /// false). Exact for every event [`NetAction::event`] writes, and for the older
     /// `partition {nodes}` (those nodes against the rest) and `heal {}` (everything).
-    pub fn apply_event(&mut self, ev: &Event) -> bool {
+    pub(crate) fn apply_event(&mut self, ev: &Event) -> bool {
         match ev {
             Event::Cut { links, .. } => self.cuts.extend(links.iter().copied()),
             Event::Partition { nodes, sides, .. } => {
@@ -525,7 +528,7 @@ impl NetRules {
     }
 
     /// Whether every datagram from `from` to `to` is dropped (a cut or the partition).
-    pub fn blocked(&self, from: NodeId, to: NodeId) -> bool {
+    pub(crate) fn blocked(&self, from: NodeId, to: NodeId) -> bool {
         self.cuts.contains(&(from, to)) || (self.partition_blocks(from, to) && !self.bridged.contains(&(from, to)))
     }
 
@@ -552,12 +555,12 @@ impl NetRules {
 
     /// Whether no rule is in force.
     /// Whether no link is blocked (loss and delay aside).
-    pub fn blocks_nothing(&self) -> bool {
+    pub(crate) fn blocks_nothing(&self) -> bool {
         self.cuts.is_empty() && self.sides.is_empty()
     }
 
     /// Whether no rule of any kind is in force.
-    pub fn is_clear(&self) -> bool {
+    pub(crate) fn is_clear(&self) -> bool {
         self.cuts.is_empty()
             && self.sides.is_empty()
             && self.loss_all == 0
@@ -567,7 +570,7 @@ impl NetRules {
     }
 
     /// Whether a delay is in force anywhere (the kernel backend leaves delay to the nodes).
-    pub fn has_delay(&self) -> bool {
+    pub(crate) fn has_delay(&self) -> bool {
         self.delay_all != (0, 0) || self.delay_link.values().any(|&d| d != (0, 0))
     }
 
@@ -600,12 +603,12 @@ impl NetRules {
     }
 
     /// The directed links healed across the partition.
-    pub fn bridged(&self) -> impl Iterator<Item = Link> + '_ {
+    pub(crate) fn bridged(&self) -> impl Iterator<Item = Link> + '_ {
         self.bridged.iter().copied()
     }
 
     /// The loss on every link without one of its own, and the links with their own.
-    pub fn losses(&self) -> (u32, impl Iterator<Item = (Link, u32)> + '_) {
+    pub(crate) fn losses(&self) -> (u32, impl Iterator<Item = (Link, u32)> + '_) {
         (self.loss_all, self.loss_link.iter().map(|(&l, &p)| (l, p)))
     }
 

@@ -38,7 +38,7 @@ pub struct Record {
 
 impl Record {
     /// A line with no clock stamps: the launcher's, or the simulator's faults.
-    pub fn unstamped(t: u64, node: Option<NodeId>, event: Event) -> Record {
+    pub(crate) fn unstamped(t: u64, node: Option<NodeId>, event: Event) -> Record {
         Record {
             t,
             node,

@@ -179,7 +179,7 @@ impl MappedTrace {
     }
 
     /// Unmaps the window and cuts the file to the lines written (a clean stop).
-    pub fn finish(&mut self) -> io::Result<()> {
+    pub(crate) fn finish(&mut self) -> io::Result<()> {
         self.unmap();
         if self.file.metadata()?.len() != self.end {
             self.file.set_len(self.end)?;

@@ -11,12 +11,12 @@ use super::{Event, NodeId, Record};
 use std::collections::HashMap;
 
 /// A datagram's name: (sender, receiver, the sender's `seq`).
-pub type MsgName = (NodeId, NodeId, u64);
+pub(crate) type MsgName = (NodeId, NodeId, u64);
 
 /// The sends of a run by name, each with what its reader keeps of it (`T`: a record, a
 /// position, an arrow's index).
 #[derive(Debug, Clone)]
-pub struct Sends<T> {
+pub(crate) struct Sends<T> {
     by_name: HashMap<MsgName, Vec<(u64, T)>>,
 }
 
@@ -38,7 +38,7 @@ impl<T> Sends<T> {
     }
 
     /// The send that a receive of `name` at true time `t` received (see the module's rule).
-    pub fn send_of(&self, name: MsgName, t: u64) -> Option<&T> {
+    pub(crate) fn send_of(&self, name: MsgName, t: u64) -> Option<&T> {
         let v = self.by_name.get(&name)?;
         v.iter().rev().find(|(ts, _)| *ts <= t).or(v.first()).map(|(_, w)| w)
     }

@@ -19,4 +19,4 @@ pub use writer::{wall_us, JsonlWriter};
 
 /// The node whose trace a run writes as `resource.jsonl` rather than `node-0.jsonl`: a
 /// mutual-exclusion run's shared resource.
-pub const RESOURCE_NODE: NodeId = 0;
+pub(crate) const RESOURCE_NODE: NodeId = 0;

@@ -81,10 +81,11 @@ struct Changes {
 }
 
 impl Record {
+    #[cfg(test)]
     /// Parses one JSON line of a trace.
     /// A line whose clock was written as changes (`dvc`) reads with no `vc`: the readers of
     /// whole files ([`super::Jsonl`]) put it back from the lines before.
-    pub fn from_json(line: &[u8]) -> serde_json::Result<Record> {
+    pub(crate) fn from_json(line: &[u8]) -> serde_json::Result<Record> {
         Self::from_json_with_changes(line).map(|(r, _)| r)
     }
 

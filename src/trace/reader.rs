@@ -103,7 +103,7 @@ pub fn read_jsonl_file(path: &Path) -> io::Result<Jsonl> {
 impl Jsonl {
     /// Reads a last line that has no newline: one that does not parse marks the file as
     /// [`cut`](Jsonl::cut) instead of counting as a bad line.
-    pub fn read_last_line(&mut self, file: &str, number: usize, line: &[u8]) {
+    pub(crate) fn read_last_line(&mut self, file: &str, number: usize, line: &[u8]) {
         let bad = self.bad.len();
         self.read_line(file, number, line);
         if self.bad.len() > bad {
@@ -113,7 +113,7 @@ impl Jsonl {
     }
 
     /// Why the file, which exists, is incomplete evidence: empty, or its last line cut.
-    pub fn incomplete(&self) -> Option<String> {
+    pub(crate) fn incomplete(&self) -> Option<String> {
         if !self.exists {
             None
         } else if self.cut {
@@ -274,7 +274,7 @@ impl RunDir {
     /// Loads `dir`, taking the files of `given` (by name, as `node-3.jsonl`) as already read:
     /// the launcher hands over what it read while following the run, so that no trace is
     /// parsed twice; every other file is read from disk.
-    pub fn load_with(dir: &Path, mut given: BTreeMap<String, Jsonl>) -> io::Result<Self> {
+    pub(crate) fn load_with(dir: &Path, mut given: BTreeMap<String, Jsonl>) -> io::Result<Self> {
         let info_path = dir.join("run.json");
         let bytes = super::regular::read(&info_path, super::regular::MAX_RUN_JSON_BYTES)?.ok_or_else(|| {
             io::Error::new(

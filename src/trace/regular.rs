@@ -11,12 +11,12 @@ use std::path::Path;
 /// The largest trace file (`node-K.jsonl`, `faults.jsonl`, `resource.jsonl`) read: 256 MiB,
 /// some 2.5 million lines, about 10 times a 300 s chaos soak's busiest node; parsed, it takes
 /// several times that in memory.
-pub const MAX_TRACE_BYTES: u64 = 256 << 20;
+pub(crate) const MAX_TRACE_BYTES: u64 = 256 << 20;
 /// The largest `run.json` read: 16 MiB (a 1000-node mesh's is under 1 MiB).
-pub const MAX_RUN_JSON_BYTES: u64 = 16 << 20;
+pub(crate) const MAX_RUN_JSON_BYTES: u64 = 16 << 20;
 
 /// What kind of file `meta` is, in words, when it is not a regular file.
-pub fn not_regular(meta: &Metadata) -> Option<&'static str> {
+pub(crate) fn not_regular(meta: &Metadata) -> Option<&'static str> {
     let t = meta.file_type();
     if t.is_file() {
         None

@@ -15,7 +15,7 @@ use super::{NodeId, Record};
 use crate::clock::VectorClock;
 
 /// A whole `vc` at least once every this many lines that carry a clock.
-pub const WHOLE_EVERY: u32 = 64;
+pub(crate) const WHOLE_EVERY: u32 = 64;
 
 /// The writer's side: the clock of the previous line written, to write the next as changes.
 #[derive(Debug, Default)]
@@ -77,7 +77,7 @@ fn changes(prev: &[(NodeId, u64)], now: &[(NodeId, u64)], out: &mut Vec<(NodeId,
 
 /// The reader's side: the whole clock of a line that carried `dvc`, from the previous line's
 /// clock `prev` (each changed entry replaces the old one).
-pub fn expand(prev: &VectorClock, dvc: &VectorClock) -> VectorClock {
+pub(crate) fn expand(prev: &VectorClock, dvc: &VectorClock) -> VectorClock {
     let (a, b) = (prev.pairs(), dvc.pairs());
     let mut out = Vec::with_capacity(a.len() + b.len());
     let (mut i, mut j) = (0, 0);

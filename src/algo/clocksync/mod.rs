@@ -11,7 +11,7 @@ use std::time::Duration;
 
 options! {
     /// The keys Cristian and Berkeley share, as declared once.
-    pub struct SyncKeys {
+    pub(crate) struct SyncKeys {
         server: Option<u64> = none shown "1", Kind::Int { min: 0, max: u64::MAX },
             "Cristian's time server, Berkeley's master (default: the smallest id, 1 unless --ids says otherwise)";
         period_ms: u64 = 1000, Kind::Int { min: 10, max: 1_000_000_000 }, "how often a round starts";
@@ -26,7 +26,7 @@ options! {
 
 /// The options both algorithms share ([`SyncKeys`] in the units they use).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct SyncOptions {
+pub(crate) struct SyncOptions {
     /// The time server (Cristian) or master (Berkeley): `server`, default the smallest id.
     pub server: NodeId,
     /// How often a round starts.
@@ -41,7 +41,7 @@ pub struct SyncOptions {
 
 impl SyncOptions {
     /// Reads and checks the options of `setup`; the error names the bad value.
-    pub fn from_setup(setup: &Setup) -> Result<Self, String> {
+    pub(crate) fn from_setup(setup: &Setup) -> Result<Self, String> {
         let k = SyncKeys::from_setup(setup)?;
         let first = setup.members.iter().copied().min().unwrap_or(setup.me);
         let server = k.server.unwrap_or(first);
@@ -62,15 +62,15 @@ impl SyncOptions {
 mod tests;
 
 /// The start of the note a restarted node writes when it restored the correction it kept.
-pub const CORRECTION_RESTORED: &str = "restarted: restored the clock correction kept before the restart";
+pub(crate) const CORRECTION_RESTORED: &str = "restarted: restored the clock correction kept before the restart";
 
 /// The start of the note a restarted node writes when it has no correction to restore.
-pub const CORRECTIONS_LOST: &str = "restarted without a kept clock correction";
+pub(crate) const CORRECTIONS_LOST: &str = "restarted without a kept clock correction";
 
 /// What a restarted node says at start about its clock (None: not a restart). The engine
 /// restored the correction already (`clock::kept`); this says which case it was, so that the
 /// trace and the checker's summary tell a restored clock from one back at its original offset.
-pub fn restart_note(setup: &Setup) -> Option<String> {
+pub(crate) fn restart_note(setup: &Setup) -> Option<String> {
     if !setup.restarted && setup.durable.is_none() {
         return None;
     }

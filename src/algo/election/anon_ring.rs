@@ -38,7 +38,7 @@ use std::time::Duration;
 
 /// Anonymous-ring messages.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub enum AnonMsg {
+pub(crate) enum AnonMsg {
     /// A candidate's token, identical for every candidate.
     Token,
     /// Someone was elected; the id is only the address followers watch.
@@ -56,7 +56,7 @@ impl Message for AnonMsg {
 
 /// The states of the course.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum State {
+pub(crate) enum State {
     /// Follower.
     Seguidor,
     /// Candidate: sent a token, waits for it.
@@ -69,11 +69,11 @@ pub enum State {
 
 /// The anonymous ring's only timer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Backoff;
+pub(crate) struct Backoff;
 
 /// One node's anonymous-ring state.
 #[derive(Debug, Clone)]
-pub struct AnonRing {
+pub(crate) struct AnonRing {
     state: State,
     /// A TOKEN was already forwarded in this term.
     relayed_token: bool,
@@ -86,6 +86,7 @@ pub struct AnonRing {
 }
 
 impl AnonRing {
+    #[cfg(test)]
     /// The node's state in the course's words.
     pub fn state(&self) -> State {
         self.state

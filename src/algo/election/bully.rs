@@ -50,7 +50,7 @@ use serde::{Deserialize, Serialize};
 
 options! {
     /// Bully's own keys.
-    pub struct BullyOptions {
+    pub(crate) struct BullyOptions {
         stable: bool = false, Kind::Bool,
             "uptime-weighted: a recovered node follows a live leader instead of deposing it";
     }
@@ -58,7 +58,7 @@ options! {
 
 /// Bully messages.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub enum BullyMsg {
+pub(crate) enum BullyMsg {
     /// The sender runs an election and asks whether anyone outranking it is alive.
     Election {
         /// Whether the sender is settled (stable mode only; false otherwise).
@@ -82,7 +82,7 @@ impl Message for BullyMsg {
 
 /// Bully timers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum BullyTimer {
+pub(crate) enum BullyTimer {
     /// No OK came back.
     Answer,
     /// An OK came but no COORDINATOR followed.
@@ -100,7 +100,7 @@ enum Phase {
 
 /// One node's bully state.
 #[derive(Debug, Clone)]
-pub struct Bully {
+pub(crate) struct Bully {
     stable: bool,
     phase: Phase,
     /// Nothing heard from any peer since this process started.

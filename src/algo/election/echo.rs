@@ -48,11 +48,11 @@ use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// A node's claim to lead: (capability, id); the larger wins.
-pub type Claim = (u64, NodeId);
+pub(crate) type Claim = (u64, NodeId);
 
 /// Echo messages.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub enum EchoMsg {
+pub(crate) enum EchoMsg {
     /// The wave of initiator `wave` spreads.
     Election {
         /// The wave's initiator.
@@ -96,12 +96,12 @@ pub fn weights(setup: &Setup) -> Result<BTreeMap<NodeId, u64>, String> {
 }
 
 /// The seeded random capability of node `id` in a run with seed `seed` (1 to 100).
-pub fn default_capability(seed: u64, id: NodeId) -> u64 {
+pub(crate) fn default_capability(seed: u64, id: NodeId) -> u64 {
     Rng::new(seed ^ id.wrapping_mul(0x9e37_79b9_7f4a_7c15)).range(1, 101)
 }
 
 /// The capability of node `id`: its weight if given, the seeded default otherwise.
-pub fn capability(setup: &Setup, id: NodeId) -> Result<u64, String> {
+pub(crate) fn capability(setup: &Setup, id: NodeId) -> Result<u64, String> {
     Ok(weights(setup)?
         .get(&id)
         .copied()
@@ -119,7 +119,7 @@ struct Wave {
 
 /// One node's Echo state.
 #[derive(Debug, Clone)]
-pub struct Echo {
+pub(crate) struct Echo {
     me: NodeId,
     capability: u64,
     wave: Option<Wave>,

@@ -43,7 +43,7 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// A side of the ring, as this node sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub enum Side {
+pub(crate) enum Side {
     /// The first neighbour.
     Left,
     /// The second neighbour.
@@ -67,7 +67,7 @@ const SIDES: [Side; 2] = [Side::Left, Side::Right];
 /// Franklin messages. `side` is the sender's side it left by: in a ring of two nodes both
 /// neighbours are the same node, and only this tells the two links apart.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub enum FrMsg {
+pub(crate) enum FrMsg {
     /// An active node's id, in round `round`.
     Election {
         /// The round of the node whose id this is.
@@ -116,7 +116,7 @@ type Arrival = (Side, u64, Option<NodeId>);
 
 /// One node's Franklin state.
 #[derive(Debug, Clone)]
-pub struct Franklin {
+pub(crate) struct Franklin {
     me: NodeId,
     /// The neighbour on each side (None: this node ends a line there).
     sides: [Option<NodeId>; 2],

@@ -73,7 +73,7 @@ impl Neighbours {
     }
 
     /// Whether `n` was declared dead in this term.
-    pub fn is_dead(&self, n: NodeId) -> bool {
+    pub(crate) fn is_dead(&self, n: NodeId) -> bool {
         self.dead.contains(&n)
     }
 
@@ -120,7 +120,7 @@ impl Neighbours {
 
     /// Neighbours the detector found silent: declared dead; the protocol carries on without
     /// those that never spoke in this term, or a new term starts if one of them had.
-    pub fn awaited_silent<E: Waits>(e: &mut E, cx: &mut ElectionCx<'_, E>, nodes: Vec<NodeId>) {
+    pub(crate) fn awaited_silent<E: Waits>(e: &mut E, cx: &mut ElectionCx<'_, E>, nodes: Vec<NodeId>) {
         let n = e.neighbours();
         let mut lost = Vec::new();
         let mut restart = false;
@@ -169,7 +169,7 @@ impl Neighbours {
 
     /// Marks the winner as known without flooding (for protocols that announce their own way);
     /// false when it was already known.
-    pub fn announce(&mut self) -> bool {
+    pub(crate) fn announce(&mut self) -> bool {
         !std::mem::replace(&mut self.announced, true)
     }
 }

@@ -7,7 +7,7 @@ use crate::algo::NodeId;
 
 options! {
     /// The election family's keys.
-    pub struct ElectionOptions {
+    pub(crate) struct ElectionOptions {
         majority: bool = false, Kind::Bool,
             "split-brain contained: votes of a weighted majority, check-quorum, pre-vote";
         weights: Vec<(NodeId, u64)> = none shown "1 each", Kind::IdWeights { max: MAX_WEIGHT },

@@ -43,7 +43,7 @@ use std::collections::BTreeSet;
 
 options! {
     /// Ring-list's own keys.
-    pub struct RingListOptions {
+    pub(crate) struct RingListOptions {
         pick: &'static str = max, Kind::Choice(&["max", "min"]),
             "the winner is the largest or the smallest id of the collected list";
     }
@@ -51,7 +51,7 @@ options! {
 
 /// Ring-list messages.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub enum RlMsg {
+pub(crate) enum RlMsg {
     /// The ids collected so far, in ring order from the initiator.
     Election(Vec<NodeId>),
     /// The winner and the new ring's members.
@@ -76,7 +76,7 @@ impl Message for RlMsg {
 
 /// Which id of the list wins.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Pick {
+pub(crate) enum Pick {
     /// The highest id.
     Max,
     /// The lowest id.
@@ -96,7 +96,7 @@ impl Pick {
 
 /// One node's ring-list state.
 #[derive(Debug, Clone)]
-pub struct RingList {
+pub(crate) struct RingList {
     pick: Pick,
     /// The members of the ring as last announced.
     ring: Vec<NodeId>,
@@ -109,11 +109,13 @@ pub struct RingList {
 }
 
 impl RingList {
+    #[cfg(test)]
     /// The members of the new ring, as the last COORDINATOR announced them.
     pub fn ring(&self) -> &[NodeId] {
         &self.ring
     }
 
+    #[cfg(test)]
     /// The ELECTION lists that reached this node in the current term, as they arrived.
     pub fn heard(&self) -> &[Vec<NodeId>] {
         &self.heard

@@ -50,7 +50,7 @@ pub fn ring(ids: &[NodeId]) -> Graph {
 }
 
 /// The same cycle, each node listing [predecessor, successor] (as the ring launcher does).
-pub fn bidirectional_ring(ids: &[NodeId]) -> Graph {
+pub(crate) fn bidirectional_ring(ids: &[NodeId]) -> Graph {
     ring(ids)
         .into_iter()
         .map(|(a, mut nb)| {
@@ -64,18 +64,18 @@ pub fn bidirectional_ring(ids: &[NodeId]) -> Graph {
 
 /// The launcher's graph `spec` (`grid`, `random:K`, ...) over `ids` as neighbour lists: the
 /// tests run on the graphs users launch, built by one module.
-pub fn launched(spec: &str, ids: &[NodeId], seed: u64) -> Graph {
+pub(crate) fn launched(spec: &str, ids: &[NodeId], seed: u64) -> Graph {
     let g = crate::topology::build(spec, ids, seed).unwrap_or_else(|e| panic!("{spec}: {e}"));
     ids.iter().map(|&i| (i, g.neighbours(i).to_vec())).collect()
 }
 
 /// The number of edges.
-pub fn edges(g: &Graph) -> usize {
+pub(crate) fn edges(g: &Graph) -> usize {
     g.values().map(Vec::len).sum::<usize>() / 2
 }
 
 /// Whether the graph without the `dead` nodes is connected.
-pub fn connected_without(g: &Graph, dead: &[NodeId]) -> bool {
+pub(crate) fn connected_without(g: &Graph, dead: &[NodeId]) -> bool {
     let live: Vec<NodeId> = g.keys().copied().filter(|x| !dead.contains(x)).collect();
     let Some(&first) = live.first() else {
         return true;
@@ -133,7 +133,7 @@ pub fn elect<E: Election>(s: &mut Sim<Leadership<E>>, old: Option<NodeId>) -> No
 }
 
 /// For every term, the nodes that declared themselves its leader.
-pub fn self_declared<A: crate::algo::Algorithm>(s: &Sim<A>) -> BTreeMap<u64, BTreeSet<NodeId>> {
+pub(crate) fn self_declared<A: crate::algo::Algorithm>(s: &Sim<A>) -> BTreeMap<u64, BTreeSet<NodeId>> {
     let mut out: BTreeMap<u64, BTreeSet<NodeId>> = BTreeMap::new();
     for r in s.events("leader") {
         if let Event::Leader { leader, term } = r.event {
@@ -146,7 +146,7 @@ pub fn self_declared<A: crate::algo::Algorithm>(s: &Sim<A>) -> BTreeMap<u64, BTr
 }
 
 /// Asserts that no term had two nodes that each declared themselves its leader.
-pub fn one_leader_per_term<A: crate::algo::Algorithm>(s: &Sim<A>) {
+pub(crate) fn one_leader_per_term<A: crate::algo::Algorithm>(s: &Sim<A>) {
     for (term, who) in self_declared(s) {
         assert!(who.len() == 1, "term {term} has leaders {who:?}");
     }
@@ -154,7 +154,12 @@ pub fn one_leader_per_term<A: crate::algo::Algorithm>(s: &Sim<A>) {
 
 /// A network with delays of 1 to `max_ms` ms, each datagram lost and duplicated with
 /// probability `loss`; the simulator of `E` on it.
-pub fn sim_net<E: Election + 'static>(setups: Vec<Setup>, seed: u64, max_ms: u64, loss: f64) -> Sim<Leadership<E>> {
+pub(crate) fn sim_net<E: Election + 'static>(
+    setups: Vec<Setup>,
+    seed: u64,
+    max_ms: u64,
+    loss: f64,
+) -> Sim<Leadership<E>> {
     let net = NetConfig {
         drop: loss,
         duplicate: loss,
@@ -167,7 +172,7 @@ pub fn sim_net<E: Election + 'static>(setups: Vec<Setup>, seed: u64, max_ms: u64
 /// disagreement within a term and no absurd term, but the run need not end agreed. For a
 /// protocol known not to elect under loss yet (Yo-Yo: a lost YO stalls its round); move it to
 /// [`lossy`] once it does.
-pub fn lossy_safety<E: Election + 'static>(setups: Vec<Setup>, seed: u64) {
+pub(crate) fn lossy_safety<E: Election + 'static>(setups: Vec<Setup>, seed: u64) {
     let mut n = net(seed, 4);
     n.drop = 0.03;
     n.duplicate = 0.05;
@@ -184,7 +189,7 @@ pub fn lossy_safety<E: Election + 'static>(setups: Vec<Setup>, seed: u64) {
 }
 
 /// Sets option `key=value` on every setup.
-pub fn with_opt(mut setups: Vec<Setup>, key: &str, value: &str) -> Vec<Setup> {
+pub(crate) fn with_opt(mut setups: Vec<Setup>, key: &str, value: &str) -> Vec<Setup> {
     for s in &mut setups {
         s.opts.insert(key.into(), value.into());
     }
@@ -192,7 +197,7 @@ pub fn with_opt(mut setups: Vec<Setup>, key: &str, value: &str) -> Vec<Setup> {
 }
 
 /// Messages named `name` sent from simulated time `since` on.
-pub fn sent_since<A: crate::algo::Algorithm>(s: &Sim<A>, name: &str, since: Duration) -> usize {
+pub(crate) fn sent_since<A: crate::algo::Algorithm>(s: &Sim<A>, name: &str, since: Duration) -> usize {
     s.trace
         .iter()
         .filter(|r| r.t >= since.as_micros() as u64)
@@ -224,7 +229,7 @@ pub fn shuffled(n: u64, seed: u64) -> Vec<NodeId> {
 }
 
 /// Every topology the graph protocols must run on, built over `ids` (with seed `seed`).
-pub fn topologies(ids: &[NodeId], seed: u64) -> Vec<(&'static str, Graph)> {
+pub(crate) fn topologies(ids: &[NodeId], seed: u64) -> Vec<(&'static str, Graph)> {
     // A node has at most n - 1 neighbours.
     let random = |k: usize| launched(&format!("random:{}", k.min(ids.len() - 1)), ids, seed);
     vec![
@@ -239,7 +244,7 @@ pub fn topologies(ids: &[NodeId], seed: u64) -> Vec<(&'static str, Graph)> {
 
 /// Pauses the leader `old`, expects `new` to win, resumes `old`, and checks that it stepped
 /// down and follows `new` in the new term.
-pub fn pause_and_resume<E: Election>(s: &mut Sim<Leadership<E>>, old: NodeId, new: NodeId) {
+pub(crate) fn pause_and_resume<E: Election>(s: &mut Sim<Leadership<E>>, old: NodeId, new: NodeId) {
     assert_eq!(elect(s, None), old);
     s.pause(old);
     assert_eq!(elect(s, Some(old)), new);
@@ -254,14 +259,14 @@ pub fn pause_and_resume<E: Election>(s: &mut Sim<Leadership<E>>, old: NodeId, ne
 }
 
 /// The checker's judgement of the simulation so far (as if the launcher had recorded it).
-pub fn judge<A: crate::algo::Algorithm>(s: &Sim<A>) -> crate::check::Analysis {
+pub(crate) fn judge<A: crate::algo::Algorithm>(s: &Sim<A>) -> crate::check::Analysis {
     crate::check::analyse(&crate::check::sim_run(s, "simulation", "sim"))
 }
 
 /// Asserts what the checker asserts of a real run: no violation it cannot explain (a term
 /// with two leaders, an agreement or termination failure at the end, an absurd term), and that
 /// an election happened at all.
-pub fn assert_checked<A: crate::algo::Algorithm>(s: &Sim<A>) -> crate::check::Analysis {
+pub(crate) fn assert_checked<A: crate::algo::Algorithm>(s: &Sim<A>) -> crate::check::Analysis {
     let a = judge(s);
     assert!(a.election.is_some(), "no election event at all");
     assert!(!a.violated(), "{}", crate::check::summary::render(&a, false));

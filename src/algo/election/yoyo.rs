@@ -45,7 +45,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// Yo-Yo messages.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub enum YyMsg {
+pub(crate) enum YyMsg {
     /// The sender's id, for the orientation phase.
     Id(NodeId),
     /// YO-: the smallest source id known to the sender, in iteration `iter`.
@@ -96,7 +96,7 @@ enum Phase {
 
 /// One node's Yo-Yo state.
 #[derive(Debug, Clone)]
-pub struct YoYo {
+pub(crate) struct YoYo {
     me: NodeId,
     phase: Phase,
     iter: u64,

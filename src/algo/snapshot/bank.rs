@@ -54,7 +54,7 @@ use std::time::Duration;
 
 /// What travels on a FIFO channel.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub enum Item {
+pub(crate) enum Item {
     /// Money.
     Transfer {
         /// The sender's transfer number: its receiver applies each id once.
@@ -73,7 +73,7 @@ pub enum Item {
 
 /// The bank's messages.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub enum BankMsg {
+pub(crate) enum BankMsg {
     /// A channel item of the reliable layer, or its acknowledgement.
     Link(Frame<Item>),
     /// A restarted account's first word to every neighbour: my old boot is gone.
@@ -111,7 +111,7 @@ impl Message for BankMsg {
 
 /// The bank's timers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum BankTimer {
+pub(crate) enum BankTimer {
     /// Send a transfer.
     Transfer,
     /// Store the state if it changed, then let out what waits for it and send again what is
@@ -127,7 +127,7 @@ pub enum BankTimer {
 
 /// Which snapshots a bank takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Methods {
+pub(crate) struct Methods {
     /// Chandy-Lamport markers.
     pub markers: bool,
     /// Recording at a physical-clock time.
@@ -136,7 +136,7 @@ pub struct Methods {
 
 options! {
     /// The bank's keys, as declared once.
-    pub struct BankKeys {
+    pub(crate) struct BankKeys {
         snapshot: &'static str = none, Kind::Choice(&["none", "chandy-lamport", "clock", "both"]),
             "how global states are recorded: Chandy-Lamport markers, each node at a clock time, or both";
         snapshot_ms: u64 = 1000, Kind::Int { min: 10, max: 1_000_000_000 }, "how often a snapshot is taken";
@@ -153,7 +153,7 @@ options! {
 
 /// The bank's options, from `--set` ([`BankKeys`] in the units the bank uses).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct BankOptions {
+pub(crate) struct BankOptions {
     /// Starting balance of every account.
     pub balance: u64,
     /// Mean time between one node's transfers.
@@ -172,7 +172,7 @@ pub struct BankOptions {
 
 impl BankOptions {
     /// Reads and checks the options; the error names the bad value.
-    pub fn from_setup(setup: &Setup) -> Result<Self, String> {
+    pub(crate) fn from_setup(setup: &Setup) -> Result<Self, String> {
         let k = BankKeys::from_setup(setup)?;
         if setup.neighbours.is_empty() {
             return Err(format!("bank: node {} has no neighbour to send money to", setup.me));
@@ -211,7 +211,7 @@ struct Taken {
 
 /// What an account keeps on stable storage (one file, replaced atomically).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct Stored {
+pub(crate) struct Stored {
     /// The balance.
     pub balance: u64,
     /// The last transfer id used.
@@ -226,7 +226,7 @@ pub struct Stored {
 
 impl Stored {
     /// The money in the transfers not yet acknowledged.
-    pub fn outbox_money(&self) -> u64 {
+    pub(crate) fn outbox_money(&self) -> u64 {
         self.outbox.iter().map(|(_, i)| money(i)).sum()
     }
 }
@@ -240,7 +240,7 @@ fn money(item: &Item) -> u64 {
 
 /// One account.
 #[derive(Debug, Clone)]
-pub struct Bank {
+pub(crate) struct Bank {
     opts: BankOptions,
     neighbours: Vec<NodeId>,
     initiator: bool,

@@ -105,7 +105,7 @@ use std::marker::PhantomData;
 use std::time::Duration;
 
 /// How far above its own term a node accepts a term (see "terms cannot be forced").
-pub const MAX_TERM_LEAP: u64 = 1 << 20;
+pub(crate) const MAX_TERM_LEAP: u64 = 1 << 20;
 
 /// An election protocol, as the textbook gives it; [`Leadership`] supplies terms,
 /// failure detection and ring repair around it.

@@ -23,11 +23,11 @@ impl<M: Message> Core<M> {
     }
     /// When this node last started running without a gap: its start, or the end of its last
     /// stall (as after SIGSTOP).
-    pub fn running_since(&self) -> Duration {
+    pub(crate) fn running_since(&self) -> Duration {
         self.live.running_since()
     }
     /// Whether this node suspects `node`.
-    pub fn is_suspected(&self, node: NodeId) -> bool {
+    pub(crate) fn is_suspected(&self, node: NodeId) -> bool {
         self.live.is_suspected(node)
     }
     /// The first successor this node does not suspect (None when it suspects everyone); in a
@@ -55,7 +55,7 @@ impl<M: Message> Core<M> {
 
     /// Whether this node may claim to lead the current term: not when it joined the term while
     /// waking from a stall (see "stalls"); it should then ask for a new election instead.
-    pub fn may_claim(&self) -> bool {
+    pub(crate) fn may_claim(&self) -> bool {
         self.term > self.stale_upto
     }
 
