@@ -6,7 +6,9 @@
 //! between actions and `faults.jsonl` events. The checker folds `faults.jsonl` through
 //! [`NetRules::apply_event`] to know what the network was doing at any time.
 
+pub mod action;
 pub mod nft;
 pub mod rules;
 
-pub use rules::{Link, NetAction, NetCommand, NetRules};
+pub use action::{Link, NetAction, NetCommand};
+pub use rules::NetRules;

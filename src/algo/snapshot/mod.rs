@@ -2,6 +2,8 @@
 //! by Chandy-Lamport's markers or by every node at the same time on its own clock.
 
 pub mod bank;
+mod bank_messages;
+mod bank_options;
 
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,41 @@
+//! Tests of [`nodes`](super).
+
+use super::*;
+use crate::cluster::{plan, sockets, LaunchOptions};
+
+#[test]
+fn a_node_that_fails_to_start_fails_the_launch_with_its_own_words() {
+    let dir = std::env::temp_dir().join(format!("coordlab-failstart-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let opts = LaunchOptions {
+        quiet: true,
+        logs: dir.clone(),
+        ..plan::test_options(2)
+    };
+    let mut plan = plan::plan(&opts).unwrap();
+    let socks = sockets::bind_all(&mut plan, 0).unwrap();
+    // The "coordlab" spawned here is this test binary (current_exe), which refuses the
+    // node's options and exits with an error line: a node that cannot start.
+    let key = dir.join("key");
+    crate::node::keyfile::write(&key, &crate::node::keyfile::generate().unwrap()).unwrap();
+    let args = NodeArgs::new(&opts, &plan, &dir, &key).unwrap();
+    let mut fleet = Fleet::new(&plan.nodes, args, &dir, 0).unwrap();
+    fleet.spawn_all(socks, None, Gate::new().unwrap()).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while fleet.start_failure.is_none() {
+        assert!(Instant::now() < deadline, "no start failure seen");
+        fleet.refresh();
+        fleet.reap();
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let why = fleet.start_failure.take().unwrap();
+    assert!(
+        why.starts_with("node ") && why.contains("failed to start (exit"),
+        "{why}"
+    );
+    assert!(why.contains("error"), "the node's own words: {why}");
+    fleet.stop_all();
+    assert!(fleet.all_reaped());
+    let _ = std::fs::remove_dir_all(&dir);
+}
