@@ -6,6 +6,7 @@ mod common;
 
 use common::*;
 use coordlab::trace::{Event, Record, RunDir};
+use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
@@ -92,26 +93,27 @@ fn tables() -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// A mesh of `n` under bully with network backend `net`, the given heartbeat and timeout (ms).
+fn bully_mesh(n: usize, logs: &Path, net: &str, heartbeat_ms: &str, timeout_ms: &str) -> Launch {
+    let args = [
+        "--algo",
+        "bully",
+        "--net",
+        net,
+        "--heartbeat-ms",
+        heartbeat_ms,
+        "--timeout-ms",
+        timeout_ms,
+    ];
+    Launch::command("mesh", n, logs, &args)
+}
+
 /// A mesh of 4 under bully (the leader, 4, heartbeats every node): cut the link 3-4, see 4's
 /// messages to 3 stop while the cut holds and come again after the heal; then the same with
 /// a loss of 100% on that link, typed from another terminal (`coordlab net`).
 fn cut_then_loss(backend: &str, name: &str) -> String {
     let logs = temp_logs(name);
-    let mut l = Launch::command(
-        "mesh",
-        4,
-        &logs,
-        &[
-            "--algo",
-            "bully",
-            "--net",
-            backend,
-            "--heartbeat-ms",
-            "50",
-            "--timeout-ms",
-            "400",
-        ],
-    );
+    let mut l = bully_mesh(4, &logs, backend, "50", "400");
     l.wait_for("agreement on node 4", |rd| {
         agreed(rd, &[1, 2, 3, 4]).filter(|a| a.0 == 4)
     });
@@ -221,21 +223,7 @@ fn kernel_backend_cut_and_loss_stop_a_links_datagrams_until_healed() {
 #[test]
 fn delay_holds_every_datagram_and_jitter_reorders_them() {
     let logs = temp_logs("net-delay");
-    let mut l = Launch::command(
-        "mesh",
-        3,
-        &logs,
-        &[
-            "--algo",
-            "bully",
-            "--net",
-            "user",
-            "--heartbeat-ms",
-            "20",
-            "--timeout-ms",
-            "3000",
-        ],
-    );
+    let mut l = bully_mesh(3, &logs, "user", "20", "3000");
     l.wait_for("agreement on node 3", |rd| agreed(rd, &[1, 2, 3]).filter(|a| a.0 == 3));
     l.console("net delay 300:200 3 1");
     let delay = l.wait_for("the delay event", |rd| net_event(rd, "delay", 0));
@@ -361,21 +349,7 @@ fn a_sigkilled_launcher_leaves_no_nftables_table() {
 #[test]
 fn a_restarted_node_starts_under_the_rules_in_force() {
     let logs = temp_logs("net-restart");
-    let mut l = Launch::command(
-        "mesh",
-        4,
-        &logs,
-        &[
-            "--algo",
-            "bully",
-            "--net",
-            "user",
-            "--heartbeat-ms",
-            "50",
-            "--timeout-ms",
-            "1000",
-        ],
-    );
+    let mut l = bully_mesh(4, &logs, "user", "50", "1000");
     l.wait_for("agreement on node 4", |rd| {
         agreed(rd, &[1, 2, 3, 4]).filter(|a| a.0 == 4)
     });

@@ -8,23 +8,12 @@
 
 mod common;
 
+use common::browser::*;
 use common::*;
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-const BROWSER_DEADLINE: Duration = Duration::from_secs(60);
-
-/// Runs `cmd` with a deadline, its output to `out` (its stderr beside it, `.err`); true when
-/// it exited 0.
-fn run_to(mut cmd: Command, out: &Path) -> bool {
-    let file = File::create(out).unwrap();
-    let err = File::create(out.with_extension("err")).unwrap();
-    let child = cmd.stdout(file).stderr(err).stdin(Stdio::null()).spawn();
-    let Ok(mut child) = child else { return false };
-    wait_until(&mut child, Instant::now() + BROWSER_DEADLINE).is_some_and(|s| s.success())
-}
 
 /// The tools scripts/setup-browser.sh found or installed: (chromium, mmdc).
 fn tools(dir: &Path) -> (Option<String>, Option<String>) {
@@ -48,29 +37,6 @@ fn tools(dir: &Path) -> (Option<String>, Option<String>) {
             .filter(|v| !v.is_empty())
     };
     (get("chromium="), get("mmdc="))
-}
-
-fn chromium(bin: &str) -> Command {
-    let mut c = Command::new(bin);
-    c.args(["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"]);
-    c
-}
-
-fn url(p: &Path) -> String {
-    format!("file://{}", fs::canonicalize(p).unwrap().display())
-}
-
-fn class_count(doc: &roxmltree::Document<'_>, tag: &str, class: &str) -> usize {
-    doc.descendants()
-        .filter(|n| n.has_tag_name(tag) && n.attribute("class").is_some_and(|c| c.split(' ').any(|w| w == class)))
-        .count()
-}
-
-fn coordlab_ok(args: &[&str], dir: &Path) -> String {
-    let out = Command::new(BIN).args(args).arg(dir).output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "coordlab {args:?}: {text}");
-    text
 }
 
 #[test]
@@ -129,7 +95,7 @@ fn pictures_of_a_real_run_render_in_a_browser() {
         return;
     };
     let dom = logs.join("timeline.dom");
-    let mut c = chromium(&browser);
+    let mut c = headless(&browser);
     c.args(["--virtual-time-budget=3000", "--dump-dom"])
         .arg(url(&dir.join("timeline.html")));
     assert!(run_to(c, &dom), "chromium renders timeline.html");
@@ -141,7 +107,7 @@ fn pictures_of_a_real_run_render_in_a_browser() {
 
     // Zoom, pan and the filters, driven inside the page as a user would (see page.js).
     let dom = logs.join("timeline-selftest.dom");
-    let mut c = chromium(&browser);
+    let mut c = headless(&browser);
     c.args(["--virtual-time-budget=3000", "--dump-dom"])
         .arg(format!("{}#selftest", url(&dir.join("timeline.html"))));
     assert!(run_to(c, &dom), "chromium renders timeline.html#selftest");
@@ -160,7 +126,7 @@ fn pictures_of_a_real_run_render_in_a_browser() {
         (ydir.join("graph.svg"), "graph-yoyo.png", "780,1420"),
     ] {
         let shot = dir.join(png);
-        let mut c = chromium(&browser);
+        let mut c = headless(&browser);
         c.arg(format!("--screenshot={}", shot.display()))
             .arg(format!("--window-size={size}"))
             .arg(url(&page));

@@ -8,20 +8,11 @@
 
 mod common;
 
+use common::browser::*;
 use common::*;
-use std::fs::{self, File};
+use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
-
-/// Runs `cmd` with a deadline, its output to `out`; true when it exited 0.
-fn run_to(mut cmd: Command, out: &Path) -> bool {
-    let file = File::create(out).unwrap();
-    let err = File::create(out.with_extension("err")).unwrap();
-    let child = cmd.stdout(file).stderr(err).stdin(Stdio::null()).spawn();
-    let Ok(mut child) = child else { return false };
-    wait_until(&mut child, Instant::now() + Duration::from_secs(60)).is_some_and(|s| s.success())
-}
+use std::process::Command;
 
 /// Headless Chromium as scripts/setup-browser.sh finds it (never installing: the browser
 /// test does that), or None.
@@ -38,29 +29,6 @@ fn chromium(logs: &Path) -> Option<String> {
         .find_map(|l| l.strip_prefix("chromium="))
         .filter(|v| !v.is_empty())
         .map(str::to_string)
-}
-
-fn browser(bin: &str) -> Command {
-    let mut c = Command::new(bin);
-    c.args(["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"]);
-    c
-}
-
-fn url(p: &Path) -> String {
-    format!("file://{}", fs::canonicalize(p).unwrap().display())
-}
-
-fn class_count(doc: &roxmltree::Document<'_>, tag: &str, class: &str) -> usize {
-    doc.descendants()
-        .filter(|n| n.has_tag_name(tag) && n.attribute("class").is_some_and(|c| c.split(' ').any(|w| w == class)))
-        .count()
-}
-
-fn draw(args: &[&str], dir: &Path) -> String {
-    let out = Command::new(BIN).args(args).arg(dir).output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "coordlab {args:?}: {text}");
-    text
 }
 
 /// A finished launch's run directory (its exit status is the checker's business, not this test's).
@@ -96,7 +64,7 @@ fn the_readme_pictures_come_from_fresh_runs() {
 
     // The false-suspicion demo, as the README tells it.
     let story = launch("ring", 8, &logs.join("demo"), &["--demo", "false-suspicion"]);
-    draw(&["timeline"], &story);
+    coordlab_ok(&["timeline"], &story);
     titled_by_run(&story);
     let svg = fs::read_to_string(story.join("timeline.svg")).unwrap();
     let doc = roxmltree::Document::parse(&svg).unwrap();
@@ -121,7 +89,7 @@ fn the_readme_pictures_come_from_fresh_runs() {
             "--fencing",
         ],
     );
-    let said = draw(&["timeline"], &mutex);
+    let said = coordlab_ok(&["timeline"], &mutex);
     assert!(
         said.contains("mutex.svg"),
         "the mutex view is chosen by the run's family: {said}"
@@ -160,7 +128,7 @@ fn the_readme_pictures_come_from_fresh_runs() {
             "random:200,100",
         ],
     );
-    draw(&["timeline"], &clock);
+    coordlab_ok(&["timeline"], &clock);
     let view = fs::read_to_string(clock.join("clock.svg")).unwrap();
     let vdoc = roxmltree::Document::parse(&view).unwrap();
     assert_eq!(class_count(&vdoc, "path", "offset"), 4);
@@ -173,7 +141,7 @@ fn the_readme_pictures_come_from_fresh_runs() {
         &logs.join("bank"),
         &["--algo", "bank", "--set", "snapshot=both", "--duration", "3"],
     );
-    draw(&["timeline"], &bank);
+    coordlab_ok(&["timeline"], &bank);
     let view = fs::read_to_string(bank.join("snapshot.svg")).unwrap();
     let vdoc = roxmltree::Document::parse(&view).unwrap();
     assert!(class_count(&vdoc, "g", "cut") >= 2);
@@ -186,7 +154,7 @@ fn the_readme_pictures_come_from_fresh_runs() {
         &logs.join("yoyo"),
         &["--topology", "random:3", "--algo", "yoyo", "--until", "elected"],
     );
-    draw(&["graph"], &yoyo);
+    coordlab_ok(&["graph"], &yoyo);
 
     let Some(bin) = chromium(&logs) else {
         eprintln!("SKIPPED the screenshots: no headless Chromium (scripts/setup-browser.sh installs it)");
@@ -194,7 +162,7 @@ fn the_readme_pictures_come_from_fresh_runs() {
     };
     for dir in [&story, &mutex, &clock, &bank] {
         let dom = logs.join("page.dom");
-        let mut c = browser(&bin);
+        let mut c = headless(&bin);
         c.args(["--virtual-time-budget=3000", "--dump-dom"])
             .arg(url(&dir.join("timeline.html")));
         assert!(run_to(c, &dom), "chromium renders {}", dir.display());
@@ -216,7 +184,7 @@ fn the_readme_pictures_come_from_fresh_runs() {
     ];
     for (page, png, size) in shots {
         let shot = logs.join(png);
-        let mut c = browser(&bin);
+        let mut c = headless(&bin);
         c.arg(format!("--screenshot={}", shot.display()))
             .arg(format!("--window-size={size}"))
             .arg("--virtual-time-budget=3000")

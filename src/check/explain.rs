@@ -37,6 +37,18 @@ pub struct Explanation {
     pub words: String,
 }
 
+impl Explanation {
+    /// A cause inherent to the algorithm (it does not fail the check).
+    fn inherent(term: u64, words: String) -> Self {
+        Explanation {
+            term,
+            inherent: true,
+            by_design: false,
+            words,
+        }
+    }
+}
+
 /// How the run may be judged: majority mode, and the graph when messages follow its edges.
 #[derive(Debug, Clone, Default)]
 pub struct Ground {
@@ -170,11 +182,9 @@ pub fn explain(v: &Violation, run: &RunDir, timeline: &Timeline, g: &Ground) -> 
                         format!("node {d} ({how} since {})", since.map(at).unwrap_or_default())
                     })
                     .collect();
-                return Some(Explanation {
+                return Some(Explanation::inherent(
                     term,
-                    inherent: true,
-                    by_design: false,
-                    words: format!(
+                    format!(
                         "at {} {} split the graph: {} could not reach each other, and each side elected",
                         at(t),
                         if cut.len() == 1 {
@@ -184,7 +194,7 @@ pub fn explain(v: &Violation, run: &RunDir, timeline: &Timeline, g: &Ground) -> 
                         },
                         list(&parties)
                     ),
-                });
+                ));
             }
         }
     }
@@ -252,11 +262,9 @@ fn fell(timeline: &Timeline, term: u64, named: &[NodeId], moments: &BTreeSet<u64
         if let Some(ch) = fall {
             let how = if ch.state == Proc::Paused { "paused" } else { "killed" };
             let others: Vec<NodeId> = named.iter().copied().filter(|&q| q != p).collect();
-            return Some(Explanation {
+            return Some(Explanation::inherent(
                 term,
-                inherent: true,
-                by_design: false,
-                words: format!(
+                format!(
                     "node {p} was {how} at {}, within two timeouts of term {term} (decided from {} to {}), so it missed \
                      part of it: the others could not know it was back, and the two sides name {}",
                     at(ch.t),
@@ -264,7 +272,7 @@ fn fell(timeline: &Timeline, term: u64, named: &[NodeId], moments: &BTreeSet<u64
                     at(last),
                     list(&[vec![p], others].concat())
                 ),
-            });
+            ));
         }
     }
     None
@@ -365,17 +373,15 @@ fn split_by_network(
                 format!("{} (with {})", group_words(side), group_words(&led))
             })
             .collect();
-        return Some(Explanation {
+        return Some(Explanation::inherent(
             term,
-            inherent: true,
-            by_design: false,
-            words: format!(
+            format!(
                 "split-brain by partition: at {} {what} left {} unable to reach each other, and each side \
                  elected its own (inherent without majority mode)",
                 at(t),
                 each.join(" and ")
             ),
-        });
+        ));
     }
     None
 }
@@ -481,11 +487,9 @@ fn fooled_by_loss(
         } else {
             format!("its {cause}")
         };
-        return Some(Explanation {
+        return Some(Explanation::inherent(
             term,
-            inherent: true,
-            by_design: false,
-            words: format!(
+            format!(
                 "fooled by a lossy link: at {} node {by} suspected node {target} after {silence_ms} ms without {what}, \
                  but node {target} was running: the link {a}->{b} lost {pct} % of its datagrams from {} {until}; \
                  a timeout cannot tell a lossy link from a dead node, so the two sides of the suspicion each \
@@ -493,7 +497,7 @@ fn fooled_by_loss(
                 at(r.t),
                 at(start),
             ),
-        });
+        ));
     }
     None
 }

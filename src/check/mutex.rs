@@ -157,13 +157,7 @@ pub(crate) fn analyse_with(run: &RunDir, timeline: &Timeline) -> Option<MutexFac
             .collect();
         f[f.len().saturating_sub(5)..].to_vec()
     };
-    let end = run
-        .faults
-        .iter()
-        .find(|r| matches!(r.event, Event::Shutdown {}))
-        .map(|r| r.t)
-        .or_else(|| run.node_events.last().map(|r| r.t))
-        .unwrap_or(start);
+    let end = run.end_us().unwrap_or(start);
     // A killed (or exited) process holds nothing: its access ends with it.
     let mut deaths: Vec<(u64, NodeId)> = timeline.deaths().map(|(t, n, _)| (t, n)).collect();
     deaths.sort();

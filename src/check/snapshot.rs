@@ -157,6 +157,40 @@ pub(crate) fn analyse_records(records: &[Record]) -> SnapshotFacts {
     analyse_until(records, end, DEFAULT_PERIOD_MS)
 }
 
+/// One node's `snapshot` record: its recording of a global state (or, with method `initial`
+/// or `restored`, its account as it started).
+pub(crate) struct Recorded<'a> {
+    pub node: NodeId,
+    pub t: u64,
+    pub snap: u64,
+    pub method: &'a str,
+    pub balance: u64,
+    pub in_flight: u64,
+}
+
+/// The `snapshot` records of nodes among `records`, in their order.
+pub(crate) fn recorded<'a>(records: impl IntoIterator<Item = &'a Record>) -> impl Iterator<Item = Recorded<'a>> {
+    records.into_iter().filter_map(|r| match (r.node, &r.event) {
+        (
+            Some(node),
+            Event::Snapshot {
+                snap,
+                method,
+                balance,
+                in_flight,
+            },
+        ) => Some(Recorded {
+            node,
+            t: r.t,
+            snap: *snap,
+            method,
+            balance: *balance,
+            in_flight: *in_flight,
+        }),
+        _ => None,
+    })
+}
+
 /// The facts of node records of a run that ended at `end`, snapshots taken every `period_ms`.
 pub(crate) fn analyse_until(records: &[Record], end: u64, period_ms: u64) -> SnapshotFacts {
     let mut f = SnapshotFacts {
@@ -166,34 +200,31 @@ pub(crate) fn analyse_until(records: &[Record], end: u64, period_ms: u64) -> Sna
     let mut booted: BTreeMap<NodeId, u64> = BTreeMap::new();
     // The times epochs begin: each restart's starting-balance record.
     let mut epochs: Vec<u64> = Vec::new();
-    for r in records {
-        if let (
-            Some(n),
-            Event::Snapshot {
-                method,
-                balance,
-                in_flight,
-                ..
-            },
-        ) = (r.node, &r.event)
-        {
-            if method == "restored" {
-                f.restored.push((n, r.t, *balance, *in_flight));
-                // A restored account not seen starting (its first trace lost) still counts once.
-                if let std::collections::btree_map::Entry::Vacant(v) = booted.entry(n) {
-                    v.insert(*balance + *in_flight);
-                    f.initial += balance + in_flight;
-                    f.nodes += 1;
-                }
-            } else if method == "initial" {
-                if let std::collections::btree_map::Entry::Vacant(v) = booted.entry(n) {
-                    v.insert(*balance);
-                    f.initial += balance;
-                    f.nodes += 1;
-                } else {
-                    f.restarts.push((n, r.t, *balance));
-                    epochs.push(r.t);
-                }
+    for Recorded {
+        node: n,
+        t,
+        method,
+        balance,
+        in_flight,
+        ..
+    } in recorded(records)
+    {
+        if method == "restored" {
+            f.restored.push((n, t, balance, in_flight));
+            // A restored account not seen starting (its first trace lost) still counts once.
+            if let std::collections::btree_map::Entry::Vacant(v) = booted.entry(n) {
+                v.insert(balance + in_flight);
+                f.initial += balance + in_flight;
+                f.nodes += 1;
+            }
+        } else if method == "initial" {
+            if let std::collections::btree_map::Entry::Vacant(v) = booted.entry(n) {
+                v.insert(balance);
+                f.initial += balance;
+                f.nodes += 1;
+            } else {
+                f.restarts.push((n, t, balance));
+                epochs.push(t);
             }
         }
     }
@@ -201,23 +232,10 @@ pub(crate) fn analyse_until(records: &[Record], end: u64, period_ms: u64) -> Sna
     let epoch_of = |t: u64| epochs.partition_point(|&e| e <= t);
     // (method, snap, epoch) -> each node's (balance, in_flight), and the last part's time.
     let mut parts: BTreeMap<(String, u64, usize), Parts> = BTreeMap::new();
-    for r in records {
-        if let (
-            Some(n),
-            Event::Snapshot {
-                snap,
-                method,
-                balance,
-                in_flight,
-            },
-        ) = (r.node, &r.event)
-        {
-            if method != "initial" && method != "restored" {
-                let e = parts.entry((method.clone(), *snap, epoch_of(r.t))).or_default();
-                e.0.insert(n, (*balance, *in_flight));
-                e.1 = e.1.max(r.t);
-            }
-        }
+    for r in recorded(records).filter(|r| r.method != "initial" && r.method != "restored") {
+        let e = parts.entry((r.method.to_string(), r.snap, epoch_of(r.t))).or_default();
+        e.0.insert(r.node, (r.balance, r.in_flight));
+        e.1 = e.1.max(r.t);
     }
     for ((method, snap, epoch), (p, t)) in parts {
         if p.len() < f.nodes {

@@ -18,8 +18,7 @@
 //!
 //! Every wait has a deadline; a step that does not happen ends the run with status 1, naming it.
 
-use super::goal::{agreement_line, patience, Ending};
-use super::model::State;
+use super::goal::{agreement_line, node_ended, patience, Ending};
 use super::nodes::{Agreement, Fleet};
 use super::plan::DemoKind;
 use crate::check::Analysis;
@@ -115,13 +114,8 @@ impl Demo {
 
     /// Advances the story after a tick; `Some` ends the run.
     pub fn step(&mut self, fleet: &mut Fleet, now: Instant) -> Option<Ending> {
-        if let Some(n) = fleet.nodes.iter().find(|n| matches!(n.state, State::Exited(_))) {
-            return Some(Ending::failed(format!(
-                "demo failed {}: node {} ended on its own; see {}",
-                self.where_now(),
-                n.plan.id,
-                fleet.log_path(n.plan.id).display()
-            )));
+        if let Some(end) = node_ended(fleet, None, self.where_now()) {
+            return Some(end);
         }
         let next = match self.step.clone() {
             Step::Elect => self.elect(fleet, now),

@@ -80,6 +80,20 @@ pub enum Goal {
     SlowVsDead(Box<super::slow_vs_dead::SlowVsDead>),
 }
 
+/// A demo's failure, `at` its step, when a node other than `except` ended on its own: the
+/// story needed it.
+pub fn node_ended(fleet: &Fleet, except: Option<u64>, at: &str) -> Option<Ending> {
+    let n = fleet
+        .nodes
+        .iter()
+        .find(|n| matches!(n.state, super::model::State::Exited(_)) && Some(n.plan.id) != except)?;
+    Some(Ending::failed(format!(
+        "demo failed {at}: node {} ended on its own; see {}",
+        n.plan.id,
+        fleet.log_path(n.plan.id).display()
+    )))
+}
+
 /// How long to wait for an election before calling it failed: generous, since a wait that is
 /// too short fails a correct run while one that is long only delays a report.
 pub fn patience(n: usize, timeout: Duration) -> Duration {

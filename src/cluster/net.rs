@@ -112,6 +112,18 @@ impl NetControl {
         }
     }
 
+    /// Records a change that was not applied (`net_error`); returns what the user is told.
+    fn refused(&self, fleet: &mut Fleet, what: String) -> String {
+        fleet.fault(
+            None,
+            Event::NetError {
+                what: what.clone(),
+                backend: self.backend.name().into(),
+            },
+        );
+        what
+    }
+
     fn act(&mut self, action: &NetAction, fleet: &mut Fleet) -> Result<String, String> {
         // The event's time brackets the change conservatively: a heal is stamped before it is
         // applied, anything else once applied, so that between a rule's event and the heal's
@@ -122,15 +134,7 @@ impl NetControl {
         next.apply(action);
         if let Some(t) = &mut self.table {
             if let Err(e) = t.apply(&next) {
-                let what = format!("{}: not applied: {e}", action.describe());
-                fleet.fault(
-                    None,
-                    Event::NetError {
-                        what: what.clone(),
-                        backend: self.backend.name().into(),
-                    },
-                );
-                return Err(what);
+                return Err(self.refused(fleet, format!("{}: not applied: {e}", action.describe())));
             }
         }
         // The nodes hear of every change with the user backend; with the kernel one only of
@@ -152,14 +156,7 @@ impl NetControl {
                     // Back to the rules the nodes still have.
                     let _ = t.apply(&self.rules);
                 }
-                fleet.fault(
-                    None,
-                    Event::NetError {
-                        what: what.clone(),
-                        backend: self.backend.name().into(),
-                    },
-                );
-                return Err(what);
+                return Err(self.refused(fleet, what));
             }
             // A paused node gets the signal when it is resumed; one being restarted reads the
             // file when it starts.

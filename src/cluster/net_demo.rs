@@ -39,8 +39,7 @@
 //! Every wait has a deadline; a step that does not happen ends the run with status 1, naming it.
 
 use super::chaos_net::apply;
-use super::goal::{patience, Ending};
-use super::model::State;
+use super::goal::{node_ended, patience, Ending};
 use super::net::NetControl;
 use super::nodes::Fleet;
 use crate::check::network::group_words;
@@ -248,13 +247,8 @@ impl NetStory {
 
     /// Advances the story after a tick; `Some` ends the run.
     pub fn step(&mut self, fleet: &mut Fleet, net: &mut NetControl, now: Instant) -> Option<Ending> {
-        if let Some(n) = fleet.nodes.iter().find(|n| matches!(n.state, State::Exited(_))) {
-            return Some(Ending::failed(format!(
-                "demo failed {}: node {} ended on its own; see {}",
-                self.where_now(),
-                n.plan.id,
-                fleet.log_path(n.plan.id).display()
-            )));
+        if let Some(end) = node_ended(fleet, None, self.where_now()) {
+            return Some(end);
         }
         let r = match self.kind {
             NetDemo::LinkCut => self.link_cut(fleet, net, now),

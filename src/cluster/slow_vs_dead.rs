@@ -17,14 +17,13 @@
 //! Every wait has a deadline; a step that does not happen ends the run with status 1.
 
 use super::chaos_net::apply;
-use super::goal::{agreement_line, patience, Ending};
-use super::model::State;
+use super::goal::{agreement_line, node_ended, patience, Ending};
 use super::net::NetControl;
 use super::nodes::Fleet;
 use crate::check::detection::{stories, Verdict};
 use crate::check::Analysis;
 use crate::net::NetAction;
-use crate::trace::{wall_us, Event, NodeId, RunDir};
+use crate::trace::{wall_us, NodeId, RunDir};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
@@ -120,17 +119,8 @@ impl SlowVsDead {
     /// Advances the story after a tick; `Some` ends the run.
     pub fn step(&mut self, fleet: &mut Fleet, net: &mut NetControl, now: Instant) -> Option<Ending> {
         let killed = self.roles.map(|r| r.killed);
-        if let Some(n) = fleet
-            .nodes
-            .iter()
-            .find(|n| matches!(n.state, State::Exited(_)) && Some(n.plan.id) != killed)
-        {
-            return Some(Ending::failed(format!(
-                "demo failed {}: node {} ended on its own; see {}",
-                self.where_now(),
-                n.plan.id,
-                fleet.log_path(n.plan.id).display()
-            )));
+        if let Some(end) = node_ended(fleet, killed, self.where_now()) {
+            return Some(end);
         }
         if !self.started {
             let Some(a) = fleet.agreement().filter(|a| a.nodes.len() == self.n) else {
@@ -236,13 +226,7 @@ impl SlowVsDead {
             Ok(r) => r,
             Err(e) => return vec![format!("7. the traces could not be read: {e}")],
         };
-        let end = run
-            .faults
-            .iter()
-            .find(|r| matches!(r.event, Event::Shutdown {}))
-            .map(|r| r.t)
-            .or_else(|| run.node_events.last().map(|r| r.t))
-            .unwrap_or(0);
+        let end = run.end_us().unwrap_or(0);
         let nodes: Vec<NodeId> = run.info.nodes.iter().map(|n| n.id).collect();
         let swim = self.detector == "swim";
         let all = stories(&run, &nodes, end, swim);

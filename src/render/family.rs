@@ -114,6 +114,16 @@ fn records(run: &RunDir) -> Vec<&Record> {
     all
 }
 
+/// A lane: its name at the left, in bold, and its line across the picture at height `y`.
+fn lane(out: &mut String, y: f64, name: &str, stroke: &str) {
+    draw::text(out, 10.0, y + 4.0, Anchor::Start, r#"font-weight="bold""#, name);
+    let _ = writeln!(
+        out,
+        r##"<line x1="{LEFT}" y1="{y:.1}" x2="{}" y2="{y:.1}" stroke="{stroke}"/>"##,
+        WIDTH - RIGHT
+    );
+}
+
 fn header(out: &mut String, title: &str, lines: &[String]) {
     draw::text(
         out,

@@ -1,6 +1,6 @@
 //! Reads a run directory back: `run.json` and every `.jsonl`, merged by true time.
 
-use super::Record;
+use super::{Event, Record};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io;
@@ -243,6 +243,15 @@ pub struct RunDir {
 }
 
 impl RunDir {
+    /// When the run ended: its `shutdown` fault, else its last node record.
+    pub(crate) fn end_us(&self) -> Option<u64> {
+        self.faults
+            .iter()
+            .find(|r| matches!(r.event, Event::Shutdown {}))
+            .map(|r| r.t)
+            .or_else(|| self.node_events.last().map(|r| r.t))
+    }
+
     /// A complete run made in memory (the simulator's, or a test's), named `path`: nothing
     /// missing, nothing bad, every record as given.
     pub fn whole(

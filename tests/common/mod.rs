@@ -4,6 +4,8 @@
 // Each test file uses its own part of this module.
 #![allow(dead_code)]
 
+pub mod browser;
+
 use coordlab::check::beliefs::Beliefs;
 use coordlab::check::{Belief, Timeline};
 use coordlab::trace::{Event, RunDir};

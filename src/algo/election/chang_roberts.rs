@@ -62,14 +62,10 @@ impl Election for ChangRoberts {
 
     fn on_msg(&mut self, cx: &mut ElectionCx<'_, Self>, from: NodeId, msg: CrMsg) {
         let me = cx.me;
+        if matches!(msg, CrMsg::Election(_)) && cx.refuse_if_decided(from) {
+            return;
+        }
         match msg {
-            CrMsg::Election(_) if cx.view().leader().is_some() => {
-                cx.discard(
-                    from,
-                    format!("election of term {} is already decided", cx.view().term()),
-                );
-                cx.ask(Ask::TellDecided(from));
-            }
             CrMsg::Election(j) if j > me => {
                 cx.note(format!("forwarded ELECTION({j}): {j} > my id {me}"));
                 self.participant = true;

@@ -311,12 +311,7 @@ impl Election for Franklin {
             return;
         };
         if self.state == State::Idle {
-            if cx.view().leader().is_some() {
-                cx.discard(
-                    from,
-                    format!("election of term {} is already decided", cx.view().term()),
-                );
-                cx.ask(Ask::TellDecided(from));
+            if cx.refuse_if_decided(from) {
                 return;
             }
             self.begin(cx);

@@ -306,12 +306,7 @@ impl Election for YoYo {
             return self.nb.flood(cx, Some(from), l, YyMsg::Leader(l));
         }
         if self.phase == Phase::Idle {
-            if cx.view().leader().is_some() {
-                cx.discard(
-                    from,
-                    format!("election of term {} is already decided", cx.view().term()),
-                );
-                cx.ask(Ask::TellDecided(from));
+            if cx.refuse_if_decided(from) {
                 return;
             }
             self.begin(cx);

@@ -41,7 +41,7 @@
 //! Messages: N per entry (N-1 REQUEST and one TOKEN), 0 when the node holds the idle token.
 
 use super::options::Workload;
-use super::token_ring::{fencing, Gen, Regenerated};
+use super::token_ring::{drop_stale, fencing, Gen, Regenerated};
 use super::wrapper::{Ask, MutexCx, Protocol};
 use crate::algo::{Message, NodeId, Setup};
 use serde::{Deserialize, Serialize};
@@ -308,14 +308,8 @@ impl Protocol for SuzukiKasami {
                 }
             }
             SkMsg::Token { gen, seq, ln, queue } => {
-                if gen < self.highest {
-                    return cx.discard(
-                        from,
-                        format!(
-                            "a token of an old generation {gen:?} (newest seen {:?}): stale, dropped",
-                            self.highest
-                        ),
-                    );
+                if drop_stale(cx, from, gen, self.highest) {
+                    return;
                 }
                 if self.token.as_ref().is_some_and(|t| t.gen >= gen) {
                     return cx.discard(from, format!("a second token of generation {gen:?} while holding one"));

@@ -35,7 +35,7 @@
 
 use super::options::Workload;
 use super::wrapper::{Ask, MutexCx, Protocol};
-use crate::algo::{Message, NodeId, Setup};
+use crate::algo::{Context, Message, NodeId, Setup};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -73,6 +73,19 @@ impl Regenerated {
         *highest = self.gen;
         true
     }
+}
+
+/// Drops a token of a generation older than `highest` (a stale token, still circulating after
+/// a regeneration), naming why; true when it did. Both token algorithms drop them alike.
+pub(crate) fn drop_stale<M, T, R, V>(cx: &mut Context<'_, M, T, R, V>, from: NodeId, gen: Gen, highest: Gen) -> bool {
+    if gen >= highest {
+        return false;
+    }
+    cx.discard(
+        from,
+        format!("a token of an old generation {gen:?} (newest seen {highest:?}): stale, dropped"),
+    );
+    true
 }
 
 /// Token-ring messages.
@@ -256,14 +269,8 @@ impl Protocol for TokenRing {
                 return;
             }
         };
-        if gen < self.highest {
-            return cx.discard(
-                from,
-                format!(
-                    "a token of an old generation {gen:?} (newest seen {:?}): stale, dropped",
-                    self.highest
-                ),
-            );
+        if drop_stale(cx, from, gen, self.highest) {
+            return;
         }
         if gen == self.newest.0 && hops <= self.newest.1 {
             return cx.discard(

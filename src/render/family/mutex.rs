@@ -99,34 +99,9 @@ pub(super) fn mutex(run: &RunDir, f: &Frame<'_>) -> Result<String, CliError> {
         ],
     );
     let ry = top + row / 2.0;
-    draw::text(
-        &mut s,
-        10.0,
-        ry + 4.0,
-        Anchor::Start,
-        r#"font-weight="bold""#,
-        "resource",
-    );
-    let _ = writeln!(
-        s,
-        r##"<line x1="{LEFT}" y1="{ry}" x2="{}" y2="{ry}" stroke="#333"/>"##,
-        WIDTH - RIGHT
-    );
+    lane(&mut s, ry, "resource", "#333");
     for &n in &lanes {
-        let yy = y(n);
-        draw::text(
-            &mut s,
-            10.0,
-            yy + 4.0,
-            Anchor::Start,
-            r#"font-weight="bold""#,
-            &format!("node {n}"),
-        );
-        let _ = writeln!(
-            s,
-            r##"<line x1="{LEFT}" y1="{yy}" x2="{}" y2="{yy}" stroke="#bbb"/>"##,
-            WIDTH - RIGHT
-        );
+        lane(&mut s, y(n), &format!("node {n}"), "#bbb");
     }
     let mut last_label: BTreeMap<NodeId, f64> = BTreeMap::new();
     for &(n, a, b, tok) in &held {

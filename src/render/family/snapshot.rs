@@ -1,6 +1,7 @@
 //! The snapshot view: each recorded global state as a cut across the nodes' lines.
 
 use super::*;
+use crate::check::snapshot::recorded;
 
 /// Each recorded global state as a cut across the nodes' lines (through each node's recording
 /// of it), each point labelled with the node's balance and the money it counted in its incoming
@@ -9,26 +10,14 @@ pub(super) fn snapshot(run: &RunDir, f: &Frame<'_>) -> Result<String, CliError> 
     type Cut = Vec<(NodeId, u64, u64, u64)>;
     let mut cuts: BTreeMap<(String, u64), Cut> = BTreeMap::new();
     let mut initial = 0u64;
-    for r in &run.node_events {
-        let (
-            Some(n),
-            Event::Snapshot {
-                snap,
-                method,
-                balance,
-                in_flight,
-            },
-        ) = (r.node, &r.event)
-        else {
-            continue;
-        };
-        if method == "initial" {
-            initial += balance;
+    for r in recorded(&run.node_events) {
+        if r.method == "initial" {
+            initial += r.balance;
             continue;
         }
-        cuts.entry((method.clone(), *snap))
+        cuts.entry((r.method.to_string(), r.snap))
             .or_default()
-            .push((n, r.t, *balance, *in_flight));
+            .push((r.node, r.t, r.balance, r.in_flight));
     }
     if cuts.is_empty() {
         return Err(usage(
@@ -59,20 +48,7 @@ pub(super) fn snapshot(run: &RunDir, f: &Frame<'_>) -> Result<String, CliError> 
         ],
     );
     for &n in nodes {
-        let yy = y(n);
-        draw::text(
-            &mut s,
-            10.0,
-            yy + 4.0,
-            Anchor::Start,
-            r#"font-weight="bold""#,
-            &f.story.lane_name(n),
-        );
-        let _ = writeln!(
-            s,
-            r##"<line x1="{LEFT}" y1="{yy:.1}" x2="{}" y2="{yy:.1}" stroke="#999"/>"##,
-            WIDTH - RIGHT
-        );
+        lane(&mut s, y(n), &f.story.lane_name(n), "#999");
     }
     // Transfers, faintly, so that a message crossing a cut can be seen.
     let sends = Sends::of(&run.node_events);

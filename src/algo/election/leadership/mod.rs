@@ -248,6 +248,20 @@ pub type ElectionContext<'a, M, T> = Context<'a, M, T, Ask<M>, Core<M>>;
 /// The context of election protocol `E`.
 pub type ElectionCx<'a, E> = ElectionContext<'a, <E as Election>::Msg, <E as Election>::Timer>;
 
+impl<M: Message, T> ElectionContext<'_, M, T> {
+    /// A message about an election, when this term is already decided: discards it and asks
+    /// the wrapper to tell `from` the leader. True when the term was decided.
+    pub fn refuse_if_decided(&mut self, from: NodeId) -> bool {
+        if self.view().leader().is_none() {
+            return false;
+        }
+        let term = self.view().term();
+        self.discard(from, format!("election of term {term} is already decided"));
+        self.ask(Ask::TellDecided(from));
+        true
+    }
+}
+
 impl<E: Election> Leadership<E> {
     /// A node running protocol `E` under leadership. The options are assumed checked by
     /// [`validate`]; weights that do not parse count 1 each here.
