@@ -126,17 +126,7 @@ fn pictures_of_a_real_run_render_in_a_browser() {
         (ydir.join("graph.svg"), "graph-yoyo.png", "780,1420"),
     ] {
         let shot = dir.join(png);
-        let mut c = headless(&browser);
-        c.arg(format!("--screenshot={}", shot.display()))
-            .arg(format!("--window-size={size}"))
-            .arg(url(&page));
-        assert!(
-            run_to(c, &logs.join("shot.out")),
-            "chromium screenshots {}",
-            page.display()
-        );
-        let len = fs::metadata(&shot).map(|m| m.len()).unwrap_or(0);
-        assert!(len > 5_000, "{png} is a picture ({len} bytes)");
+        screenshot(&browser, &page, &shot, size, &[], &logs.join("shot.out"));
     }
 
     match mmdc {

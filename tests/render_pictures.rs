@@ -184,18 +184,8 @@ fn the_readme_pictures_come_from_fresh_runs() {
     ];
     for (page, png, size) in shots {
         let shot = logs.join(png);
-        let mut c = headless(&bin);
-        c.arg(format!("--screenshot={}", shot.display()))
-            .arg(format!("--window-size={size}"))
-            .arg("--virtual-time-budget=3000")
-            .arg(url(&page));
-        assert!(
-            run_to(c, &logs.join("shot.out")),
-            "chromium screenshots {}",
-            page.display()
-        );
-        let len = fs::metadata(&shot).map(|m| m.len()).unwrap_or(0);
-        assert!(len > 5_000, "{png} is a picture ({len} bytes)");
+        let budget = ["--virtual-time-budget=3000"];
+        screenshot(&bin, &page, &shot, size, &budget, &logs.join("shot.out"));
         fs::copy(&shot, docs.join(png)).unwrap();
     }
     let _ = fs::remove_dir_all(&logs);

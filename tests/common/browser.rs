@@ -45,3 +45,16 @@ pub fn coordlab_ok(args: &[&str], dir: &Path) -> String {
     assert!(out.status.success(), "coordlab {args:?}: {text}");
     text
 }
+
+/// Screenshots `page` with headless Chromium at `bin` into `shot` (`size` as `W,H`, `extra`
+/// flags before the page), and checks that a picture came out; its output goes to `log`.
+pub fn screenshot(bin: &str, page: &Path, shot: &Path, size: &str, extra: &[&str], log: &Path) {
+    let mut c = headless(bin);
+    c.arg(format!("--screenshot={}", shot.display()))
+        .arg(format!("--window-size={size}"))
+        .args(extra)
+        .arg(url(page));
+    assert!(run_to(c, log), "chromium screenshots {}", page.display());
+    let len = fs::metadata(shot).map(|m| m.len()).unwrap_or(0);
+    assert!(len > 5_000, "{} is a picture ({len} bytes)", shot.display());
+}

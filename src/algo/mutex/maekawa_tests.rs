@@ -7,20 +7,9 @@ use super::testkit::*;
 use super::wrapper::Phase;
 use super::Mutex;
 use crate::algo::NodeId;
-use crate::sim::{NetConfig, Sim};
+use crate::sim::Sim;
 use crate::trace::Event;
 use std::time::Duration;
-
-/// 20% loss, 5% duplication, delays from 0.2 to 8 ms (so datagrams overtake each other).
-fn lossy(seed: u64) -> NetConfig {
-    NetConfig {
-        seed,
-        min_delay: Duration::from_micros(200),
-        max_delay: Duration::from_millis(8),
-        drop: 0.2,
-        duplicate: 0.05,
-    }
-}
 
 fn exits_after(s: &Sim<Mutex<Maekawa>>, id: NodeId, t: Duration) -> usize {
     let t = t.as_micros() as u64;

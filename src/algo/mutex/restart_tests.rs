@@ -12,17 +12,6 @@ use crate::sim::{NetConfig, Sim};
 use crate::trace::Event;
 use std::time::Duration;
 
-/// 20% loss, 5% duplication, delays from 0.2 to 8 ms (so datagrams overtake each other).
-fn lossy(seed: u64) -> NetConfig {
-    NetConfig {
-        seed,
-        min_delay: Duration::from_micros(200),
-        max_delay: Duration::from_millis(8),
-        drop: 0.2,
-        duplicate: 0.05,
-    }
-}
-
 /// Runs `n` participants on `net`; crashes `victim` (if any) at 150 ms and restarts it 100 ms
 /// later; then every participant, the restarted one included, must complete 10 more entries.
 /// Panics on two holders at once or on a stall.
@@ -164,17 +153,6 @@ fn ricart_agrawala_tokens_stay_above_the_old_ones_after_a_restart() {
             "seed {seed}: a legitimate holder refused"
         );
     }
-}
-
-/// The generations minted so far, in order (from the nodes' notes).
-fn minted<P: Protocol>(s: &Sim<Mutex<P>>) -> Vec<String> {
-    s.trace
-        .iter()
-        .filter_map(|r| match &r.event {
-            Event::Note { text, .. } => text.strip_prefix("minted the token of generation ").map(String::from),
-            _ => None,
-        })
-        .collect()
 }
 
 #[test]

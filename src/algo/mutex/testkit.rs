@@ -142,3 +142,25 @@ pub fn first_to_enter<P: Protocol>(s: &mut Sim<Mutex<P>>, within: Duration, not:
         .and_then(|r| r.node)
         .expect("no node entered the section")
 }
+
+/// 20% loss, 5% duplication, delays from 0.2 to 8 ms (so datagrams overtake each other).
+pub fn lossy(seed: u64) -> NetConfig {
+    NetConfig {
+        seed,
+        min_delay: Duration::from_micros(200),
+        max_delay: Duration::from_millis(8),
+        drop: 0.2,
+        duplicate: 0.05,
+    }
+}
+
+/// The generations minted so far in `s`, in order (from the nodes' notes).
+pub fn minted<P: Protocol>(s: &Sim<Mutex<P>>) -> Vec<String> {
+    s.trace
+        .iter()
+        .filter_map(|r| match &r.event {
+            Event::Note { text, .. } => text.strip_prefix("minted the token of generation ").map(String::from),
+            _ => None,
+        })
+        .collect()
+}

@@ -209,17 +209,6 @@ fn a_token_lost_with_its_holder_is_regenerated_and_the_old_one_is_dropped_as_sta
     assert!(!s.events("violation").is_empty());
 }
 
-/// The generations minted in `s`, in order (from the nodes' `minted` notes).
-fn minted<P: Protocol>(s: &crate::sim::Sim<super::Mutex<P>>) -> Vec<String> {
-    s.events("note")
-        .iter()
-        .filter_map(|r| match &r.event {
-            Event::Note { text, .. } => text.strip_prefix("minted the token of generation ").map(String::from),
-            _ => None,
-        })
-        .collect()
-}
-
 #[test]
 fn a_restarted_first_node_never_mints_a_second_token_of_the_same_generation() {
     // Nodes 1 (the first of the ring) and 2 restart while 3 or 4 has the token. Before the

@@ -30,17 +30,21 @@ fn setups(spec: &str, n: u64, snapshot: &str, seed: u64, max_skew_ms: u64) -> Ve
         .collect()
 }
 
+/// 20% loss and 10% duplication on every link; delays drawn from 0.1 to 30 ms reorder.
+fn lossy(seed: u64) -> NetConfig {
+    NetConfig {
+        seed,
+        min_delay: Duration::from_micros(100),
+        max_delay: Duration::from_millis(30),
+        drop: 0.2,
+        duplicate: 0.1,
+    }
+}
+
 #[test]
 fn chandy_lamport_conserves_money_under_loss_duplication_and_reordering() {
     for seed in 1..=4 {
-        // 20% loss and 10% duplication on every link; delays drawn from 0.1 to 30 ms reorder.
-        let net = NetConfig {
-            seed,
-            min_delay: Duration::from_micros(100),
-            max_delay: Duration::from_millis(30),
-            drop: 0.2,
-            duplicate: 0.1,
-        };
+        let net = lossy(seed);
         let spec = if seed % 2 == 0 { "complete" } else { "grid" };
         let mut s = Sim::new(net, setups(spec, 6, "chandy-lamport", seed, 200), Bank::new);
         s.run_for(Duration::from_secs(3));
@@ -106,13 +110,7 @@ fn kill_and_restart_2(net: NetConfig, damage: bool) -> (Sim<Bank>, crate::check:
 #[test]
 fn a_restarted_account_takes_back_its_money_and_snapshots_go_on() {
     for seed in 1..=3 {
-        let net = NetConfig {
-            seed,
-            min_delay: Duration::from_micros(100),
-            max_delay: Duration::from_millis(30),
-            drop: 0.2,
-            duplicate: 0.1,
-        };
+        let net = lossy(seed);
         let (s, f) = kill_and_restart_2(net, false);
         assert_eq!(f.initial, 5000, "seed {seed}");
         assert!(f.restarts.is_empty(), "seed {seed}: no new epoch: {:?}", f.restarts);
