@@ -105,7 +105,7 @@ impl<E: Election> Leadership<E> {
         let Some(t) = self.core.term.checked_add(1) else {
             return cx.discard(self.core.me(), "no term after 2^64-1: not starting an election");
         };
-        if self.core.quorum.is_none() {
+        if self.core.majority.is_none() {
             return self.begin_election(cx);
         }
         self.ask_pre_votes(cx, t);
@@ -162,9 +162,7 @@ impl<E: Election> Leadership<E> {
         let before = self.core.leader;
         self.join(cx, term, from);
         self.core.follow(cx, leader);
-        if self.core.quorum.is_some() {
-            cx.send(leader, LMsg::HbAck { term });
-        }
+        let _ = self.core.majority(cx, |m, c| m.acknowledge(c, leader, term));
         self.after(cx, before);
     }
 
@@ -272,7 +270,7 @@ impl<E: Election> Leadership<E> {
                 // (a NEWER naming it is about an earlier life, before a restart); nor, in any
                 // mode, in a term it may not claim (joined while waking from a stall).
                 let me = self.core.me();
-                let hearsay = leader == Some(me) && (self.core.quorum.is_some() || !self.core.may_claim());
+                let hearsay = leader == Some(me) && (self.core.majority.is_some() || !self.core.may_claim());
                 let fits = newer || (term == self.core.term && before.is_none());
                 if let Some(l) = leader.filter(|_| fits && !hearsay) {
                     self.core.follow(cx, l);
@@ -293,11 +291,7 @@ impl<E: Election> Leadership<E> {
                     self.with_inner(cx, |e, pcx| e.on_msg(pcx, from, msg));
                 }
             }
-            LMsg::HbAck { term } => self.on_hb_ack(cx, from, term),
-            LMsg::VoteReq { term } => self.on_vote_req(cx, from, term),
-            LMsg::Vote { term, granted } => self.on_vote(cx, from, term, granted),
-            LMsg::PreVote { term } => self.on_pre_vote(cx, from, term),
-            LMsg::PreVoteReply { term, granted } => self.on_pre_vote_reply(cx, from, term, granted),
+            LMsg::Majority(m) => self.on_majority(cx, from, m),
             LMsg::Live(m) => self.on_live(cx, from, m),
         }
     }
@@ -320,7 +314,7 @@ impl<E: Election> Leadership<E> {
                 }
             }
             LTimer::ElectionTimeout => {
-                let wanted = match self.core.quorum {
+                let wanted = match self.core.majority {
                     // A failed pre-vote round leaves the suspected leader believed: try again
                     // while it stays silent.
                     Some(_) => !self.core.leader_live(cx.now),
@@ -346,12 +340,7 @@ impl<E: Election> Leadership<E> {
                 self.with_inner(cx, |_, _| {});
             }
             LTimer::Inner(t) => self.with_inner(cx, |e, pcx| e.on_timer(pcx, t)),
-            LTimer::Votes => {
-                let before = self.core.leader;
-                self.core.count_votes(cx, true);
-                self.after(cx, before);
-            }
-            LTimer::PreVote => self.pre_vote_over(cx),
+            LTimer::Majority(t) => self.on_majority_timer(cx, t),
             LTimer::Settled => self.settled(cx),
             LTimer::Live(LiveTimer::Check) => self.check(cx),
             LTimer::Live(t) => self.core.live(cx, |l, c| l.on_timer(c, t)),

@@ -1,5 +1,5 @@
 //! The leadership wrapper's messages and timers around the protocol's, and the places of its
-//! components (liveness, ring repair) in them.
+//! components (liveness, ring repair; majority mode's are in `majority`) in them.
 
 use super::*;
 
@@ -41,35 +41,8 @@ pub enum LMsg<M> {
         /// Grows with every heartbeat the leader sends.
         seq: u64,
     },
-    /// Answers a heartbeat (majority mode: the leader's check-quorum).
-    HbAck {
-        /// The heartbeat's term.
-        term: u64,
-    },
-    /// The protocol's winner of `term` asks for a vote (majority mode).
-    VoteReq {
-        /// The term.
-        term: u64,
-    },
-    /// The answer to `VoteReq`.
-    Vote {
-        /// The term.
-        term: u64,
-        /// Whether the vote was given.
-        granted: bool,
-    },
-    /// May the sender start `term`? (majority mode, asked before leaving the current term)
-    PreVote {
-        /// The term the sender would start.
-        term: u64,
-    },
-    /// The answer to `PreVote`.
-    PreVoteReply {
-        /// The term asked about.
-        term: u64,
-        /// Whether the pre-vote was given.
-        granted: bool,
-    },
+    /// Majority mode's votes, pre-votes and heartbeat acknowledgements.
+    Majority(MajorityMsg),
     /// The liveness detector's PROBE and ALIVE.
     Live(LiveMsg),
 }
@@ -81,12 +54,8 @@ impl<M> LMsg<M> {
             LMsg::Heartbeat { term }
             | LMsg::Newer { term, .. }
             | LMsg::Inner { term, .. }
-            | LMsg::Flood { term, .. }
-            | LMsg::HbAck { term }
-            | LMsg::VoteReq { term }
-            | LMsg::Vote { term, .. }
-            | LMsg::PreVote { term }
-            | LMsg::PreVoteReply { term, .. } => Some(*term),
+            | LMsg::Flood { term, .. } => Some(*term),
+            LMsg::Majority(m) => Some(m.term()),
             LMsg::Live(m) => Some(m.epoch()),
             LMsg::Ack { .. } => None,
         }
@@ -100,11 +69,7 @@ impl<M: Message> Message for LMsg<M> {
             LMsg::Newer { .. } => "NEWER",
             LMsg::Inner { msg, .. } => msg.name(),
             LMsg::Ack { .. } => "ACK",
-            LMsg::HbAck { .. } => "HB_ACK",
-            LMsg::VoteReq { .. } => "VOTE_REQ",
-            LMsg::Vote { .. } => "VOTE",
-            LMsg::PreVote { .. } => "PRE_VOTE",
-            LMsg::PreVoteReply { .. } => "PRE_VOTE_REPLY",
+            LMsg::Majority(m) => m.name(),
             LMsg::Live(m) => m.name(),
         }
     }
@@ -112,6 +77,7 @@ impl<M: Message> Message for LMsg<M> {
         match self {
             LMsg::Inner { term, msg, .. } => with_term(msg.brief(), *term),
             LMsg::Live(m) => crate::algo::brief_from_debug(m.name(), &format!("{m:?}")),
+            LMsg::Majority(m) => crate::algo::brief_from_debug(m.name(), &format!("{m:?}")),
             other => crate::algo::brief_from_debug(other.name(), &format!("{other:?}")),
         }
     }
@@ -138,10 +104,8 @@ pub enum LTimer<T> {
     Ring(RingTimer),
     /// The protocol's own timer.
     Inner(T),
-    /// Ask again for the votes not yet answered (majority mode).
-    Votes,
-    /// The pre-vote round is over (majority mode).
-    PreVote,
+    /// Majority mode's timers.
+    Majority(MajorityTimer),
     /// The liveness detector's timers.
     Live(LiveTimer),
     /// The waking window after a stall is over: an election deferred meanwhile may start.

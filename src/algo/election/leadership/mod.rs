@@ -95,7 +95,8 @@ use crate::algo::ring_repair::{Expiry, RingCx, RingMsg, RingRepair, RingTimer};
 use crate::algo::weights::Weights;
 use crate::algo::{Algorithm, Command, Context, Event, Message, NodeId, Setup};
 use crate::rng::Rng;
-use majority::Quorum;
+use majority::Majority;
+pub use majority::{MajorityMsg, MajorityTimer};
 pub use messages::{LMsg, LTimer};
 use messages::{LiveSlot, RingSlot};
 use serde::{Deserialize, Serialize};
@@ -201,7 +202,7 @@ pub struct Core<M> {
     sparse: bool,
     /// When the leader was last heard from (its heartbeat, or when it was learned).
     leader_seen: Duration,
-    quorum: Option<Quorum>,
+    majority: Option<Majority>,
     /// When this node last woke from a stall (None: never stalled).
     woke: Option<Duration>,
     /// Terms up to this one were joined while waking: never claimed (see "stalls").
@@ -267,7 +268,7 @@ impl<E: Election> Leadership<E> {
     /// [`validate`]; weights that do not parse count 1 each here.
     pub fn new(setup: &Setup) -> Self {
         let opts = ElectionOptions::read(setup);
-        let quorum = opts.majority.then(|| Quorum::new(setup));
+        let majority = opts.majority.then(|| Majority::new(setup));
         let sparse = unreachable(setup).is_some();
         let reach: Vec<NodeId> = if opts.mesh {
             setup.neighbours.clone()
@@ -289,7 +290,7 @@ impl<E: Election> Leadership<E> {
                 starting: false,
                 sparse,
                 leader_seen: Duration::ZERO,
-                quorum,
+                majority,
                 woke: None,
                 stale_upto: 0,
                 catching_up: setup.restarted,

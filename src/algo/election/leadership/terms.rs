@@ -50,7 +50,7 @@ impl<M: Message> Core<M> {
     }
 
     pub(super) fn known_leader(&self) -> Option<NodeId> {
-        self.leader.or(self.quorum.as_ref().and_then(|q| q.decided))
+        self.leader.or(self.majority.as_ref().and_then(Majority::decided))
     }
 
     /// Whether this node may claim to lead the current term: not when it joined the term while
@@ -136,11 +136,7 @@ impl<M: Message> Core<M> {
         self.ring.new_epoch(t);
         self.live.new_epoch(t);
         self.live(cx, |l, c| l.forget_unreachable(c, None));
-        if let Some(q) = self.quorum.as_mut() {
-            q.new_term();
-            cx.cancel_timer(LTimer::Votes);
-            cx.cancel_timer(LTimer::PreVote);
-        }
+        let _ = self.majority(cx, |m, c| m.new_term(c));
         cx.cancel_timer(LTimer::LeaderTimeout);
         let d = self.election_timeout(cx.rng);
         cx.set_timer(LTimer::ElectionTimeout, d);
@@ -185,10 +181,7 @@ impl<M: Message> Core<M> {
             self.leader_seen = cx.now;
             cx.set_timer(LTimer::LeaderTimeout, self.setup.timeout);
             // A live leader makes a pre-vote round of this node pointless.
-            if let Some(q) = self.quorum.as_mut().filter(|q| q.prevote.is_some()) {
-                q.prevote = None;
-                cx.cancel_timer(LTimer::PreVote);
-            }
+            let _ = self.majority(cx, |m, c| m.drop_pre_votes(c));
         }
     }
 
@@ -214,7 +207,7 @@ impl<M: Message> Core<M> {
             self.wants_election = true;
             return;
         }
-        if self.quorum.is_none() {
+        if self.majority.is_none() {
             return self.follow(cx, leader);
         }
         self.decide_by_votes(cx, leader);
