@@ -62,7 +62,7 @@ impl Chaos {
     }
 
     /// The same soak drawing only `kinds` of faults.
-    pub fn with_kinds(mut self, kinds: FaultKinds) -> Self {
+    pub(crate) fn with_kinds(mut self, kinds: FaultKinds) -> Self {
         self.kinds = kinds;
         self
     }

@@ -38,7 +38,7 @@ pub fn apply(net: &mut NetControl, fleet: &mut Fleet, action: &NetAction) -> Res
 }
 
 /// `action` as the words after `net` at the console (`cut 2 10`, `partition 1,2 3`).
-pub fn console_words(action: &NetAction) -> Vec<String> {
+pub(crate) fn console_words(action: &NetAction) -> Vec<String> {
     let ids = |xs: &[NodeId]| xs.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
     let link = |l: &Option<(NodeId, NodeId)>| l.map_or(Vec::new(), |(a, b)| vec![a.to_string(), b.to_string()]);
     match action {
@@ -65,7 +65,7 @@ pub fn console_words(action: &NetAction) -> Vec<String> {
 }
 
 /// The network faults of one soak.
-pub struct NetChaos {
+pub(crate) struct NetChaos {
     /// When the fault in force is healed (None: no fault in force).
     heal_at: Option<Instant>,
     /// Network faults put in force.
@@ -94,7 +94,7 @@ impl NetChaos {
 
     /// Heals the fault in force when it falls due, or at once when `settling` (the soak stops
     /// injecting): nothing of the network stays broken into the settling time.
-    pub fn due(&mut self, net: &mut NetControl, fleet: &mut Fleet, now: Instant, settling: bool) {
+    pub(crate) fn due(&mut self, net: &mut NetControl, fleet: &mut Fleet, now: Instant, settling: bool) {
         let Some(at) = self.heal_at else { return };
         if now < at && !settling {
             return;
@@ -107,7 +107,7 @@ impl NetChaos {
     }
 
     /// Draws one network fault and puts it in force; `leader` is the current leader, if any.
-    pub fn inject(
+    pub(crate) fn inject(
         &mut self,
         net: &mut NetControl,
         fleet: &mut Fleet,

@@ -24,7 +24,7 @@ pub enum Command {
 }
 
 /// The answer to `help`.
-pub const HELP: &str = "\
+pub(crate) const HELP: &str = "\
 commands:
   pause N        SIGSTOP node N (slow, not dead)
   resume N       SIGCONT node N

@@ -17,25 +17,25 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// The prefix of a refusal.
-pub const ERROR_PREFIX: &str = "error: ";
+pub(crate) const ERROR_PREFIX: &str = "error: ";
 
 /// The socket's file name inside the run directory.
-pub const SOCKET_NAME: &str = "control.sock";
+pub(crate) const SOCKET_NAME: &str = "control.sock";
 
 /// Longest command line accepted.
 const MAX_LINE: usize = 4096;
 
 /// How long a connection may wait to send a whole command line.
-pub const IDLE_TIMEOUT: Duration = Duration::from_secs(2);
+pub(crate) const IDLE_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// How many connections may wait for their command at once.
-pub const MAX_PENDING: usize = 64;
+pub(crate) const MAX_PENDING: usize = 64;
 
 /// How long a client waits to connect and for the answer.
 const CLIENT_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// The launcher's end: a listener and the connections still sending their command.
-pub struct Server {
+pub(crate) struct Server {
     path: PathBuf,
     listener: UnixListener,
     pending: HashMap<usize, Pending>,
@@ -49,7 +49,7 @@ struct Pending {
 }
 
 /// What a connection produced when it became readable.
-pub enum Incoming {
+pub(crate) enum Incoming {
     /// Not a whole line yet.
     Waiting,
     /// A command line to answer with [`Server::answer`].
@@ -75,7 +75,7 @@ impl Server {
     }
 
     /// The listening descriptor, to register with the poll.
-    pub fn listener(&self) -> &UnixListener {
+    pub(crate) fn listener(&self) -> &UnixListener {
         &self.listener
     }
 
@@ -122,13 +122,14 @@ impl Server {
     }
 
     /// How many connections wait for their command.
+    #[cfg(test)]
     pub fn pending(&self) -> usize {
         self.pending.len()
     }
 
     /// Closes, with an error line, every connection that has not sent a whole command within
     /// [`IDLE_TIMEOUT`] of connecting; returns how many.
-    pub fn expire(&mut self, now: Instant) -> usize {
+    pub(crate) fn expire(&mut self, now: Instant) -> usize {
         let stale: Vec<usize> = self
             .pending
             .iter()

@@ -74,7 +74,7 @@ enum Step {
 }
 
 /// A scripted story, stepped by the launcher's goal.
-pub struct Demo {
+pub(crate) struct Demo {
     story: Story,
     step: Step,
     deadline: Instant,
@@ -104,7 +104,7 @@ impl Demo {
     }
 
     /// The step the story is at, in words (for a failure).
-    pub fn where_now(&self) -> &'static str {
+    pub(crate) fn where_now(&self) -> &'static str {
         match self.step {
             Step::Elect => "at step 1 (the first election)",
             Step::Reelect { .. } => "at step 2 (a new leader while the old one is paused)",
@@ -310,7 +310,7 @@ impl Demo {
     }
 
     /// The story's closing lines, from the checker's facts of the whole run.
-    pub fn conclude(&self, analysis: &Analysis) -> Vec<String> {
+    pub(crate) fn conclude(&self, analysis: &Analysis) -> Vec<String> {
         let Some(e) = &analysis.election else {
             return Vec::new();
         };

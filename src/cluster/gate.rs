@@ -33,7 +33,7 @@ pub struct Inherited {
 }
 
 /// The launcher's side of both pipes.
-pub struct Gate {
+pub(crate) struct Gate {
     go_read: OwnedFd,
     go_write: OwnedFd,
     ready_read: OwnedFd,

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 /// How a run ended, decided before the clean stop.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Ending {
+pub(crate) struct Ending {
     /// The process exit status (unless the checker later finds a violation).
     pub code: i32,
     /// One line for the user.
@@ -48,7 +48,7 @@ impl Ending {
 }
 
 /// What the run is for.
-pub enum Goal {
+pub(crate) enum Goal {
     /// A human at the console; news of agreement is printed as it changes.
     Console {
         /// When `--duration` ends the run.
@@ -82,7 +82,7 @@ pub enum Goal {
 
 /// A demo's failure, `at` its step, when a node other than `except` ended on its own: the
 /// story needed it.
-pub fn node_ended(fleet: &Fleet, except: Option<u64>, at: &str) -> Option<Ending> {
+pub(crate) fn node_ended(fleet: &Fleet, except: Option<u64>, at: &str) -> Option<Ending> {
     let n = fleet
         .nodes
         .iter()
@@ -96,7 +96,7 @@ pub fn node_ended(fleet: &Fleet, except: Option<u64>, at: &str) -> Option<Ending
 
 /// How long to wait for an election before calling it failed: generous, since a wait that is
 /// too short fails a correct run while one that is long only delays a report.
-pub fn patience(n: usize, timeout: Duration) -> Duration {
+pub(crate) fn patience(n: usize, timeout: Duration) -> Duration {
     Duration::from_secs(10) + 20 * timeout + Duration::from_millis(20 * n as u64)
 }
 
@@ -141,7 +141,7 @@ impl Goal {
     }
 
     /// Whether a human drives the run (stdin is the console).
-    pub fn is_console(&self) -> bool {
+    pub(crate) fn is_console(&self) -> bool {
         matches!(self, Goal::Console { .. })
     }
 
@@ -194,7 +194,7 @@ impl Goal {
     /// What the goal adds to the checker's summary at the end (a demo's closing lines, the
     /// soak's criteria), and whether the run failed: by the checker's verdict, or for the soak
     /// by its criteria and any other violation that the algorithm does not allow by design.
-    pub fn conclude(&self, analysis: &crate::check::Analysis) -> (Vec<String>, bool) {
+    pub(crate) fn conclude(&self, analysis: &crate::check::Analysis) -> (Vec<String>, bool) {
         match self {
             Goal::Demo(demo) => (demo.conclude(analysis), analysis.violated()),
             Goal::Chaos(chaos) => {
@@ -218,7 +218,7 @@ impl Goal {
     }
 
     /// The run was stopped by `quit` or a signal before the goal said so.
-    pub fn interrupted(&self, why: &str) -> Ending {
+    pub(crate) fn interrupted(&self, why: &str) -> Ending {
         match self {
             Goal::Console { .. } => Ending::ok(format!("stopped: {why}")),
             Goal::Elected { .. } => Ending::failed(format!("stopped ({why}) before every live node agreed")),
@@ -235,7 +235,7 @@ impl Goal {
 /// `all 8 live nodes agree: node 8 leads term 1 (+312 ms since start; elected in 290 ms)`:
 /// when the agreement formed, and for the `first` agreement of its term how long the election
 /// took (see [`agreement_times`](super::narrate::agreement_times)).
-pub fn agreement_line(fleet: &Fleet, a: &Agreement, first: bool) -> String {
+pub(crate) fn agreement_line(fleet: &Fleet, a: &Agreement, first: bool) -> String {
     format!(
         "all {} live nodes agree: node {} leads term {} ({})",
         a.nodes.len(),

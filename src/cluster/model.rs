@@ -10,7 +10,7 @@ use nix::unistd::Pid;
 
 /// A node process's state as the launcher made it or saw it end.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum State {
+pub(crate) enum State {
     /// Running (live).
     Running,
     /// Stopped with SIGSTOP.
@@ -23,7 +23,7 @@ pub enum State {
 
 /// A suspicion a node recorded.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Suspicion {
+pub(crate) struct Suspicion {
     /// When (trace time).
     pub t: u64,
     /// Who suspected.
@@ -36,7 +36,7 @@ pub struct Suspicion {
 
 /// A step-down a node recorded.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StepDown {
+pub(crate) struct StepDown {
     /// When (trace time).
     pub t: u64,
     /// The term it had led.
@@ -72,14 +72,14 @@ pub struct Node {
 
 impl Node {
     /// When its pending request was made (trace time of the last `cs_request`; 0 if unknown).
-    pub fn waiting_since(&self) -> u64 {
+    pub(crate) fn waiting_since(&self) -> u64 {
         self.cs.requested_at
     }
 }
 
 /// Where a node is in its mutual-exclusion loop, from `cs_request` / `cs_enter` / `cs_exit`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct CsView {
+pub(crate) struct CsView {
     /// The request it waits on.
     pub waiting: Option<u64>,
     /// The request it holds the section for, and since when (trace time).
@@ -161,7 +161,7 @@ impl Node {
 }
 
 /// The state in a word or two: `running`, `dead: signal SIGKILL`.
-pub fn describe_state(n: &Node) -> String {
+pub(crate) fn describe_state(n: &Node) -> String {
     match &n.state {
         State::Running => "running".into(),
         State::Paused => "paused".into(),
@@ -172,7 +172,7 @@ pub fn describe_state(n: &Node) -> String {
 
 /// Whom it believes leads (or, in a mutual-exclusion run, where it is in its loop), in words,
 /// from the replay `beliefs`.
-pub fn describe_belief(n: &Node, beliefs: &Beliefs) -> String {
+pub(crate) fn describe_belief(n: &Node, beliefs: &Beliefs) -> String {
     if n.started && n.cs != CsView::default() {
         return match (&n.cs.holding, &n.cs.waiting) {
             (Some((req, _)), _) => format!("HOLDS the section (req {req}); {} done", n.cs.exits),

@@ -33,7 +33,7 @@ use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 /// `holder: node 3 (req 7); waiting: 1, 4` for the status table.
-pub fn status_line(fleet: &Fleet) -> String {
+pub(crate) fn status_line(fleet: &Fleet) -> String {
     let holders: Vec<String> = fleet
         .nodes
         .iter()
@@ -67,7 +67,7 @@ pub fn status_line(fleet: &Fleet) -> String {
 }
 
 /// A mutual-exclusion goal.
-pub enum MutexGoal {
+pub(crate) enum MutexGoal {
     /// `--until done`: every node that runs the workload completed its requests.
     Done {
         /// Requests per node.
@@ -84,7 +84,7 @@ pub enum MutexGoal {
 }
 
 /// Where the quorum-amnesia story is.
-pub enum Amnesia {
+pub(crate) enum Amnesia {
     /// Waiting for a holder.
     Hold {
         /// Give up then.
@@ -111,7 +111,7 @@ pub enum Amnesia {
 }
 
 /// Where the regrant story is.
-pub enum Regrant {
+pub(crate) enum Regrant {
     /// Waiting for a holder to pause.
     Hold {
         /// Give up then.

@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// What has been told so far.
 #[derive(Default)]
-pub struct Narrator {
+pub(crate) struct Narrator {
     /// `resource.jsonl`, followed once the run directory is known.
     resource: Option<Tail>,
     /// Per node: suspicions, step-downs and election starts told.
@@ -38,13 +38,13 @@ pub struct Narrator {
 /// How long an election took, the one definition every line of the launcher and the checker
 /// uses: from its term's first `election_start` to the moment every live node followed its
 /// leader (the agreement).
-pub const ELECTION_TIME: &str = "from the term's first election start to the agreement of every live node";
+pub(crate) const ELECTION_TIME: &str = "from the term's first election start to the agreement of every live node";
 
 /// `+5127 ms since start; elected in 212 ms`: when agreement `a` formed, and (`first`: the
 /// first agreement of its term) how long the election took ([`ELECTION_TIME`]). A node that
 /// rejoins later (resumed, restarted) forms a new agreement in the same term: that one says
 /// when, not a longer election.
-pub fn agreement_times(fleet: &Fleet, a: &Agreement, first: bool) -> String {
+pub(crate) fn agreement_times(fleet: &Fleet, a: &Agreement, first: bool) -> String {
     let since = format!("{} since start", fleet.rel(a.at_us));
     let start = fleet
         .elections_after(a.term.saturating_sub(1), 0)
@@ -137,7 +137,7 @@ fn truth(by_id: &BTreeMap<u64, &Node>, target: u64, by: u64, net: &crate::net::N
 
 impl Narrator {
     /// What happened since the last call, in time order, each line starting `+N ms`.
-    pub fn news(&mut self, fleet: &Fleet) -> Vec<String> {
+    pub(crate) fn news(&mut self, fleet: &Fleet) -> Vec<String> {
         let mut out: Vec<(u64, String)> = Vec::new();
         let by_id: BTreeMap<u64, &Node> = fleet.nodes.iter().map(|n| (n.plan.id, n)).collect();
         for n in &fleet.nodes {

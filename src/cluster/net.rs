@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 /// Who enforces the drops.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Backend {
+pub(crate) enum Backend {
     /// nftables rules in the run's own table (root only).
     Kernel,
     /// The nodes' own receive filter.
@@ -31,7 +31,7 @@ impl Backend {
 
     /// Chooses from `--net` (None: kernel when it works here, else user). A `--net kernel`
     /// that cannot work is a usage error, one line; `--net` of another name too.
-    pub fn choose(flag: Option<&str>) -> Result<Backend, String> {
+    pub(crate) fn choose(flag: Option<&str>) -> Result<Backend, String> {
         match flag {
             Some("kernel") => nft::usable().map(|_| Backend::Kernel),
             Some("user") => Ok(Backend::User),
@@ -43,7 +43,7 @@ impl Backend {
 }
 
 /// The rules in force and what enforces them.
-pub struct NetControl {
+pub(crate) struct NetControl {
     backend: Backend,
     rules: NetRules,
     table: Option<NftTable>,
@@ -79,13 +79,8 @@ impl NetControl {
         })
     }
 
-    /// The backend.
-    pub fn backend(&self) -> Backend {
-        self.backend
-    }
-
     /// The nftables table, with the kernel backend.
-    pub fn table_name(&self) -> Option<&str> {
+    pub(crate) fn table_name(&self) -> Option<&str> {
         self.table.as_ref().map(|t| t.name())
     }
 
@@ -94,14 +89,9 @@ impl NetControl {
         self.rules.members()
     }
 
-    /// The rules in force.
-    pub fn rules(&self) -> &NetRules {
-        &self.rules
-    }
-
     /// Runs `net WORDS...`: the answer for the console, or one line saying what is wrong. A rule
     /// that fails in the kernel is recorded as `net_error` and changes nothing.
-    pub fn execute(&mut self, words: &[&str], fleet: &mut Fleet) -> Result<String, String> {
+    pub(crate) fn execute(&mut self, words: &[&str], fleet: &mut Fleet) -> Result<String, String> {
         match NetCommand::parse(words, self.members())? {
             NetCommand::Status => Ok(format!(
                 "network ({} backend): {}",
@@ -180,7 +170,7 @@ impl NetControl {
     }
 
     /// Lifts everything: the table deleted (its watchdog ended). Err: one line.
-    pub fn finish(&mut self) -> Result<(), String> {
+    pub(crate) fn finish(&mut self) -> Result<(), String> {
         match self.table.take() {
             Some(mut t) => t.remove(),
             None => Ok(()),

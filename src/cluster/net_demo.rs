@@ -51,9 +51,9 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 /// `--demo link-cut`.
-pub const LINK_CUT: &str = "link-cut";
+pub(crate) const LINK_CUT: &str = "link-cut";
 /// `--demo partition`.
-pub const PARTITION: &str = "partition";
+pub(crate) const PARTITION: &str = "partition";
 
 /// The network stories.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,11 +65,11 @@ pub enum NetDemo {
 }
 
 /// The link-cut graph's groups and its bridge.
-pub const LEFT: [NodeId; 4] = [1, 2, 3, 4];
+pub(crate) const LEFT: [NodeId; 4] = [1, 2, 3, 4];
 /// The other group.
-pub const RIGHT: [NodeId; 6] = [5, 6, 7, 8, 9, 10];
+pub(crate) const RIGHT: [NodeId; 6] = [5, 6, 7, 8, 9, 10];
 /// The one channel between them.
-pub const BRIDGE: (NodeId, NodeId) = (2, 10);
+pub(crate) const BRIDGE: (NodeId, NodeId) = (2, 10);
 
 /// The elections link-cut runs: those the registry says run on any two-way graph.
 fn link_cut_algos() -> Vec<&'static str> {
@@ -96,7 +96,7 @@ impl NetDemo {
 
     /// Checks the launch for the story (one line naming the problem) and sets its defaults in
     /// `set`; returns the graph and its label for link-cut (None: the mesh's own).
-    pub fn prepare(
+    pub(crate) fn prepare(
         self,
         algo: &str,
         mesh_spec: Option<&str>,
@@ -162,7 +162,7 @@ fn majority(set: &BTreeMap<String, String>) -> bool {
 }
 
 /// Two cliques, 1-4 and 5-10, joined only by the link 2-10.
-pub fn link_cut_graph() -> Result<Graph, String> {
+pub(crate) fn link_cut_graph() -> Result<Graph, String> {
     let mut edges = Vec::new();
     for group in [&LEFT[..], &RIGHT[..]] {
         for (i, &a) in group.iter().enumerate() {
@@ -205,7 +205,7 @@ enum Step {
 }
 
 /// A network story, stepped by the launcher's goal.
-pub struct NetStory {
+pub(crate) struct NetStory {
     kind: NetDemo,
     majority: bool,
     step: Step,
@@ -233,7 +233,7 @@ impl NetStory {
     }
 
     /// The step the story is at, in words (for a failure).
-    pub fn where_now(&self) -> &'static str {
+    pub(crate) fn where_now(&self) -> &'static str {
         match (self.kind, &self.step, &self.mstep) {
             (NetDemo::LinkCut, Step::Elect, _) => "at step 1 (the first election)",
             (NetDemo::LinkCut, Step::Split { .. }, _) => "at step 3 (each side settling after the cut)",
@@ -437,7 +437,7 @@ impl NetStory {
     }
 
     /// The story's closing lines, from the checker's facts of the whole run.
-    pub fn conclude(&self, a: &Analysis) -> Vec<String> {
+    pub(crate) fn conclude(&self, a: &Analysis) -> Vec<String> {
         let mut out = Vec::new();
         let cut: Vec<_> = a
             .suspicions

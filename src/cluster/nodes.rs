@@ -28,7 +28,7 @@ pub(super) use reading::tail_lines;
 
 /// Every live node believes the same leader in the same term, and that leader is live.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Agreement {
+pub(crate) struct Agreement {
     /// The leader.
     pub leader: u64,
     /// The term.
@@ -42,7 +42,7 @@ pub struct Agreement {
 }
 
 /// The launch's nodes, its faults log, and the process group they share.
-pub struct Fleet {
+pub(crate) struct Fleet {
     /// The nodes in ring order.
     pub nodes: Vec<Node>,
     /// The run directory.
@@ -110,7 +110,7 @@ impl Fleet {
     }
 
     /// Writes one line of `faults.jsonl` stamped `t` (a fault that took effect at `t`).
-    pub fn fault_at(&mut self, t: u64, node: Option<u64>, event: Event) {
+    pub(crate) fn fault_at(&mut self, t: u64, node: Option<u64>, event: Event) {
         let rec = Record::unstamped(t, node, event);
         if let Err(e) = self.faults.write(&rec).and_then(|_| self.faults.flush()) {
             eprintln!("coordlab: cannot write faults.jsonl: {e}");
@@ -127,7 +127,12 @@ impl Fleet {
     /// unanswered message, a missing heartbeat) runs while later nodes are still being spawned,
     /// which on two cores takes seconds for thousands of nodes, and no node's first messages
     /// wait behind another's start-up work.
-    pub fn spawn_all(&mut self, sockets: Vec<UdpSocket>, zygote: Option<Zygote>, gate: Gate) -> Result<(), String> {
+    pub(crate) fn spawn_all(
+        &mut self,
+        sockets: Vec<UdpSocket>,
+        zygote: Option<Zygote>,
+        gate: Gate,
+    ) -> Result<(), String> {
         match zygote {
             Some(z) => self.fork_all(sockets, z)?,
             None => self.exec_all(sockets, gate.inherited())?,
@@ -405,7 +410,7 @@ impl Fleet {
 
     /// The clean stop: `shutdown` recorded, paused nodes continued, SIGTERM to all, SIGKILL to
     /// any still there after the grace period, every process reaped and its exit recorded.
-    pub fn stop_all(&mut self) {
+    pub(crate) fn stop_all(&mut self) {
         self.fault(None, Event::Shutdown {});
         let paused: Vec<u64> = self
             .nodes

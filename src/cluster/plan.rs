@@ -18,7 +18,7 @@ use std::time::Duration;
 /// The option that tells a node it runs on a mesh (the election wrapper then floods leader
 /// heartbeats over its neighbours): set by the launcher, never by the user, for the
 /// algorithms whose registry entry takes it.
-pub const MESH_KEY: &str = "mesh";
+pub(crate) const MESH_KEY: &str = "mesh";
 
 /// One node as it will be launched.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,7 +50,7 @@ const DEMOS: &[(&str, DemoKind)] = &[
 
 /// `--demo snapshot`: a bank on skewed clocks, Chandy-Lamport snapshots right, clock ones wrong
 /// (told by `snapshot_demo`, not by the election stories' runner).
-pub const SNAPSHOT_DEMO: &str = "snapshot";
+pub(crate) const SNAPSHOT_DEMO: &str = "snapshot";
 
 /// The mutual-exclusion stories `--demo` knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

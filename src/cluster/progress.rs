@@ -23,7 +23,7 @@ pub fn progress(algo: &str, set: &BTreeMap<String, String>) -> Option<Box<dyn Pr
 }
 
 /// The kinds of global state a bank run records (`--set snapshot=...`), as its trace names them.
-pub fn snapshot_methods(set: &BTreeMap<String, String>) -> Vec<&'static str> {
+pub(crate) fn snapshot_methods(set: &BTreeMap<String, String>) -> Vec<&'static str> {
     match set.get("snapshot").map(String::as_str) {
         Some("chandy-lamport") => vec!["chandy-lamport"],
         Some("clock") => vec!["clock"],
@@ -34,7 +34,7 @@ pub fn snapshot_methods(set: &BTreeMap<String, String>) -> Vec<&'static str> {
 
 /// Each node's clock as its latest record shows it, and its latest claim.
 #[derive(Debug, Default)]
-pub struct ClockGoal {
+pub(crate) struct ClockGoal {
     /// How fast a correction moves the clock, ppm (`max_slew_ppm`; `step=true`: at once).
     slew_ppm: u64,
     /// The latest true time seen in any record.
@@ -147,7 +147,7 @@ impl Progress for ClockGoal {
 
 /// Which nodes recorded their part of each global state.
 #[derive(Debug)]
-pub struct SnapshotGoal {
+pub(crate) struct SnapshotGoal {
     /// The kinds asked for.
     methods: Vec<&'static str>,
     /// Per (kind, snapshot number): the nodes that recorded their part.

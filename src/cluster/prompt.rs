@@ -20,7 +20,7 @@ static PRINTER: Mutex<Option<Printer>> = Mutex::new(None);
 
 /// Prints one line for the user: above the prompt while one is shown, else to stdout. A closed
 /// stdout must not kill the launcher mid-run, so errors are ignored.
-pub fn say(line: String) {
+pub(crate) fn say(line: String) {
     let mut printer = PRINTER.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(p) = printer.as_mut() {
         if p(line.clone()) {
@@ -33,7 +33,7 @@ pub fn say(line: String) {
 }
 
 /// The prompt's side of the launcher: lines typed, and the terminal's settings to put back.
-pub struct Prompt {
+pub(crate) struct Prompt {
     /// Lines typed at the prompt (`quit` once Ctrl-D or Ctrl-C is pressed).
     pub lines: Receiver<String>,
     saved: Option<nix::sys::termios::Termios>,
@@ -81,7 +81,7 @@ impl Prompt {
 
     /// Takes the prompt down (the run is ending): output goes straight to stdout again, and
     /// the terminal gets its settings back even though the editor thread is still waiting.
-    pub fn close(&mut self) {
+    pub(crate) fn close(&mut self) {
         PRINTER.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(t) = self.saved.take() {
             let _ = nix::sys::termios::tcsetattr(std::io::stdin().as_fd(), nix::sys::termios::SetArg::TCSANOW, &t);

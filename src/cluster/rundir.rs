@@ -36,7 +36,7 @@ pub fn create(logs: &Path, wall_us: u64, noun: &str, n: usize, algo: &str) -> Re
 
 /// Refuses (exit 2) a `--logs` directory that cannot be created or written, before anything
 /// starts: creates it if needed and makes and removes a scratch directory in it.
-pub fn check_writable(logs: &Path) -> Result<(), CliError> {
+pub(crate) fn check_writable(logs: &Path) -> Result<(), CliError> {
     let refuse = |e: io::Error| usage(format!("--logs {}: cannot be created or written: {e}", logs.display()));
     fs::create_dir_all(logs).map_err(refuse)?;
     let probe = logs.join(format!(".coordlab-probe-{}", std::process::id()));
@@ -45,7 +45,7 @@ pub fn check_writable(logs: &Path) -> Result<(), CliError> {
 }
 
 /// Writes `run.json` whole or not at all (readers poll for it while the launcher starts).
-pub fn write_info(dir: &Path, info: &RunInfo) -> Result<(), CliError> {
+pub(crate) fn write_info(dir: &Path, info: &RunInfo) -> Result<(), CliError> {
     let path = dir.join("run.json");
     let tmp = dir.join(".run.json.tmp");
     let text = serde_json::to_string_pretty(info).map_err(|e| failed(format!("cannot encode run.json: {e}")))?;
@@ -56,7 +56,7 @@ pub fn write_info(dir: &Path, info: &RunInfo) -> Result<(), CliError> {
 
 /// Points `logs/latest` at `dir` (a relative link, so the logs directory can move), replacing
 /// the old link atomically: a reader sees the old run or the new one, never neither.
-pub fn point_latest(logs: &Path, dir: &Path) -> Result<(), CliError> {
+pub(crate) fn point_latest(logs: &Path, dir: &Path) -> Result<(), CliError> {
     let name = dir
         .file_name()
         .ok_or_else(|| failed(format!("{} has no name", dir.display())))?;

@@ -53,7 +53,7 @@ pub struct Entry {
 
 /// A checked schedule, in time order (equal times keep the file's order).
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Schedule {
+pub(crate) struct Schedule {
     /// The entries not run yet, earliest first.
     pub entries: Vec<Entry>,
 }
@@ -119,7 +119,7 @@ impl Schedule {
     }
 
     /// Takes the entries due at `elapsed`.
-    pub fn due(&mut self, elapsed: Duration) -> Vec<Entry> {
+    pub(crate) fn due(&mut self, elapsed: Duration) -> Vec<Entry> {
         let k = self.entries.iter().take_while(|e| e.at <= elapsed).count();
         self.entries.drain(..k).collect()
     }

@@ -8,7 +8,7 @@ use std::os::fd::RawFd;
 
 /// What arrived since the last read.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct Arrived {
+pub(crate) struct Arrived {
     /// A stop signal, if one came (the last one).
     pub stop: Option<Signal>,
     /// At least one SIGCHLD.
@@ -16,7 +16,7 @@ pub struct Arrived {
 }
 
 /// The launcher's signals, blocked for normal delivery and readable from a descriptor.
-pub struct LauncherSignals {
+pub(crate) struct LauncherSignals {
     source: SignalSource,
 }
 
@@ -32,7 +32,7 @@ impl LauncherSignals {
     }
 
     /// The descriptor to register with mio.
-    pub fn raw_fd(&self) -> RawFd {
+    pub(crate) fn raw_fd(&self) -> RawFd {
         self.source.raw_fd()
     }
 

@@ -9,10 +9,10 @@ use crate::trace::RunDir;
 use std::time::{Duration, Instant};
 
 /// How long the bank runs: long enough for several snapshots of each kind to complete.
-pub const RUN_FOR: Duration = Duration::from_secs(6);
+pub(crate) const RUN_FOR: Duration = Duration::from_secs(6);
 
 /// The story's clock.
-pub struct SnapshotDemo {
+pub(crate) struct SnapshotDemo {
     until: Instant,
 }
 
@@ -36,7 +36,7 @@ impl SnapshotDemo {
     }
 
     /// The story's closing lines, from the traces of the run in `dir`.
-    pub fn conclude(&self, dir: &std::path::Path) -> Vec<String> {
+    pub(crate) fn conclude(&self, dir: &std::path::Path) -> Vec<String> {
         let Ok(run) = RunDir::load(dir) else {
             return vec![format!("cannot read {} to tell the story", dir.display())];
         };

@@ -17,7 +17,7 @@ const SPARE_FDS: u64 = 64;
 /// Binds every node's socket: on `base`, `base+1`, ... or, when `base` is 0, on free ports the
 /// system picks; fills each node's address in. Every socket stays open (so free ports are
 /// distinct) until its node has it.
-pub fn bind_all(plan: &mut Plan, base: u16) -> Result<Vec<UdpSocket>, CliError> {
+pub(crate) fn bind_all(plan: &mut Plan, base: u16) -> Result<Vec<UdpSocket>, CliError> {
     let mut out = Vec::with_capacity(plan.nodes.len());
     for (k, node) in plan.nodes.iter_mut().enumerate() {
         let port = if base == 0 { 0 } else { base + k as u16 };
@@ -33,7 +33,7 @@ pub fn bind_all(plan: &mut Plan, base: u16) -> Result<Vec<UdpSocket>, CliError> 
 /// Raises this process's limits as far as their hard limits allow for a launch of `n` nodes:
 /// RLIMIT_NOFILE (the launcher holds every node's socket until the node has it; the nodes
 /// inherit the raised limit) and RLIMIT_NPROC. Says which limit, when `n` cannot fit.
-pub fn raise_limits(n: usize) -> Result<(), CliError> {
+pub(crate) fn raise_limits(n: usize) -> Result<(), CliError> {
     let need_fds = n as u64 + SPARE_FDS;
     raise(Resource::RLIMIT_NOFILE, need_fds).map_err(|(soft, hard)| {
         failed(format!(

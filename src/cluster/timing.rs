@@ -13,13 +13,13 @@
 use crate::error::{usage, CliError};
 
 /// The default heartbeat period up to [`PER_PERIOD`] + 1 nodes, ms.
-pub const BASE_HEARTBEAT_MS: u64 = crate::algo::DEFAULT_HEARTBEAT_MS;
+pub(crate) const BASE_HEARTBEAT_MS: u64 = crate::algo::DEFAULT_HEARTBEAT_MS;
 /// The default failure-detector timeout up to [`PER_PERIOD`] + 1 nodes, ms.
-pub const BASE_TIMEOUT_MS: u64 = crate::algo::DEFAULT_TIMEOUT_MS;
+pub(crate) const BASE_TIMEOUT_MS: u64 = crate::algo::DEFAULT_TIMEOUT_MS;
 /// Heartbeats a second the leader sends at most with the defaults.
-pub const HEARTBEATS_PER_SEC: u64 = 2_000;
+pub(crate) const HEARTBEATS_PER_SEC: u64 = 2_000;
 /// Heartbeats the leader sends in one base period at most with the defaults.
-pub const PER_PERIOD: u64 = HEARTBEATS_PER_SEC * BASE_HEARTBEAT_MS / 1000;
+pub(crate) const PER_PERIOD: u64 = HEARTBEATS_PER_SEC * BASE_HEARTBEAT_MS / 1000;
 
 /// A launch's timing, and how it was chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,7 +49,7 @@ impl Timing {
 
 /// The factor the default timing is multiplied by for `n` nodes: 1 up to `PER_PERIOD` + 1
 /// nodes, then enough periods that `n - 1` heartbeats fit in the budget.
-pub fn scale(n: usize) -> u64 {
+pub(crate) fn scale(n: usize) -> u64 {
     (n.saturating_sub(1) as u64).div_ceil(PER_PERIOD).max(1)
 }
 

@@ -79,7 +79,7 @@ impl Drop for Kept {
 
 /// A reader that remembers how far it got in one file, and what it read.
 #[derive(Debug)]
-pub struct Tail {
+pub(crate) struct Tail {
     path: PathBuf,
     /// The file's name, as a bad line names it.
     name: String,
@@ -117,7 +117,7 @@ impl Tail {
 
     /// Reads every line completed since the last call; returns where their records are in
     /// [`Tail::records`].
-    pub fn read_new(&mut self) -> io::Result<Range<usize>> {
+    pub(crate) fn read_new(&mut self) -> io::Result<Range<usize>> {
         let before = self.read.records.len();
         let opened;
         let file = match &self.file {
@@ -182,7 +182,7 @@ impl Tail {
 
     /// Reads the rest of the file, a last line without its newline included (a process killed
     /// while writing it), and hands over everything read: the file as a whole read would find it.
-    pub fn finish(&mut self) -> io::Result<Jsonl> {
+    pub(crate) fn finish(&mut self) -> io::Result<Jsonl> {
         self.read_new()?;
         // The writer is gone: what lies past a NUL byte is read too, as a whole reading of
         // the file reads it (only the zeros at the very end are not lines).

@@ -11,14 +11,14 @@ use std::time::Duration;
 
 options! {
     /// The keys of every voting protocol (quorum's coordinators, Maekawa's voters).
-    pub struct VoterOptions {
+    pub(crate) struct VoterOptions {
         durable: bool = false, Kind::Bool,
             "coordinators persist their grant, fsynced before they answer; also --durable";
     }
 }
 
 /// Whom a voting protocol asks, and how many votes it needs.
-pub trait Ballot {
+pub(crate) trait Ballot {
     /// Whether the protocol's rules assume reliable FIFO channels (Maekawa's do): its messages
     /// then ride the shared reliable layer ([`Protocol::RELIABLE`]).
     const RELIABLE: bool = false;

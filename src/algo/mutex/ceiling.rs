@@ -26,7 +26,7 @@ pub fn restored(setup: &Setup) -> u64 {
 
 /// Once `clock` reaches `ceiling`, moves it ahead and returns the bytes to store before any
 /// message of this handler leaves.
-pub fn raise(clock: u64, ceiling: &mut u64) -> Option<Vec<u8>> {
+pub(crate) fn raise(clock: u64, ceiling: &mut u64) -> Option<Vec<u8>> {
     if clock < *ceiling {
         return None;
     }

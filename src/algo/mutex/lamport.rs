@@ -75,11 +75,6 @@ pub struct Lamport {
 }
 
 impl Lamport {
-    /// The request queue, head first.
-    pub fn queue(&self) -> Vec<NodeId> {
-        self.queue.iter().map(|q| q.1).collect()
-    }
-
     fn broadcast(&mut self, cx: &mut MutexCx<'_, Self>, kind: Kind) {
         let me = cx.me;
         let peers: Vec<NodeId> = cx.view().peers.iter().copied().filter(|&p| p != me).collect();

@@ -24,7 +24,7 @@ use super::voting::Voting;
 use crate::algo::{NodeId, Setup};
 
 /// The grid quorum of participant `me` among `peers` (in their order).
-pub fn grid_quorum(peers: &[NodeId], me: NodeId) -> Vec<NodeId> {
+pub(crate) fn grid_quorum(peers: &[NodeId], me: NodeId) -> Vec<NodeId> {
     let n = peers.len();
     let cols = (n as f64).sqrt().ceil().max(1.0) as usize;
     let rows: Vec<&[NodeId]> = peers.chunks(cols).collect();

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 options! {
     /// The keys every mutual-exclusion algorithm takes (its wrapper's workload).
-    pub struct MutexOptions {
+    pub(crate) struct MutexOptions {
         think_ms: u64 = 50, Kind::Int { min: 0, max: 3_600_000 },
             "mean think time between requests, ms (exponential; 0: none); also --think-ms";
         hold_ms: u64 = 10, Kind::Int { min: 0, max: 3_600_000 },
@@ -21,7 +21,7 @@ options! {
 
 /// The workload every node runs.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Workload {
+pub(crate) struct Workload {
     /// Mean think time.
     pub think: Duration,
     /// Hold time.

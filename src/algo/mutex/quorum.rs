@@ -24,14 +24,14 @@ pub struct Majority;
 
 options! {
     /// The quorum's own keys (besides the voters' `durable`).
-    pub struct QuorumOptions {
+    pub(crate) struct QuorumOptions {
         quorum: u64 = 0, Kind::Int { min: 0, max: u64::MAX },
             "m, the grants needed: a majority of the n coordinators (0: the smallest, n/2+1)";
     }
 }
 
 /// The smallest majority of `n` coordinators.
-pub fn smallest_majority(n: usize) -> usize {
+pub(crate) fn smallest_majority(n: usize) -> usize {
     n / 2 + 1
 }
 
@@ -54,7 +54,7 @@ impl QuorumOptions {
 }
 
 /// The quorum size of `setup` among `n` coordinators: `quorum=m`, default n/2 + 1.
-pub fn quorum_size(setup: &Setup, n: usize) -> Result<usize, String> {
+pub(crate) fn quorum_size(setup: &Setup, n: usize) -> Result<usize, String> {
     QuorumOptions::from_setup(setup)?.size(n)
 }
 

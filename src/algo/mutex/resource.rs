@@ -126,7 +126,7 @@ impl Resource {
 
     /// Node `peer` came back as a new boot (its HELLO, or its first message): its old boot is
     /// no longer inside, whatever access it had ends here (a killed holder is not a holder).
-    pub fn peer_restarted<M, T>(&mut self, cx: &mut Context<'_, M, T>, peer: NodeId) {
+    pub(crate) fn peer_restarted<M, T>(&mut self, cx: &mut Context<'_, M, T>, peer: NodeId) {
         self.fenced.remove(&peer);
         if let Some((req, _)) = self.holders.remove(&peer) {
             cx.state_change(format!(

@@ -33,7 +33,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// Ricart-Agrawala messages.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub enum RaMsg {
+pub(crate) enum RaMsg {
     /// I want the section; my request's timestamp.
     Request {
         /// Lamport timestamp of the request.
@@ -62,7 +62,7 @@ pub fn fencing(ts: u64, id: NodeId) -> u64 {
 
 /// One node's Ricart-Agrawala state.
 #[derive(Debug, Clone, Default)]
-pub struct RicartAgrawala {
+pub(crate) struct RicartAgrawala {
     clock: u64,
     ceiling: u64,
     mine: Option<u64>,

@@ -59,7 +59,7 @@ struct Stored {
 
 /// Suzuki-Kasami messages.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub enum SkMsg {
+pub(crate) enum SkMsg {
     /// I want the token: my request number.
     Request {
         /// The request number.
@@ -92,7 +92,7 @@ impl Message for SkMsg {
 
 /// Suzuki-Kasami's one timer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum SkTimer {
+pub(crate) enum SkTimer {
     /// Waited for the token too long.
     Lost,
 }
@@ -108,7 +108,7 @@ struct Token {
 
 /// One node's Suzuki-Kasami state.
 #[derive(Debug, Clone)]
-pub struct SuzukiKasami {
+pub(crate) struct SuzukiKasami {
     /// The participants in ring order, starting after this node (whom a release queues, in order).
     after_me: Vec<NodeId>,
     first: bool,
@@ -129,11 +129,6 @@ pub struct SuzukiKasami {
 }
 
 impl SuzukiKasami {
-    /// Whether this node holds the token now.
-    pub fn has_token(&self) -> bool {
-        self.token.is_some()
-    }
-
     fn store(&self, cx: &mut MutexCx<'_, Self>) {
         cx.persist(serde_json::to_vec(&self.stored).unwrap_or_default());
     }

@@ -33,7 +33,7 @@ pub fn sim<P: Protocol + 'static>(n: u64, net: NetConfig, opts: &[(&str, &str)])
 }
 
 /// How many entries node `id` completed.
-pub fn exits<P: Protocol>(s: &Sim<Mutex<P>>, id: NodeId) -> usize {
+pub(crate) fn exits<P: Protocol>(s: &Sim<Mutex<P>>, id: NodeId) -> usize {
     s.trace
         .iter()
         .filter(|r| r.node == Some(id) && matches!(r.event, Event::CsExit { .. }))
@@ -41,7 +41,7 @@ pub fn exits<P: Protocol>(s: &Sim<Mutex<P>>, id: NodeId) -> usize {
 }
 
 /// Exits of node `id` after simulated time `t`.
-pub fn exits_after<P: Protocol>(s: &Sim<Mutex<P>>, id: NodeId, t: Duration) -> usize {
+pub(crate) fn exits_after<P: Protocol>(s: &Sim<Mutex<P>>, id: NodeId, t: Duration) -> usize {
     let t = t.as_micros() as u64;
     s.trace
         .iter()
@@ -52,7 +52,7 @@ pub fn exits_after<P: Protocol>(s: &Sim<Mutex<P>>, id: NodeId, t: Duration) -> u
 /// Runs `n` participants with `opts` on `net`; crashes `victim` (if any) at 150 ms and
 /// restarts it 100 ms later; then every participant, the restarted one included, must complete
 /// 10 more entries. Panics on two holders at once or on a stall.
-pub fn serves_after_restart_with<P: Protocol + 'static>(
+pub(crate) fn serves_after_restart_with<P: Protocol + 'static>(
     n: u64,
     net: NetConfig,
     victim: Option<NodeId>,
@@ -82,14 +82,14 @@ pub fn serves_after_restart_with<P: Protocol + 'static>(
 }
 
 /// Runs until every participant in `who` has `k` exits; false at the time limit.
-pub fn run_to_done<P: Protocol>(s: &mut Sim<Mutex<P>>, who: &[NodeId], k: usize, limit: Duration) -> bool {
+pub(crate) fn run_to_done<P: Protocol>(s: &mut Sim<Mutex<P>>, who: &[NodeId], k: usize, limit: Duration) -> bool {
     let who = who.to_vec();
     s.run_until(limit, |s| who.iter().all(|&i| exits(s, i) >= k))
 }
 
 /// Panics if two nodes were ever in the section at once (by their own cs_enter/cs_exit, in
 /// simulated time; a crash ends a node's hold). Returns the number of entries.
-pub fn assert_safe<P: Protocol>(s: &Sim<Mutex<P>>, crashed: &[(NodeId, Duration)]) -> usize {
+pub(crate) fn assert_safe<P: Protocol>(s: &Sim<Mutex<P>>, crashed: &[(NodeId, Duration)]) -> usize {
     let mut holder: Option<NodeId> = None;
     let mut entries = 0;
     let mut events: Vec<(u64, NodeId, bool)> = s
@@ -122,7 +122,7 @@ pub fn assert_safe<P: Protocol>(s: &Sim<Mutex<P>>, crashed: &[(NodeId, Duration)
 }
 
 /// A network with random delays, loss and duplication.
-pub fn rough(seed: u64) -> NetConfig {
+pub(crate) fn rough(seed: u64) -> NetConfig {
     NetConfig {
         seed,
         min_delay: Duration::from_micros(200),
@@ -134,7 +134,7 @@ pub fn rough(seed: u64) -> NetConfig {
 
 /// Runs `s` for at most `within` until a node other than `not` (the coordinator) enters the
 /// section, and returns that node (panics if none did: the test's premise failed).
-pub fn first_to_enter<P: Protocol>(s: &mut Sim<Mutex<P>>, within: Duration, not: NodeId) -> NodeId {
+pub(crate) fn first_to_enter<P: Protocol>(s: &mut Sim<Mutex<P>>, within: Duration, not: NodeId) -> NodeId {
     s.run_until(within, |s| s.events("cs_enter").iter().any(|r| r.node != Some(not)));
     s.events("cs_enter")
         .iter()
@@ -155,7 +155,7 @@ pub fn lossy(seed: u64) -> NetConfig {
 }
 
 /// The generations minted so far in `s`, in order (from the nodes' notes).
-pub fn minted<P: Protocol>(s: &Sim<Mutex<P>>) -> Vec<String> {
+pub(crate) fn minted<P: Protocol>(s: &Sim<Mutex<P>>) -> Vec<String> {
     s.trace
         .iter()
         .filter_map(|r| match &r.event {

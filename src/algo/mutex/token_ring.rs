@@ -41,18 +41,18 @@ use std::time::Duration;
 
 /// What a token-ring node keeps on stable storage: the highest round it minted.
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
-pub struct Minted {
+pub(crate) struct Minted {
     /// That round (0: never minted).
     pub round: u64,
 }
 
 /// A generation: (round, the node that created it), compared in that order.
-pub type Gen = (u64, NodeId);
+pub(crate) type Gen = (u64, NodeId);
 
 /// The news that a node regenerated a lost token: the generation to accept from now on (sent
 /// by both token algorithms, token-ring and Suzuki-Kasami).
 #[derive(Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Regenerated {
+pub(crate) struct Regenerated {
     /// The new generation.
     pub gen: Gen,
 }
@@ -66,7 +66,7 @@ impl std::fmt::Debug for Regenerated {
 
 impl Regenerated {
     /// Raises `highest` to this generation; false when it is not newer (nothing changes).
-    pub fn raise(&self, highest: &mut Gen) -> bool {
+    pub(crate) fn raise(&self, highest: &mut Gen) -> bool {
         if self.gen <= *highest {
             return false;
         }
@@ -90,7 +90,7 @@ pub(crate) fn drop_stale<M, T, R, V>(cx: &mut Context<'_, M, T, R, V>, from: Nod
 
 /// Token-ring messages.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub enum TokenMsg {
+pub(crate) enum TokenMsg {
     /// The token.
     Token {
         /// Its generation.
@@ -117,7 +117,7 @@ impl Message for TokenMsg {
 
 /// Token-ring timers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum TokenTimer {
+pub(crate) enum TokenTimer {
     /// Pass the idle token on.
     Pass,
     /// No token seen for too long.
@@ -131,7 +131,7 @@ pub fn fencing(gen: Gen, seq: u64) -> u64 {
 
 /// One node's token-ring state.
 #[derive(Debug, Clone)]
-pub struct TokenRing {
+pub(crate) struct TokenRing {
     next: NodeId,
     first: bool,
     lost_after: Duration,
@@ -153,11 +153,13 @@ pub struct TokenRing {
 
 impl TokenRing {
     /// Whether this node has the token now.
-    pub fn has_token(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn has_token(&self) -> bool {
         self.token.is_some()
     }
     /// The highest generation seen.
-    pub fn generation(&self) -> Gen {
+    #[cfg(test)]
+    pub(crate) fn generation(&self) -> Gen {
         self.highest
     }
 

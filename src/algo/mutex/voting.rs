@@ -63,7 +63,7 @@ use std::collections::{BTreeMap, BTreeSet};
 type VoteCx<'a, T> = Context<'a, VoteMsg, T, Ask, MutexView>;
 
 /// A request: (timestamp, participant, request id); lower is higher priority.
-pub type Ticket = (u64, NodeId, u64);
+pub(crate) type Ticket = (u64, NodeId, u64);
 
 /// Voting messages.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -138,7 +138,7 @@ pub struct Durable {
 }
 
 /// The stamp after `above` of voter `me`: the (epoch, counter) part one higher, `me` below it.
-pub fn next_stamp(above: u64, me: NodeId) -> u64 {
+pub(crate) fn next_stamp(above: u64, me: NodeId) -> u64 {
     (((above >> 16) + 1).min((1 << 48) - 1) << 16) | (me & 0xffff)
 }
 
@@ -209,7 +209,8 @@ impl Voting {
     }
 
     /// The request this voter's vote is locked for.
-    pub fn locked(&self) -> Option<Ticket> {
+    #[cfg(test)]
+    pub(crate) fn locked(&self) -> Option<Ticket> {
         self.locked
     }
 
@@ -221,7 +222,8 @@ impl Voting {
     }
 
     /// The epoch of this voter's stamps: its boot count.
-    pub fn epoch(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn epoch(&self) -> u64 {
         self.epoch
     }
 
@@ -309,7 +311,7 @@ impl Voting {
     }
 
     /// Still waiting: ask again every voter whose vote is missing. True while waiting.
-    pub fn retry<T>(&mut self, cx: &mut VoteCx<'_, T>) -> bool {
+    pub(crate) fn retry<T>(&mut self, cx: &mut VoteCx<'_, T>) -> bool {
         let Some((ts, req)) = self.mine.filter(|_| self.holding.is_none()) else {
             return false;
         };
@@ -327,7 +329,7 @@ impl Voting {
     /// participant: the new boot remembers no vote it gave (unless `--durable`): a waiting
     /// request asks it again at once. A vote of it in hand while in the section is kept: that
     /// is the voter's amnesia, which only `--durable` (or fencing at the resource) covers.
-    pub fn peer_restarted<T>(&mut self, cx: &mut VoteCx<'_, T>, peer: NodeId) {
+    pub(crate) fn peer_restarted<T>(&mut self, cx: &mut VoteCx<'_, T>, peer: NodeId) {
         self.released.remove(&peer);
         self.queue.retain(|t| t.1 != peer);
         self.told.retain(|t| t.1 != peer);
@@ -371,7 +373,7 @@ impl Voting {
     }
 
     /// A voting message.
-    pub fn on_msg<T>(&mut self, cx: &mut VoteCx<'_, T>, from: NodeId, msg: VoteMsg) {
+    pub(crate) fn on_msg<T>(&mut self, cx: &mut VoteCx<'_, T>, from: NodeId, msg: VoteMsg) {
         let current = |req: u64, s: &Self| s.mine.is_some_and(|(_, r)| r == req);
         match msg {
             VoteMsg::Request { ts, req } => {

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 impl Fleet {
     /// Reads what every node wrote to its trace since the last call.
-    pub fn refresh(&mut self) {
+    pub(crate) fn refresh(&mut self) {
         for i in 0..self.nodes.len() {
             self.refresh_node(i);
         }
@@ -24,7 +24,7 @@ impl Fleet {
 
     /// Hands over every trace the fleet followed, read to its end, by file name: what the run's
     /// check would otherwise read and parse again.
-    pub fn hand_over_traces(&mut self) -> BTreeMap<String, Jsonl> {
+    pub(crate) fn hand_over_traces(&mut self) -> BTreeMap<String, Jsonl> {
         let mut out = BTreeMap::new();
         for n in &mut self.nodes {
             match n.tail.finish() {
@@ -94,12 +94,12 @@ impl Fleet {
     }
 
     /// The ids of the nodes running and started.
-    pub fn live_ids(&self) -> Vec<u64> {
+    pub(crate) fn live_ids(&self) -> Vec<u64> {
         self.nodes.iter().filter(|n| n.live()).map(|n| n.plan.id).collect()
     }
 
     /// Every suspicion of `target` recorded at or after `since`, earliest first.
-    pub fn suspicions_of(&self, target: u64, since: u64) -> Vec<Suspicion> {
+    pub(crate) fn suspicions_of(&self, target: u64, since: u64) -> Vec<Suspicion> {
         let mut s: Vec<Suspicion> = self
             .nodes
             .iter()
@@ -113,7 +113,7 @@ impl Fleet {
 
     /// The first `election_start` of every term above `term` recorded at or after `since`:
     /// (trace time, node, term), by term.
-    pub fn elections_after(&self, term: u64, since: u64) -> Vec<(u64, u64, u64)> {
+    pub(crate) fn elections_after(&self, term: u64, since: u64) -> Vec<(u64, u64, u64)> {
         let mut first: std::collections::BTreeMap<u64, (u64, u64)> = std::collections::BTreeMap::new();
         for n in &self.nodes {
             for &(t, tm) in n.elections.iter().filter(|&&(t, tm)| tm > term && t >= since) {
@@ -181,7 +181,7 @@ impl Fleet {
     }
 
     /// The last `lines` lines of node `id`'s human log.
-    pub fn log_tail(&self, id: u64, lines: usize) -> Result<String, String> {
+    pub(crate) fn log_tail(&self, id: u64, lines: usize) -> Result<String, String> {
         self.find(id)?;
         let path = self.args.log_path(id);
         let text = tail_lines(&path, lines).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
@@ -192,7 +192,7 @@ impl Fleet {
     }
 
     /// Where node `id`'s human log is.
-    pub fn log_path(&self, id: u64) -> PathBuf {
+    pub(crate) fn log_path(&self, id: u64) -> PathBuf {
         self.args.log_path(id)
     }
 }
