@@ -95,7 +95,7 @@ pub enum Expiry<M> {
 /// One node's ring repair.
 pub struct RingRepair<M> {
     me: NodeId,
-    members: Vec<NodeId>,
+    members: std::sync::Arc<[NodeId]>,
     neighbours: Vec<NodeId>,
     timeout: Duration,
     sparse: bool,

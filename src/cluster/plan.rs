@@ -119,7 +119,7 @@ pub struct Plan {
 impl Plan {
     /// The setup node `node` will build from its command line (see `bin/coordlab.rs`).
     pub fn setup(&self, opts: &LaunchOptions, node: &NodePlan) -> Setup {
-        let ids = self.nodes.iter().map(|n| n.id).collect();
+        let ids: Vec<u64> = self.nodes.iter().map(|n| n.id).collect();
         let mut s = Setup::new(node.id, ids, node.neighbours.clone());
         s.initiator = node.initiator;
         s.heartbeat = Duration::from_millis(opts.heartbeat_ms);
@@ -559,7 +559,7 @@ mod tests {
         assert_eq!(p.nodes[4].neighbours, vec![2, 4, 6]);
         assert_eq!(p.set.get(MESH_KEY).map(String::as_str), Some("true"));
         let s = p.setup(&o, &p.nodes[4]);
-        assert!(s.flag(MESH_KEY, false) && s.members == vec![1, 2, 3, 4, 5, 6] && s.initiator);
+        assert!(s.flag(MESH_KEY, false) && *s.members == [1, 2, 3, 4, 5, 6] && s.initiator);
         assert!(plan(&opts(3)).unwrap().set.is_empty(), "a ring is not a mesh");
 
         o.topology = Layout::Mesh("random:9".into());
