@@ -402,6 +402,6 @@ mod tests {
         let s = mesh_setups(&g, &[4]);
         assert_eq!(s[0].neighbours, vec![2, 3]);
         assert!(s[3].initiator && !s[0].initiator);
-        assert!(s.iter().all(|x| x.flag("mesh", false) && x.members == ids(4)));
+        assert!(s.iter().all(|x| x.flag("mesh", false) && *x.members == *ids(4)));
     }
 }

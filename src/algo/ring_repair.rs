@@ -95,7 +95,7 @@ pub(crate) enum Expiry<M> {
 /// One node's ring repair.
 pub(crate) struct RingRepair<M> {
     me: NodeId,
-    members: Vec<NodeId>,
+    members: std::sync::Arc<[NodeId]>,
     neighbours: Vec<NodeId>,
     timeout: Duration,
     sparse: bool,

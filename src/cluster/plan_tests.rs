@@ -77,7 +77,7 @@ fn a_mesh_gets_its_graph_the_mesh_option_and_the_setup_checks() {
     assert_eq!(p.nodes[4].neighbours, vec![2, 4, 6]);
     assert_eq!(p.set.get(MESH_KEY).map(String::as_str), Some("true"));
     let s = p.setup(&o, &p.nodes[4]);
-    assert!(s.flag(MESH_KEY, false) && s.members == vec![1, 2, 3, 4, 5, 6] && s.initiator);
+    assert!(s.flag(MESH_KEY, false) && *s.members == [1, 2, 3, 4, 5, 6] && s.initiator);
     assert!(plan(&opts(3)).unwrap().set.is_empty(), "a ring is not a mesh");
 
     o.topology = Layout::Mesh("random:9".into());

@@ -34,8 +34,9 @@ pub struct NodeArgs {
     clocks: std::collections::BTreeMap<u64, crate::clock::ClockSpec>,
     key: PathBuf,
     /// Every member's id in ring order, their addresses and the options, for nodes forked
-    /// without an exec (built once, shared by every child).
-    ids: Vec<u64>,
+    /// without an exec (built once, before the zygote forks: every node's `Setup.members` is
+    /// this one table, its pages shared copy-on-write by every node).
+    ids: std::sync::Arc<[u64]>,
     addrs: Members,
     set_map: BTreeMap<String, String>,
 }

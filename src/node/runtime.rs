@@ -305,7 +305,7 @@ impl<A: Algorithm> Process<A> {
             peers: self.opts.setup.neighbours.clone(),
         };
         let mut start = Some(start);
-        let mut buf = vec![0u8; 65_536];
+        let mut buf = super::recv_buf::RecvBuf::new();
         // Whatever the first message would cost beyond a steady-state one is paid here, before
         // the algorithm starts (see `warmup`): datagrams arriving meanwhile wait in the socket.
         super::warmup::rehearse(&self.opts.algo, &self.opts.setup, &mut buf);

@@ -69,8 +69,7 @@ fn register_thread_local() {
 /// ring order: the members' order is kept), all initiating. Only these: the same code paths at
 /// a cost that does not grow with the cluster (with every member, n nodes rehearsing cost n^2).
 fn group_setups(setup: &Setup) -> Vec<Setup> {
-    let mut members = setup.members.clone();
-    members.retain(|m| *m == setup.me || setup.neighbours.contains(m));
+    let members = neighbourhood(setup);
     let k = members.len();
     members
         .iter()
@@ -103,8 +102,18 @@ fn group_setups(setup: &Setup) -> Vec<Setup> {
 fn alone(setup: &Setup) -> Setup {
     let mut s = setup.clone();
     s.initiator = true;
-    s.members.retain(|m| *m == setup.me || setup.neighbours.contains(m));
+    s.members = neighbourhood(setup);
     s
+}
+
+/// This node and its neighbours, in the members' order.
+fn neighbourhood(setup: &Setup) -> std::sync::Arc<[NodeId]> {
+    setup
+        .members
+        .iter()
+        .copied()
+        .filter(|m| *m == setup.me || setup.neighbours.contains(m))
+        .collect()
 }
 
 struct Rehearsal;

@@ -270,11 +270,7 @@ impl<E: Election> Leadership<E> {
         let opts = ElectionOptions::read(setup);
         let majority = opts.majority.then(|| Majority::new(setup));
         let sparse = unreachable(setup).is_some();
-        let reach: Vec<NodeId> = if opts.mesh {
-            setup.neighbours.clone()
-        } else {
-            setup.members.clone()
-        };
+        let reach: &[NodeId] = if opts.mesh { &setup.neighbours } else { &setup.members };
         Leadership {
             core: Core {
                 setup: setup.clone(),
@@ -284,7 +280,7 @@ impl<E: Election> Leadership<E> {
                     .and_then(|b| serde_json::from_slice::<KeptTerm>(b).ok())
                     .map_or(0, |k| k.term),
                 leader: None,
-                live: Liveness::new(setup, reach),
+                live: Liveness::new(setup, reach.iter().copied()),
                 ring: RingRepair::new(setup, sparse),
                 wants_election: false,
                 starting: false,
