@@ -104,7 +104,18 @@ fn check(name: &str, sub: &str, extra: &[&str], detector: &str, must_detect: boo
                     );
                 }
             }
-            (None, Some(1)) => assert!(line.starts_with("paused "), "{name}: node {id}: {line}"),
+            (None, Some(1)) => {
+                assert!(line.starts_with("paused "), "{name}: node {id}: {line}");
+                // Lifeguard's goal: paused for less than the shortest suspicion timeout (600 ms
+                // against 900), so its refutation must reach everyone before anyone confirms.
+                if swim {
+                    assert!(
+                        said_of(&rd, id, "confirm", 0, &killed).is_empty(),
+                        "{name}: node {id} was paused 600 ms and declared dead: {line}"
+                    );
+                    assert!(!verdict.starts_with("WRONG"), "{name}: node {id}: {line}");
+                }
+            }
             (None, Some(_)) => assert!(line.starts_with("starved of CPU"), "{name}: node {id}: {line}"),
             (None, None) if lossy.contains(&id) => {
                 assert!(line.starts_with("its link to "), "{name}: node {id}: {line}")

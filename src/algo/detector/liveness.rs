@@ -90,6 +90,7 @@ impl Message for LiveMsg {
             LiveMsg::Swim(SwimMsg::PingReq { .. }) => "PING_REQ",
             LiveMsg::Swim(SwimMsg::Ack { .. }) => "SWIM_ACK",
             LiveMsg::Swim(SwimMsg::Nack { .. }) => "NACK",
+            LiveMsg::Swim(SwimMsg::Gossip { .. }) => "GOSSIP",
         }
     }
 }
@@ -203,7 +204,7 @@ impl Liveness {
         match &mut self.mode {
             Mode::Fixed => {}
             Mode::Phi(p) => p.restart(cx.now),
-            Mode::Swim(_) => {}
+            Mode::Swim(s) => cx.within::<SwimSlot, _>(|c| s.start(c)),
         }
         if !matches!(self.mode, Mode::Fixed) {
             cx.set_timer(LiveTimer::Period, self.heartbeat);

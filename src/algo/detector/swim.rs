@@ -9,6 +9,13 @@
 //! - a suspected node that hears of it refutes it with a higher incarnation number (ALIVE
 //!   gossip), which withdraws the suspicion everywhere it reaches; a node pinging a suspect or
 //!   dead member piggybacks that member's own suspicion, so that it learns and can refute.
+//! - gossip also goes out on its own timer, as memberlist's GossipInterval/GossipNodes: every
+//!   third of a period (not stretched by the health multiplier) the pending rumours go to
+//!   [`GOSSIP_NODES`] random members that are not dead (a suspect among them hears of its own
+//!   suspicion), and a refutation goes out at once to as many. Piggybacking alone is too slow:
+//!   a node resumed from a pause probes only every (LHM + 1) periods and is pinged about once
+//!   a period, so it heard of its suspicion and its ALIVE spread only after the suspecters'
+//!   shortest timeout had run out, and a 600 ms pause was confirmed dead.
 //! - a suspicion not refuted within the suspicion timeout is confirmed: the member is
 //!   declared dead (DEAD gossip). The timeout starts at its maximum and shrinks as independent
 //!   suspicions of the same incarnation arrive (memberlist's log formula), to its minimum of
@@ -163,6 +170,11 @@ pub enum SwimMsg {
         /// The requester's sequence number.
         seq: u64,
     },
+    /// Rumours sent on the gossip timer (or at once, for a refutation), needing no answer.
+    Gossip {
+        /// Gossip.
+        rumours: Vec<Rumour>,
+    },
 }
 
 /// SWIM's timers (wrapped in [`LiveTimer`](super::LiveTimer)).
@@ -174,6 +186,8 @@ pub enum SwimTimer {
     Relay(u64),
     /// Time to look at the suspicion of this member.
     Suspicion(NodeId),
+    /// Time to gossip the pending rumours to a few random members.
+    Gossip,
 }
 
 /// What SWIM asks its host to do (send, set a timer, record, or change a suspicion).
@@ -184,6 +198,11 @@ const PIGGYBACK: usize = 6;
 /// Each rumour is sent this many times log10(members + 1), rounded up (memberlist's
 /// RetransmitMult for LAN).
 const RETRANSMIT_MULT: u32 = 4;
+/// Members each gossip round goes to (memberlist's GossipNodes).
+pub const GOSSIP_NODES: usize = 3;
+/// Gossip rounds per probe period: memberlist gossips every 200 ms against a 1 s probe
+/// interval; a third of the default 300 ms period is the host's 100 ms heartbeat.
+const GOSSIP_PER_PERIOD: u32 = 3;
 
 /// The suspicion timeout after `confirmations` of `k` expected, between `min` and `max`
 /// (memberlist's `remainingSuspicionTime` before subtracting the time elapsed).
@@ -252,6 +271,39 @@ impl Swim {
     /// The probe period, stretched by the local health multiplier.
     pub fn period(&self) -> Duration {
         self.params.period * (self.lhm + 1)
+    }
+
+    /// How often rumours are gossiped on their own timer (not stretched by the LHM: a node
+    /// that was slow must still spread its refutation quickly).
+    pub fn gossip_interval(&self) -> Duration {
+        (self.params.period / GOSSIP_PER_PERIOD).max(Duration::from_millis(1))
+    }
+
+    /// Starts the gossip timer.
+    pub fn start(&mut self, cx: &mut SwimCx<'_>) {
+        cx.set_timer(SwimTimer::Gossip, self.gossip_interval());
+    }
+
+    /// Sends the pending rumours to [`GOSSIP_NODES`] random members that are not dead; nothing
+    /// when there is nothing to tell.
+    fn gossip_round(&mut self, cx: &mut SwimCx<'_>) {
+        let mut pool: Vec<NodeId> = self
+            .members
+            .iter()
+            .filter(|(_, m)| m.state != State::Dead)
+            .map(|(&n, _)| n)
+            .collect();
+        for _ in 0..GOSSIP_NODES {
+            if pool.is_empty() {
+                break;
+            }
+            let i = cx.rng.range(0, pool.len() as u64) as usize;
+            let to = pool.swap_remove(i);
+            let rumours = self.gossip(Some(to));
+            if !rumours.is_empty() {
+                cx.send(to, SwimMsg::Gossip { rumours });
+            }
+        }
     }
 
     fn probe_timeout(&self) -> Duration {
@@ -397,6 +449,10 @@ impl Swim {
                 }
             }
             SwimTimer::Suspicion(node) => self.judge(cx, node),
+            SwimTimer::Gossip => {
+                self.gossip_round(cx);
+                cx.set_timer(SwimTimer::Gossip, self.gossip_interval());
+            }
         }
     }
 
@@ -479,6 +535,15 @@ impl Swim {
     /// Someone believes this node suspect or dead at `inc`: refute with a higher incarnation.
     fn refute(&mut self, cx: &mut SwimCx<'_>, inc: u64) {
         if inc < self.inc {
+            // Already refuted, but its holder missed the ALIVE (each rumour is sent a bounded
+            // number of times): tell it again, or that suspicion would run to a confirmation.
+            let alive = Rumour::Alive {
+                node: self.me,
+                inc: self.inc,
+            };
+            if !self.rumours.iter().any(|r| r.0 == alive) {
+                self.spread(alive);
+            }
             return;
         }
         let refuted_by = inc + 1;
@@ -492,6 +557,8 @@ impl Swim {
             node: self.me,
             inc: refuted_by,
         });
+        // At once, not at the next gossip round: the suspecters' timers are running.
+        self.gossip_round(cx);
     }
 
     /// Takes in gossip.
@@ -571,6 +638,7 @@ impl Swim {
                     p.nacks += 1;
                 }
             }
+            SwimMsg::Gossip { rumours } => self.hear(cx, silence, rumours),
         }
     }
 }
