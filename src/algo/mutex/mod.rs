@@ -8,6 +8,9 @@
 
 mod ceiling;
 pub mod central;
+mod central_detector;
+#[cfg(test)]
+mod central_detector_tests;
 pub mod lamport;
 pub mod maekawa;
 pub mod options;
