@@ -188,20 +188,25 @@ impl Central {
         self.judge(cx);
     }
 
-    /// The detector took the holder for dead: grant the next.
+    /// At the coordinator: while the detector takes the holder for dead, grant the next.
     fn judge(&mut self, cx: &mut MutexCx<'_, Self>) {
-        let holder = self.holder.map(|h| h.0).filter(|_| cx.me == self.coordinator);
+        let at_coordinator = cx.me == self.coordinator;
         let Some(w) = &mut self.watch else { return };
-        if !w.after(cx, holder) {
+        w.after(cx, self.holder.map(|h| h.0).filter(|_| at_coordinator));
+        if !at_coordinator {
             return;
         }
-        let Some((h, req, token)) = self.holder else { return };
-        cx.state_change(format!(
-            "detector={} suspects holder {h} (request {req}, token {token}): taken for dead, granting the next",
-            w.detector()
-        ));
-        self.holder = None;
-        self.grant_next(cx);
+        while let Some((h, req, token)) = self.holder {
+            let Some(w) = self.watch.as_ref().filter(|w| h != cx.me && w.takes_for_dead(h)) else {
+                return;
+            };
+            cx.state_change(format!(
+                "detector={} suspects holder {h} (request {req}, token {token}): taken for dead, granting the next",
+                w.detector()
+            ));
+            self.holder = None;
+            self.grant_next(cx);
+        }
     }
 
     fn enqueue(&mut self, cx: &mut MutexCx<'_, Self>, from: NodeId, req: u64) {
@@ -240,9 +245,6 @@ impl Central {
         self.counter += 1;
         let token = (self.epoch << 32) | (self.counter & 0xffff_ffff);
         self.holder = Some((node, req, token));
-        if let Some(w) = &mut self.watch {
-            w.granted(node);
-        }
         // The coordinator knows it is alive: it never takes its own hold for dead.
         if let (Some(t), false) = (self.regrant, node == cx.me) {
             cx.set_timer(Regrant(token), t);

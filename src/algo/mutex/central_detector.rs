@@ -15,9 +15,10 @@
 //! A holder that the detector takes for dead is regranted (`state_change` says by which
 //! detector): with `fixed` and `phi` as soon as it is suspected; with `swim` once it is declared
 //! dead (`confirm`): a SWIM suspicion is the tentative step the suspect refutes with a higher
-//! incarnation, and acting on it would throw away what Lifeguard's suspicion timeout buys. A
-//! holder granted while taken for dead (SWIM withdraws a verdict only on a refutation, not on
-//! a REQUEST) is taken back only on a verdict reached after that one was withdrawn.
+//! incarnation, and acting on it would throw away what Lifeguard's suspicion timeout buys. The
+//! head of the queue is granted whatever the detector thinks of it (FIFO, as without a detector)
+//! and, if taken for dead, taken back at once: a node killed while it waited in the queue does
+//! not block the others.
 //!
 //! The stall rule is the detector's: the first handler after a gap longer than the timeout
 //! restarts every silence clock, so a coordinator that was itself paused never regrants because
@@ -97,12 +98,10 @@ fn dead(live: &Liveness, node: NodeId) -> bool {
     }
 }
 
-/// One participant's detector, and what the coordinator thought of the holder when it granted.
+/// One participant's detector.
 #[derive(Debug, Clone)]
 pub(super) struct HolderWatch {
     live: Liveness,
-    /// The detector took the current holder for dead when it was granted (until it no longer does).
-    dead_at_grant: bool,
 }
 
 impl HolderWatch {
@@ -111,7 +110,6 @@ impl HolderWatch {
         let others = peers.iter().copied().filter(|&p| p != setup.me && p != RESOURCE_ID);
         HolderWatch {
             live: Liveness::new(setup, others),
-            dead_at_grant: false,
         }
     }
 
@@ -158,27 +156,19 @@ impl HolderWatch {
         });
     }
 
-    /// The coordinator granted `holder`: remember what the detector thought of it then.
-    pub(super) fn granted(&mut self, holder: NodeId) {
-        self.dead_at_grant = dead(&self.live, holder);
+    /// Whether the detector takes `node` for dead.
+    pub(super) fn takes_for_dead(&self, node: NodeId) -> bool {
+        dead(&self.live, node)
     }
 
     /// Last in every handler: arms the fixed detector's check while a holder other than this
-    /// node is waited on, and says whether the detector now takes `holder` for dead.
-    pub(super) fn after(&mut self, cx: &mut MutexCx<'_, super::central::Central>, holder: Option<NodeId>) -> bool {
-        // The news is read through `dead` below; dropped here so that it does not pile up.
+    /// node is waited on (`holder`, at the coordinator).
+    pub(super) fn after(&mut self, cx: &mut MutexCx<'_, super::central::Central>, holder: Option<NodeId>) {
+        // The news is read through `takes_for_dead`; dropped here so that it does not pile up.
         self.live.take_news();
         let waits = holder.is_some_and(|h| h != cx.me);
         // Phi and SWIM judge on their own traffic; PROBEs would only add to it.
         let check = waits && !self.live.judges_alone();
         cx.within::<LiveSlot, _>(|c| self.live.watch(c, check));
-        let Some(h) = holder.filter(|_| waits) else {
-            return false;
-        };
-        let now = dead(&self.live, h);
-        // Granted while taken for dead (it asked, so it lives: SWIM has not seen its refutation
-        // yet): only a verdict reached after it was withdrawn counts.
-        self.dead_at_grant &= now;
-        now && !self.dead_at_grant
     }
 }

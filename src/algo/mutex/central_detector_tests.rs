@@ -2,7 +2,7 @@
 //! regrants a holder its detector takes for dead, and no other.
 
 use super::central::Central;
-use super::testkit::{first_to_enter, setups, sim};
+use super::testkit::{exits_after, first_to_enter, setups, sim};
 use super::Mutex;
 use crate::algo::Setup;
 use crate::sim::{NetConfig, Sim};
@@ -91,6 +91,23 @@ fn a_holder_killed_mid_hold_is_regranted_once_the_detector_takes_it_for_dead() {
             assert_eq!(cause, "phi");
             assert!(phi.is_some_and(|p| p > 8.0), "{phi:?}");
         }
+    }
+}
+
+#[test]
+fn a_participant_killed_while_it_waits_does_not_block_the_others() {
+    for d in DETECTORS {
+        let mut s = run(d, "300");
+        let holder = first_to_enter(&mut s, ms(20_000), COORDINATOR);
+        // The other participant waits in the queue (or soon will): kill it.
+        let waiter = if holder == 1 { 2 } else { 1 };
+        s.crash(waiter);
+        let t = s.now();
+        let served = s.run_until(t + ms(10_000), |s| {
+            [holder, COORDINATOR].iter().all(|&n| exits_after(s, n, t) >= 5)
+        });
+        assert!(served, "{d}: blocked by the dead {waiter}");
+        assert!(s.events("violation").is_empty(), "{d}");
     }
 }
 
