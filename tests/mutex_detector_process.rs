@@ -87,7 +87,10 @@ fn story(detector: &str) {
         .node_events
         .iter()
         .any(|r| r.node == Some(victim) && r.t < killed && r.event.kind() == "cs_exit" && r.t > killed - 2_000_000);
-    assert!(!exited, "{detector}: node {victim} had left the section before the kill");
+    assert!(
+        !exited,
+        "{detector}: node {victim} had left the section before the kill"
+    );
     // The coordinator's own detector suspected it, with its own cause, before the regrant.
     let cause = rd.node_events.iter().find_map(|r| match &r.event {
         Event::Suspect { target, cause, .. }
@@ -121,16 +124,19 @@ fn story(detector: &str) {
     std::thread::sleep(Duration::from_millis(100));
     l.console(&format!("resume {paused}"));
     let resumed = l.wait_for("the resume recorded", |rd| fault_at(rd, paused, "resume"));
-    l.wait_for(&format!("node {paused} to leave the section and another to enter"), |rd| {
-        let left = rd
-            .node_events
-            .iter()
-            .find(|r| r.node == Some(paused) && r.t > resumed && r.event.kind() == "cs_exit")?;
-        rd.node_events
-            .iter()
-            .find(|r| r.t > left.t && r.event.kind() == "cs_enter")
-            .map(|_| ())
-    });
+    l.wait_for(
+        &format!("node {paused} to leave the section and another to enter"),
+        |rd| {
+            let left = rd
+                .node_events
+                .iter()
+                .find(|r| r.node == Some(paused) && r.t > resumed && r.event.kind() == "cs_exit")?;
+            rd.node_events
+                .iter()
+                .find(|r| r.t > left.t && r.event.kind() == "cs_enter")
+                .map(|_| ())
+        },
+    );
     l.quit();
     let rd = RunDir::load(&l.run_dir()).unwrap();
     let summary = fs::read_to_string(rd.path.join("summary.txt")).unwrap();
@@ -173,10 +179,18 @@ fn detector_keys_central_would_not_read_are_refused() {
     let logs = temp_logs("mutex-detector-refused");
     let mesh = ["4", "--topology", "complete", "--algo"];
     let cases: &[(&str, &[&str], &str)] = &[
-        ("central", &["--set", "detector=phi", "--set", "regrant_ms=300"], "give one"),
+        (
+            "central",
+            &["--set", "detector=phi", "--set", "regrant_ms=300"],
+            "give one",
+        ),
         ("central", &["--set", "swim_k=2"], "add --set detector=swim"),
         ("central", &["--set", "detector=chi"], "fixed, phi or swim"),
-        ("ricart-agrawala", &["--set", "detector=phi"], "--set detector does not apply to ricart-agrawala"),
+        (
+            "ricart-agrawala",
+            &["--set", "detector=phi"],
+            "--set detector does not apply to ricart-agrawala",
+        ),
     ];
     for (algo, set, want) in cases {
         let args: Vec<&str> = mesh.iter().chain([algo]).chain(set.iter()).copied().collect();

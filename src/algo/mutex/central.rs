@@ -400,7 +400,10 @@ impl Central {
         }
         if let CentralMsg::Live(m) = &msg {
             if self.watch.is_none() {
-                cx.discard(from, format!("{}: this run of central hosts no failure detector", m.name()));
+                cx.discard(
+                    from,
+                    format!("{}: this run of central hosts no failure detector", m.name()),
+                );
             }
             return;
         }

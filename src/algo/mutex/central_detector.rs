@@ -74,7 +74,11 @@ pub(super) fn check(setup: &Setup, regrant_ms: u64) -> Result<(), String> {
                 .into(),
         );
     }
-    for key in DetectorOptions::KEYS.iter().map(|k| k.name).filter(|&k| k != "detector") {
+    for key in DetectorOptions::KEYS
+        .iter()
+        .map(|k| k.name)
+        .filter(|&k| k != "detector")
+    {
         if !setup.opts.contains_key(key) {
             continue;
         }
@@ -136,7 +140,12 @@ impl HolderWatch {
 
     /// A message from `from` arrived (any message is a sign of life); a detector message is
     /// handled here too.
-    pub(super) fn on_msg(&mut self, cx: &mut MutexCx<'_, super::central::Central>, from: NodeId, msg: Option<&LiveMsg>) {
+    pub(super) fn on_msg(
+        &mut self,
+        cx: &mut MutexCx<'_, super::central::Central>,
+        from: NodeId,
+        msg: Option<&LiveMsg>,
+    ) {
         cx.within::<LiveSlot, _>(|c| {
             self.live.heard(c, from);
             if let Some(m) = msg {
@@ -146,7 +155,12 @@ impl HolderWatch {
     }
 
     /// A detector timer; `holder` is the holder the coordinator waits on (None elsewhere).
-    pub(super) fn on_timer(&mut self, cx: &mut MutexCx<'_, super::central::Central>, t: LiveTimer, holder: Option<NodeId>) {
+    pub(super) fn on_timer(
+        &mut self,
+        cx: &mut MutexCx<'_, super::central::Central>,
+        t: LiveTimer,
+        holder: Option<NodeId>,
+    ) {
         cx.within::<LiveSlot, _>(|c| match t {
             LiveTimer::Check => {
                 let waiting: Vec<NodeId> = holder.into_iter().collect();

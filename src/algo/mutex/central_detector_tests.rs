@@ -28,7 +28,10 @@ fn run(detector: &str, hold_ms: &str) -> Sim<Mutex<Central>> {
             ("detector", detector),
         ],
     );
-    assert_eq!(s.node(COORDINATOR).protocol().and_then(|p| p.detector()), Some(detector));
+    assert_eq!(
+        s.node(COORDINATOR).protocol().and_then(|p| p.detector()),
+        Some(detector)
+    );
     s
 }
 
@@ -76,9 +79,14 @@ fn a_holder_killed_mid_hold_is_regranted_once_the_detector_takes_it_for_dead() {
         let t = s.now().as_micros() as u64;
         let entered = s.run_until(s.now() + ms(8000), |s| !entries_after(s, holder, t).is_empty());
         assert!(entered, "{d}: nobody entered after the holder {holder} died");
-        let verdict = *verdicts_on(&s, d, holder).first().expect("no verdict on the dead holder");
+        let verdict = *verdicts_on(&s, d, holder)
+            .first()
+            .expect("no verdict on the dead holder");
         let next = entries_after(&s, holder, t)[0];
-        assert!(verdict >= t && verdict <= next, "{d}: entry at {next} us before the verdict at {verdict} us");
+        assert!(
+            verdict >= t && verdict <= next,
+            "{d}: entry at {next} us before the verdict at {verdict} us"
+        );
         assert_eq!(regrants_of(&s, holder).len(), 1, "{d}");
         if d == "phi" {
             let cause = s.events("suspect").into_iter().find_map(|r| match &r.event {
@@ -121,9 +129,15 @@ fn a_holder_paused_briefly_keeps_its_grant() {
         s.run_for(ms(150));
         s.resume(holder);
         s.run_for(ms(1500));
-        assert!(regrants_of(&s, holder).is_empty(), "{d}: regranted after a 150 ms pause");
+        assert!(
+            regrants_of(&s, holder).is_empty(),
+            "{d}: regranted after a 150 ms pause"
+        );
         assert!(verdicts_on(&s, d, holder).is_empty(), "{d}");
-        assert!(s.events("violation").is_empty() && s.events("reject_stale").is_empty(), "{d}");
+        assert!(
+            s.events("violation").is_empty() && s.events("reject_stale").is_empty(),
+            "{d}"
+        );
         assert!(
             s.events("cs_exit").iter().any(|r| r.node == Some(holder) && r.t > t),
             "{d}: the holder finished its hold"
@@ -140,14 +154,25 @@ fn a_holder_paused_long_is_regranted_and_fencing_rejects_its_stale_write() {
         s.pause(holder);
         // SWIM's suspicion timeout without confirmations is up to 3.6 s here.
         s.run_until(s.now() + ms(8000), |s| !entries_after(s, holder, t).is_empty());
-        assert_eq!(regrants_of(&s, holder).len(), 1, "{d}: the paused holder was taken for dead");
+        assert_eq!(
+            regrants_of(&s, holder).len(),
+            1,
+            "{d}: the paused holder was taken for dead"
+        );
         assert!(!entries_after(&s, holder, t).is_empty(), "{d}: the next entered");
         s.resume(holder);
         s.run_for(ms(1500));
         assert!(s.events("violation").is_empty(), "{d}: fenced");
-        assert!(s.events("reject_stale").len() >= 1, "{d}: the stale holder's END is rejected");
+        assert!(
+            !s.events("reject_stale").is_empty(),
+            "{d}: the stale holder's END is rejected"
+        );
         // Back, it is no longer taken for dead (SWIM: it refuted), so nobody stays blocked.
-        let live = s.node(COORDINATOR).protocol().and_then(|p| p.watch()).map(|w| w.live().is_suspected(holder));
+        let live = s
+            .node(COORDINATOR)
+            .protocol()
+            .and_then(|p| p.watch())
+            .map(|w| w.live().is_suspected(holder));
         assert_eq!(live, Some(false), "{d}: still suspected after it came back");
     }
 }
@@ -164,7 +189,11 @@ fn the_coordinators_own_pause_is_no_evidence_against_the_holder() {
         assert!(regrants_of(&s, holder).is_empty(), "{d}: regranted on its own pause");
         assert!(verdicts_on(&s, d, holder).is_empty(), "{d}");
         assert!(s.events("violation").is_empty(), "{d}");
-        assert_eq!(s.node(COORDINATOR).protocol().and_then(|p| p.holder()), Some(holder), "{d}");
+        assert_eq!(
+            s.node(COORDINATOR).protocol().and_then(|p| p.holder()),
+            Some(holder),
+            "{d}"
+        );
     }
 }
 
