@@ -3,8 +3,8 @@
 //! and a new leader elected; SIGSTOP of the new leader is detected, and after SIGCONT every
 //! suspicion of it is withdrawn (SWIM: by its refutation with a higher incarnation).
 //!
-//! No mutual-exclusion algorithm hosts the liveness detector (central has its own suspicion of
-//! a silent holder), so the detectors are exercised under an election only.
+//! The same detectors hosted by a mutual-exclusion algorithm (central's coordinator) are
+//! exercised in tests/mutex_detector_process.rs.
 
 mod common;
 

@@ -41,7 +41,9 @@ fn unknown_key(entry: &Entry, key: &str) -> String {
     for e in ENTRIES {
         let owner = if ENGINE.keys.iter().any(|k| k.name == key) {
             "every algorithm".to_string()
-        } else if e.family.keys.iter().any(|k| k.name == key) {
+        } else if e.family.keys.iter().any(|k| k.name == key)
+            || (super::hosts_liveness(e.family) && super::DETECTOR_KEYS.iter().any(|k| k.name == key))
+        {
             format!("every {} algorithm", e.family.name)
         } else if e.keys.iter().any(|k| k.name == key) {
             e.name.to_string()

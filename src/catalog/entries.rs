@@ -303,11 +303,12 @@ registry! {
         family: &MUTEX,
         summary: "mutual exclusion: a central coordinator (the highest id) with a FIFO queue; 3 messages per entry",
         runs_on: Fit::Complete,
-        keys: CentralOptions::KEYS,
+        // Its coordinator may judge the holder with the family's detector (docs/detectors.md).
+        keys: &concat_keys::<11>(&[CentralOptions::KEYS, crate::algo::detector::config::DetectorOptions::KEYS]),
         check: Some(central_check),
         bench: Bench::Mutex(mutex_formulas::central),
         overlap_lesson: Some(
-            "a coordinator that restarts forgets whom it granted (and with regrant_ms the timeout takes a slow holder for dead)",
+            "a coordinator that restarts forgets whom it granted (and with regrant_ms or a detector, a slow holder is taken for dead)",
         ),
         serves_with: ServesWith::CoordinatorAndHolder,
         demo: Some("partition"),

@@ -36,6 +36,14 @@
 //!   is then still inside: two holders, which the resource catches; with `--fencing` the stale
 //!   holder's writes carry the lower token and are rejected.
 //!
+//! - `--set detector=fixed|phi|swim` (instead of `regrant_ms`; both given is refused): the
+//!   coordinator judges the holder with the family's failure detector, the `Liveness`
+//!   component the election family hosts ([`central_detector`](super::central_detector)):
+//!   when it suspects the holder (SWIM: declares it dead), the next is granted. No HOLDING lease: the detector's own
+//!   traffic (PROBE/ALIVE, BEATs, SWIM's PINGs) is the evidence, and its stall rule keeps a
+//!   coordinator that was itself paused from regranting on the silence it slept through. The
+//!   same two-holder lesson follows from a paused or cut-off holder, caught the same way.
+//!
 //! Messages: 3 per entry of a participant other than the coordinator (REQUEST, GRANT,
 //! RELEASE), plus a repeated REQUEST per timeout waited and, with `regrant_ms`, a HOLDING per
 //! T/3 held; the coordinator's own entries cost
@@ -43,7 +51,9 @@
 //! holder is still inside (the amnesia of the quorum's coordinators), which the resource
 //! catches, and under `--fencing` the old holder's late writes carry a lower token.
 
+use super::central_detector::{self as detector, HolderWatch};
 use super::wrapper::{Ask, MutexCx, Protocol};
+use crate::algo::detector::{LiveMsg, LiveTimer};
 use crate::algo::options::{options, Kind};
 use crate::algo::{Event, Message, NodeId, Setup};
 use serde::{Deserialize, Serialize};
@@ -83,6 +93,8 @@ pub enum CentralMsg {
         /// The request it holds.
         req: u64,
     },
+    /// The failure detector's (with `--set detector`).
+    Live(LiveMsg),
 }
 
 impl Message for CentralMsg {
@@ -92,6 +104,7 @@ impl Message for CentralMsg {
             CentralMsg::Grant { .. } => "GRANT",
             CentralMsg::Release { .. } => "RELEASE",
             CentralMsg::Holding { .. } => "HOLDING",
+            CentralMsg::Live(m) => m.name(),
         }
     }
 }
@@ -105,6 +118,8 @@ pub enum CentralTimer {
     Retry,
     /// A holder's (with `regrant_ms`): tell the coordinator it is still inside.
     Renew,
+    /// The failure detector's (with `--set detector`).
+    Live(LiveTimer),
 }
 use CentralTimer::{Regrant, Renew, Retry};
 
@@ -133,6 +148,8 @@ pub struct Central {
     holding: Option<u64>,
     /// At the coordinator: the holders it took for dead (regrant), until it hears from them.
     taken_for_dead: BTreeSet<NodeId>,
+    /// The failure detector, when `--set detector` asks for one.
+    watch: Option<Box<HolderWatch>>,
 }
 
 impl Central {
@@ -143,6 +160,53 @@ impl Central {
     /// The coordinator's queue, head first (empty elsewhere).
     pub fn queue(&self) -> Vec<NodeId> {
         self.queue.iter().map(|q| q.0).collect()
+    }
+
+    /// The failure detector's name, when the run hosts one (`--set detector`).
+    pub fn detector(&self) -> Option<&'static str> {
+        self.watch.as_ref().map(|w| w.detector())
+    }
+
+    /// The node holding the grant, as the coordinator knows it (None elsewhere).
+    pub fn holder(&self) -> Option<NodeId> {
+        self.holder.map(|h| h.0)
+    }
+
+    /// The detector (tests read its opinions).
+    #[cfg(test)]
+    pub(super) fn watch(&self) -> Option<&HolderWatch> {
+        self.watch.as_deref()
+    }
+
+    /// Runs one handler: the detector first notices a stall of this node, and last judges the
+    /// holder (at the coordinator).
+    fn handle(&mut self, cx: &mut MutexCx<'_, Self>, f: impl FnOnce(&mut Self, &mut MutexCx<'_, Self>)) {
+        if let Some(w) = &mut self.watch {
+            w.enter(cx);
+        }
+        f(self, cx);
+        self.judge(cx);
+    }
+
+    /// At the coordinator: while the detector takes the holder for dead, grant the next.
+    fn judge(&mut self, cx: &mut MutexCx<'_, Self>) {
+        let at_coordinator = cx.me == self.coordinator;
+        let Some(w) = &mut self.watch else { return };
+        w.after(cx, self.holder.map(|h| h.0).filter(|_| at_coordinator));
+        if !at_coordinator {
+            return;
+        }
+        while let Some((h, req, token)) = self.holder {
+            let Some(w) = self.watch.as_ref().filter(|w| h != cx.me && w.takes_for_dead(h)) else {
+                return;
+            };
+            cx.state_change(format!(
+                "detector={} suspects holder {h} (request {req}, token {token}): taken for dead, granting the next",
+                w.detector()
+            ));
+            self.holder = None;
+            self.grant_next(cx);
+        }
     }
 
     fn enqueue(&mut self, cx: &mut MutexCx<'_, Self>, from: NodeId, req: u64) {
@@ -259,6 +323,7 @@ impl Protocol for Central {
             retry: setup.timeout,
             holding: None,
             taken_for_dead: BTreeSet::new(),
+            watch: detector::wanted(setup).then(|| Box::new(HolderWatch::new(setup, peers))),
         }
     }
 
@@ -266,13 +331,40 @@ impl Protocol for Central {
         // Before any grant or request leaves: no token or request id of this boot may repeat
         // one of the last.
         cx.persist(serde_json::to_vec(&Boots { boots: self.epoch }).unwrap_or_default());
+        if let Some(w) = &mut self.watch {
+            w.start(cx);
+        }
     }
 
     fn check(setup: &Setup) -> Result<(), String> {
-        CentralOptions::from_setup(setup).map(|_| ())
+        let o = CentralOptions::from_setup(setup)?;
+        detector::check(setup, o.regrant_ms)
     }
 
     fn request(&mut self, cx: &mut MutexCx<'_, Self>, req: u64) {
+        self.handle(cx, |me, cx| me.on_request(cx, req));
+    }
+
+    fn release(&mut self, cx: &mut MutexCx<'_, Self>, req: u64) {
+        self.handle(cx, |me, cx| me.on_release(cx, req));
+    }
+
+    fn on_msg(&mut self, cx: &mut MutexCx<'_, Self>, from: NodeId, msg: CentralMsg) {
+        self.handle(cx, |me, cx| me.on_message(cx, from, msg));
+    }
+
+    fn peer_restarted(&mut self, cx: &mut MutexCx<'_, Self>, peer: NodeId) {
+        self.handle(cx, |me, cx| me.on_peer_restarted(cx, peer));
+    }
+
+    fn on_timer(&mut self, cx: &mut MutexCx<'_, Self>, timer: CentralTimer) {
+        self.handle(cx, |me, cx| me.on_expiry(cx, timer));
+    }
+}
+
+/// The handlers, each run inside [`Central::handle`].
+impl Central {
+    fn on_request(&mut self, cx: &mut MutexCx<'_, Self>, req: u64) {
         let req = self.wire(req);
         self.waiting = Some(req);
         if cx.me == self.coordinator {
@@ -284,7 +376,7 @@ impl Protocol for Central {
         }
     }
 
-    fn release(&mut self, cx: &mut MutexCx<'_, Self>, req: u64) {
+    fn on_release(&mut self, cx: &mut MutexCx<'_, Self>, req: u64) {
         let req = self.wire(req);
         if self.holding.take().is_some() {
             cx.cancel_timer(Renew);
@@ -297,7 +389,24 @@ impl Protocol for Central {
         }
     }
 
-    fn on_msg(&mut self, cx: &mut MutexCx<'_, Self>, from: NodeId, msg: CentralMsg) {
+    fn on_message(&mut self, cx: &mut MutexCx<'_, Self>, from: NodeId, msg: CentralMsg) {
+        if let Some(w) = &mut self.watch {
+            // Any message is a sign of life; the detector's own are its business alone.
+            let live = match &msg {
+                CentralMsg::Live(m) => Some(m),
+                _ => None,
+            };
+            w.on_msg(cx, from, live);
+        }
+        if let CentralMsg::Live(m) = &msg {
+            if self.watch.is_none() {
+                cx.discard(
+                    from,
+                    format!("{}: this run of central hosts no failure detector", m.name()),
+                );
+            }
+            return;
+        }
         let at_coordinator = cx.me == self.coordinator;
         // A holder taken for dead speaks again: the suspicion was false, and is withdrawn.
         if at_coordinator && self.taken_for_dead.remove(&from) {
@@ -317,10 +426,11 @@ impl Protocol for Central {
                 cx.discard(from, format!("GRANT from node {from}, which is not the coordinator"))
             }
             CentralMsg::Grant { req, token } => self.granted(cx, req, token),
+            CentralMsg::Live(_) => {}
         }
     }
 
-    fn peer_restarted(&mut self, cx: &mut MutexCx<'_, Self>, peer: NodeId) {
+    fn on_peer_restarted(&mut self, cx: &mut MutexCx<'_, Self>, peer: NodeId) {
         if cx.me != self.coordinator {
             if let (Some(req), true) = (self.waiting, peer == self.coordinator) {
                 cx.send(self.coordinator, CentralMsg::Request { req });
@@ -339,9 +449,16 @@ impl Protocol for Central {
         }
     }
 
-    fn on_timer(&mut self, cx: &mut MutexCx<'_, Self>, timer: CentralTimer) {
+    fn on_expiry(&mut self, cx: &mut MutexCx<'_, Self>, timer: CentralTimer) {
         let token = match timer {
             Regrant(token) => token,
+            CentralTimer::Live(t) => {
+                let holder = self.holder.map(|h| h.0).filter(|_| cx.me == self.coordinator);
+                if let Some(w) = &mut self.watch {
+                    w.on_timer(cx, t, holder);
+                }
+                return;
+            }
             Renew => {
                 if let (Some(req), Some(t)) = (self.holding, self.regrant) {
                     cx.send(self.coordinator, CentralMsg::Holding { req });

@@ -9,6 +9,9 @@
 pub mod ballot;
 mod ceiling;
 pub mod central;
+mod central_detector;
+#[cfg(test)]
+mod central_detector_tests;
 pub mod lamport;
 pub mod maekawa;
 pub mod options;
