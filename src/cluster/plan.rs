@@ -119,7 +119,7 @@ pub struct Plan {
 impl Plan {
     /// The setup node `node` will build from its command line (see `bin/coordlab.rs`).
     pub fn setup(&self, opts: &LaunchOptions, node: &NodePlan) -> Setup {
-        let ids = self.nodes.iter().map(|n| n.id).collect();
+        let ids: Vec<u64> = self.nodes.iter().map(|n| n.id).collect();
         let mut s = Setup::new(node.id, ids, node.neighbours.clone());
         s.initiator = node.initiator;
         s.heartbeat = Duration::from_millis(opts.heartbeat_ms);

@@ -46,13 +46,14 @@ fn regrants_of(s: &Sim<Mutex<Central>>, holder: u64) -> Vec<Record> {
         .collect()
 }
 
-/// When the coordinator's detector reached its verdict on `target`: its suspicion (fixed,
-/// phi) or its confirmation (swim).
+/// When the verdict on `target` was reached: the coordinator's suspicion (fixed, phi), or a
+/// confirmation (swim: by any member, since the coordinator may learn the death by gossip
+/// from the member that confirmed it first).
 fn verdicts_on(s: &Sim<Mutex<Central>>, detector: &str, target: u64) -> Vec<u64> {
-    let kind = if detector == "swim" { "confirm" } else { "suspect" };
-    s.events(kind)
+    let swim = detector == "swim";
+    s.events(if swim { "confirm" } else { "suspect" })
         .into_iter()
-        .filter(|r| r.node == Some(COORDINATOR))
+        .filter(|r| swim || r.node == Some(COORDINATOR))
         .filter(|r| match r.event {
             Event::Suspect { target: t, .. } | Event::Confirm { target: t, .. } => t == target,
             _ => false,
@@ -81,7 +82,7 @@ fn a_holder_killed_mid_hold_is_regranted_once_the_detector_takes_it_for_dead() {
         assert!(entered, "{d}: nobody entered after the holder {holder} died");
         let verdict = *verdicts_on(&s, d, holder)
             .first()
-            .expect("no verdict on the dead holder");
+            .unwrap_or_else(|| panic!("{d}: no verdict on the dead holder"));
         let next = entries_after(&s, holder, t)[0];
         assert!(
             verdict >= t && verdict <= next,
