@@ -23,6 +23,9 @@ use crate::catalog as registry;
 use crate::trace::{Event, NodeId, RunDir};
 use std::collections::{BTreeMap, BTreeSet};
 
+mod network;
+use network::{fooled_by_loss, split_by_network};
+
 /// What the ground truth says about one violation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Explanation {
@@ -325,86 +328,6 @@ fn resumed(run: &RunDir, timeline: &Timeline, term: u64, c: &Claim, first: u64, 
     })
 }
 
-/// The network left the parties in groups that could not talk (running nodes only: a dead
-/// node splits nothing here) while the term was decided: split-brain by partition.
-fn split_by_network(
-    net: &Network,
-    timeline: &Timeline,
-    term: u64,
-    parties: &[NodeId],
-    moments: &BTreeSet<u64>,
-    g: &Ground,
-) -> Option<Explanation> {
-    let at = |t: u64| super::summary::at(g.start_us, t);
-    for &t in moments {
-        let down: Vec<NodeId> = timeline
-            .nodes()
-            .filter(|&n| !timeline.state_at(n, t).0.alive())
-            .collect();
-        let touched = |groups: &[Vec<NodeId>]| {
-            groups
-                .iter()
-                .filter(|gr| parties.iter().any(|p| gr.contains(p)))
-                .count()
-        };
-        let groups = net.groups_at(t, &down);
-        // Split by the network, not by the dead nodes alone (a cut vertex, explained below).
-        if touched(&groups) < 2 || touched(&net.groups_without_faults(&down)) > 1 {
-            continue;
-        }
-        let sides: Vec<&Vec<NodeId>> = groups
-            .iter()
-            .filter(|gr| parties.iter().any(|p| gr.contains(p)))
-            .collect();
-        let rules = net.rules_at(t);
-        let what = match (rules.sides().len() > 1, rules.cuts().next().is_some()) {
-            (true, false) => "a partition".to_string(),
-            (false, true) => {
-                let links = cut_words(rules);
-                format!("the cut of {links}")
-            }
-            (true, true) => format!("a partition and the cut of {}", cut_words(rules)),
-            (false, false) => "the network".to_string(),
-        };
-        let each: Vec<String> = sides
-            .iter()
-            .map(|side| {
-                let led: Vec<NodeId> = parties.iter().copied().filter(|p| side.contains(p)).collect();
-                format!("{} (with {})", group_words(side), group_words(&led))
-            })
-            .collect();
-        return Some(Explanation::inherent(
-            term,
-            format!(
-                "split-brain by partition: at {} {what} left {} unable to reach each other, and each side \
-                 elected its own (inherent without majority mode)",
-                at(t),
-                each.join(" and ")
-            ),
-        ));
-    }
-    None
-}
-
-/// `the link 2-10`, `the links 2-10 and 3->4`.
-fn cut_words(rules: &crate::net::NetRules) -> String {
-    let cuts: BTreeSet<(NodeId, NodeId)> = rules.cuts().collect();
-    let mut words = Vec::new();
-    for &(a, b) in &cuts {
-        if cuts.contains(&(b, a)) {
-            if a < b {
-                words.push(format!("{a}-{b}"));
-            }
-        } else {
-            words.push(format!("{a}->{b}"));
-        }
-    }
-    match words.as_slice() {
-        [one] => format!("the link {one}"),
-        _ => format!("the links {}", words.join(", ")),
-    }
-}
-
 /// The connected component of every node not `down`.
 fn components(graph: &BTreeMap<NodeId, Vec<NodeId>>, down: &[NodeId]) -> BTreeMap<NodeId, usize> {
     let mut comp = BTreeMap::new();
@@ -435,69 +358,4 @@ fn list(ns: &[NodeId]) -> String {
         [init @ .., last] => format!("nodes {} and {last}", init.join(", ")),
         [] => "no node".into(),
     }
-}
-
-/// A running node was suspected, over a link losing datagrams then, by or of one of the
-/// leaders (see the module's rules): the suspecting side could not tell it from dead.
-fn fooled_by_loss(
-    run: &RunDir,
-    timeline: &Timeline,
-    term: u64,
-    parties: &[NodeId],
-    moments: &BTreeSet<u64>,
-    net: &Network,
-    g: &Ground,
-) -> Option<Explanation> {
-    let at = |t: u64| super::summary::at(g.start_us, t);
-    let (&first, &last) = (moments.first()?, moments.last()?);
-    // The suspicion that started the term comes at its first moment; one timeout before
-    // covers a suspicion that preceded the election start by a step.
-    let from = first.saturating_sub(g.timeout_us.unwrap_or(300_000));
-    for r in run.node_events.iter().filter(|r| r.t >= from && r.t <= last) {
-        let Event::Suspect {
-            target,
-            silence_ms,
-            ref cause,
-            ..
-        } = r.event
-        else {
-            continue;
-        };
-        let Some(by) = r.node else { continue };
-        // The suspected leader itself, or a leader that suspected a running node it would
-        // otherwise have deferred to (bully: the higher id whose OK was lost).
-        let involved = parties.contains(&target) || parties.contains(&by);
-        if !involved || timeline.state_at(target, r.t).0 != Proc::Running {
-            continue;
-        }
-        // A heartbeat goes from the suspected node to the suspecter; a forward and its ACK
-        // both ways.
-        let span = net
-            .loss_span(target, by, r.t)
-            .map(|s| (target, by, s))
-            .or_else(|| (cause != "heartbeat").then(|| net.loss_span(by, target, r.t).map(|s| (by, target, s)))?);
-        let Some((a, b, (pct, start, end))) = span else {
-            continue;
-        };
-        let until = end
-            .map(|e| format!("to {}", at(e)))
-            .unwrap_or_else(|| "to the end".into());
-        let what = if cause.is_empty() {
-            "an answer".to_string()
-        } else {
-            format!("its {cause}")
-        };
-        return Some(Explanation::inherent(
-            term,
-            format!(
-                "fooled by a lossy link: at {} node {by} suspected node {target} after {silence_ms} ms without {what}, \
-                 but node {target} was running: the link {a}->{b} lost {pct} % of its datagrams from {} {until}; \
-                 a timeout cannot tell a lossy link from a dead node, so the two sides of the suspicion each \
-                 elected (inherent without majority mode)",
-                at(r.t),
-                at(start),
-            ),
-        ));
-    }
-    None
 }
