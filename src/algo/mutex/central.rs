@@ -35,21 +35,21 @@
 //!   T again. A holder that was only paused, or that the network cut off from the coordinator,
 //!   is then still inside: two holders, which the resource catches; with `--fencing` the stale
 //!   holder's writes carry the lower token and are rejected.
-//!
 //! - `--set detector=fixed|phi|swim` (instead of `regrant_ms`; both given is refused): the
 //!   coordinator judges the holder with the family's failure detector, the `Liveness`
 //!   component the election family hosts ([`central_detector`](super::central_detector)):
-//!   when it suspects the holder (SWIM: declares it dead), the next is granted. No HOLDING lease: the detector's own
-//!   traffic (PROBE/ALIVE, BEATs, SWIM's PINGs) is the evidence, and its stall rule keeps a
-//!   coordinator that was itself paused from regranting on the silence it slept through. The
-//!   same two-holder lesson follows from a paused or cut-off holder, caught the same way.
+//!   when it suspects the holder (SWIM: declares it dead), the next is granted. No HOLDING
+//!   lease: the detector's own traffic (PROBE/ALIVE, BEATs, SWIM's PINGs) is the evidence, and
+//!   its stall rule keeps a coordinator that was itself paused from regranting on the silence
+//!   it slept through. A paused or cut-off holder taken for dead teaches the lease's lesson:
+//!   two holders, caught the same way.
 //!
 //! Messages: 3 per entry of a participant other than the coordinator (REQUEST, GRANT,
 //! RELEASE), plus a repeated REQUEST per timeout waited and, with `regrant_ms`, a HOLDING per
-//! T/3 held; the coordinator's own entries cost
-//! none. A coordinator that restarts forgets its holder: it may grant the next while the old
-//! holder is still inside (the amnesia of the quorum's coordinators), which the resource
-//! catches, and under `--fencing` the old holder's late writes carry a lower token.
+//! T/3 held (with `detector`, the detector's own traffic instead); the coordinator's own
+//! entries cost none. A coordinator that restarts forgets its holder: it may grant the next
+//! while the old holder is still inside (the amnesia of the quorum's coordinators), which the
+//! resource catches, and under `--fencing` the old holder's late writes carry a lower token.
 
 use super::central_detector::{self as detector, HolderWatch};
 use super::wrapper::{Ask, MutexCx, Protocol};
