@@ -62,7 +62,7 @@ use std::time::Duration;
 
 options! {
     /// Central's own keys.
-    pub struct CentralOptions {
+    pub(crate) struct CentralOptions {
         regrant_ms: u64 = 0, Kind::Int { min: 0, max: 3_600_000 },
             "the course's timeout fix: a holder silent this long is taken for dead and the next is granted (0: never)";
     }
@@ -156,10 +156,6 @@ impl Central {
     /// The coordinator.
     pub fn coordinator(&self) -> NodeId {
         self.coordinator
-    }
-    /// The coordinator's queue, head first (empty elsewhere).
-    pub fn queue(&self) -> Vec<NodeId> {
-        self.queue.iter().map(|q| q.0).collect()
     }
 
     /// The failure detector's name, when the run hosts one (`--set detector`).

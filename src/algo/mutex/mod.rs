@@ -41,4 +41,4 @@ use crate::algo::NodeId;
 
 /// The shared resource's node id: it is a member of the cluster like any node, never a
 /// participant of the protocol (its trace is the run's `resource.jsonl`).
-pub const RESOURCE_ID: NodeId = crate::trace::RESOURCE_NODE;
+pub(crate) const RESOURCE_ID: NodeId = crate::trace::RESOURCE_NODE;

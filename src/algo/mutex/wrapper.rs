@@ -147,7 +147,7 @@ pub type MutexCx<'a, P> = Context<'a, <P as Protocol>::Msg, <P as Protocol>::Tim
 
 impl<M: Clone, T> Context<'_, M, T, Ask, MutexView> {
     /// Sends `msg` to every other participant.
-    pub fn send_others(&mut self, msg: M) {
+    pub(crate) fn send_others(&mut self, msg: M) {
         let me = self.me;
         for &p in self.view().peers.iter().filter(|&&p| p != me) {
             self.send(p, msg.clone());
