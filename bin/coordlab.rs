@@ -707,7 +707,12 @@ fn run(cli: Cli) -> Result<i32, CliError> {
                 coordlab::bench::run_startup(startup_sizes)?;
             }
             if sections.detectors {
-                coordlab::bench::run_detectors(seed, json)?;
+                let detector_sizes = if given {
+                    &sizes[..]
+                } else {
+                    coordlab::bench::DETECTOR_SIZES
+                };
+                coordlab::bench::run_detectors(detector_sizes, seed, json)?;
             }
             Ok(coordlab::exit::OK)
         }

@@ -28,7 +28,7 @@ pub use cases::Case;
 pub use claims::Claim;
 #[cfg(test)]
 pub(crate) use claims::Count;
-pub use detectors::run_detectors;
+pub use detectors::{run_detectors, DETECTOR_SIZES};
 pub(crate) use elections::run_elections;
 pub use floor::{echo_server, floor, relay};
 pub(crate) use mutex::{run_mutex, run_side_by_side};
