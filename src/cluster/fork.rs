@@ -281,8 +281,8 @@ fn fork_node(
 /// The node's life, in the forked child; returns its exit status.
 fn run_node(args: &NodeArgs, node: &NodePlan, socket: RawFd, gate: Inherited, launcher: Pid) -> i32 {
     crate::node::name_node(node.id);
-    // Built here, in the child: the member table is O(n) work, and nodes are forked one
-    // after another.
+    // Built here, in the child, so that the zygote goes on to the next fork: the node's own
+    // options; its member and address tables are the ones built before the fork, shared.
     let opts = args.options(node, node.initiator, socket, Some(gate), launcher);
     crate::node::logging::init();
     let run = match args.is_resource(node.id) {

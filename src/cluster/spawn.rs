@@ -267,3 +267,35 @@ fn inherit(cmd: &mut Command, fd: RawFd, gate: Option<Inherited>) {
         cmd.args(["--ready-fd", &g.ready.to_string()]);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::{plan, LaunchOptions};
+
+    /// Every forked node's member list is the launcher's one table, not a copy: a copy per node
+    /// was 8 bytes a member of each node's private memory, several times over.
+    #[test]
+    fn every_node_is_given_the_one_member_table_and_its_own_neighbours() {
+        let dir = std::env::temp_dir().join(format!("coordlab-shared-members-{}", std::process::id()));
+        let opts = LaunchOptions {
+            quiet: true,
+            logs: dir.clone(),
+            ..plan::test_options(5)
+        };
+        let plan = plan::plan(&opts).unwrap();
+        let args = NodeArgs::new(&opts, &plan, &dir, &dir.join("key")).unwrap();
+        let pid = Pid::this();
+        let setups: Vec<Setup> = plan
+            .nodes
+            .iter()
+            .map(|n| args.options(n, n.initiator, 3, None, pid).setup)
+            .collect();
+        let ids: Vec<u64> = plan.nodes.iter().map(|n| n.id).collect();
+        for (s, n) in setups.iter().zip(&plan.nodes) {
+            assert!(std::sync::Arc::ptr_eq(&s.members, &setups[0].members), "node {}", n.id);
+            assert_eq!(*s.members, *ids);
+            assert_eq!((s.me, &s.neighbours), (n.id, &n.neighbours));
+        }
+    }
+}
