@@ -4,11 +4,13 @@
 
 pub mod config;
 mod heartbeat;
+mod live_messages;
 pub mod liveness;
 pub mod phi;
 #[cfg(test)]
 mod phi_tests;
 pub mod swim;
+mod swim_messages;
 #[cfg(test)]
 mod swim_tests;
 

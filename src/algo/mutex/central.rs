@@ -178,7 +178,7 @@ impl Central {
     /// holder (at the coordinator).
     fn handle(&mut self, cx: &mut MutexCx<'_, Self>, f: impl FnOnce(&mut Self, &mut MutexCx<'_, Self>)) {
         if let Some(w) = &mut self.watch {
-            w.enter(cx);
+            w.notice_stall(cx);
         }
         f(self, cx);
         self.judge(cx);

@@ -134,8 +134,8 @@ impl HolderWatch {
     }
 
     /// First in every handler: notices a stall of this node (the detector restarts its clocks).
-    pub(super) fn enter(&mut self, cx: &MutexCx<'_, super::central::Central>) {
-        self.live.enter(cx.now);
+    pub(super) fn notice_stall(&mut self, cx: &MutexCx<'_, super::central::Central>) {
+        self.live.notice_stall(cx.now);
     }
 
     /// A message from `from` arrived (any message is a sign of life); a detector message is

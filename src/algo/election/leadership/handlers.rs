@@ -240,7 +240,7 @@ impl<E: Election> Leadership<E> {
 
     /// Runs first in every handler: notices a stall of this node; true when there was one.
     pub(super) fn notice_stall(&mut self, cx: &mut LCx<'_, E>) -> bool {
-        let stalled = self.core.live.enter(cx.now);
+        let stalled = self.core.live.notice_stall(cx.now);
         if stalled {
             self.core.woke_up(cx);
         }

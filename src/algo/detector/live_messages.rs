@@ -1,0 +1,87 @@
+//! What the [`Liveness`](super::Liveness) detector sends and sets: PROBE and ALIVE, phi's BEAT,
+//! SWIM's messages, and their timers.
+
+use super::swim::{SwimMsg, SwimTimer};
+use crate::algo::compose::Embed;
+use crate::algo::{Message, NodeId};
+use serde::{Deserialize, Serialize};
+
+/// The detector's messages.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum LiveMsg {
+    /// Are you there?
+    Probe {
+        /// The sender's epoch (its term).
+        epoch: u64,
+        /// The sender waits on a message from the receiver (false: a re-probe of a suspect).
+        wait: bool,
+    },
+    /// Yes.
+    Alive {
+        /// The sender's epoch.
+        epoch: u64,
+    },
+    /// Phi: the sender's heartbeat to the peers it may reach, every heartbeat period.
+    Beat,
+    /// SWIM's messages.
+    Swim(SwimMsg),
+}
+
+impl LiveMsg {
+    /// The sender's epoch.
+    pub fn epoch(&self) -> u64 {
+        match self {
+            LiveMsg::Probe { epoch, .. } | LiveMsg::Alive { epoch } => *epoch,
+            LiveMsg::Beat | LiveMsg::Swim(_) => 0,
+        }
+    }
+
+    /// True for the phi and SWIM detectors' own traffic, which no host protocol takes part in.
+    pub fn detector_only(&self) -> bool {
+        matches!(self, LiveMsg::Beat | LiveMsg::Swim(_))
+    }
+}
+
+impl Message for LiveMsg {
+    fn name(&self) -> &'static str {
+        match self {
+            LiveMsg::Probe { .. } => "PROBE",
+            LiveMsg::Alive { .. } => "ALIVE",
+            LiveMsg::Beat => "BEAT",
+            LiveMsg::Swim(SwimMsg::Ping { .. }) => "PING",
+            LiveMsg::Swim(SwimMsg::PingReq { .. }) => "PING_REQ",
+            LiveMsg::Swim(SwimMsg::Ack { .. }) => "SWIM_ACK",
+            LiveMsg::Swim(SwimMsg::Nack { .. }) => "NACK",
+            LiveMsg::Swim(SwimMsg::Gossip { .. }) => "GOSSIP",
+        }
+    }
+}
+
+/// The detector's timers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LiveTimer {
+    /// The regular wakeup that makes a stall of this node visible.
+    Tick,
+    /// Time to look at the nodes the host waits on.
+    Check,
+    /// Probe this suspected node again.
+    Reprobe(NodeId),
+    /// Phi and SWIM: the heartbeat period (beats, phi's judgement; SWIM's next probe).
+    Period,
+    /// SWIM's timers.
+    Swim(SwimTimer),
+}
+
+/// SWIM's slot in the detector's messages and timers.
+pub(super) struct SwimSlot;
+
+impl Embed<LiveMsg, LiveTimer> for SwimSlot {
+    type Msg = SwimMsg;
+    type Timer = SwimTimer;
+    fn msg(m: SwimMsg) -> LiveMsg {
+        LiveMsg::Swim(m)
+    }
+    fn timer(t: SwimTimer) -> LiveTimer {
+        LiveTimer::Swim(t)
+    }
+}
