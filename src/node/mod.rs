@@ -9,6 +9,7 @@ pub mod recv_buf;
 pub mod runtime;
 pub mod signals;
 pub mod socket;
+mod stored;
 pub mod warmup;
 
 /// Names this process node `id` (`coordlab-n<id>`), forked or exec'd alike.

@@ -1,0 +1,81 @@
+//! Tests of [`detectors`](super).
+
+use super::*;
+
+#[test]
+fn figures_of_a_hand_built_run() {
+    // Three nodes, 10 s. Node 3 is killed at 4 s: node 1 suspects it 300 ms later, node 2
+    // 500 ms later. Node 2 was wrongly suspected by 1 from 1.0 s to 1.2 s and by 3 from
+    // 2.0 s to 2.6 s; node 1 was wrongly suspected by 2 at 9 s until the end (1 s).
+    // A suspicion by the dead node 3 (at 5 s) does not count; SWIM confirmed 2 at 2.5 s.
+    let s = 1_000_000;
+    let ms = 1000;
+    // Node 2 was paused from 0.9 s to 1.1 s: 1's suspicion of it is of a stopped node.
+    let fates = [
+        (900 * ms, 2, Fate::Paused),
+        (1100 * ms, 2, Fate::Resumed),
+        (4 * s, 3, Fate::Killed),
+    ];
+    let ops = [
+        (s, 1, 2, Opinion::Suspect),
+        (s + 200 * ms, 1, 2, Opinion::Unsuspect),
+        (2 * s, 3, 2, Opinion::Suspect),
+        (2 * s + 500 * ms, 3, 2, Opinion::Confirm),
+        (2 * s + 600 * ms, 3, 2, Opinion::Unsuspect),
+        (4 * s + 300 * ms, 1, 3, Opinion::Suspect),
+        (4 * s + 500 * ms, 2, 3, Opinion::Suspect),
+        (5 * s, 3, 1, Opinion::Suspect),
+        (9 * s, 2, 1, Opinion::Suspect),
+    ];
+    let f = figures(&[1, 2, 3], 0, 10 * s, &fates, &ops);
+    assert_eq!(f.crashes, 1);
+    assert_eq!(f.detected, 1);
+    assert!((f.td_mean_ms - 300.0).abs() < 1e-9);
+    assert!((f.td_max_ms - 300.0).abs() < 1e-9);
+    assert_eq!(f.td_each, vec![(3, Some(300.0))]);
+    assert_eq!(f.false_suspicions, 3);
+    assert_eq!(f.false_confirmations, 1);
+    assert_eq!(f.false_of_running, 2);
+    // Mistakes of 200, 600 and 1000 ms.
+    assert!((f.mistake_duration_ms - 600.0).abs() < 1e-9);
+    // Node time: 10 + 10 + 4 = 24 s; 3 mistakes in 24/3600 h = 450 per node-hour.
+    assert!((f.mistake_rate_per_node_hour - 450.0).abs() < 1e-6);
+    // Pair time: (1,2) (2,1) 10 s each, the four pairs with 3: 4 s each = 36 s; 1.8 s wrong.
+    assert!((f.query_accuracy - (1.0 - 1.8 / 36.0)).abs() < 1e-9);
+}
+
+#[test]
+fn the_leaders_crash_and_the_followers_are_reported_apart() {
+    // Eight nodes: the follower 6 killed first and never suspected (fixed on a mesh),
+    // the leader 8 suspected 250 ms after its kill.
+    let s = 1_000_000;
+    let fates = [(15 * s, 6, Fate::Killed), (18 * s, 8, Fate::Killed)];
+    let ops = [(18 * s + 250_000, 1, 8, Opinion::Suspect)];
+    let nodes: Vec<NodeId> = (1..=8).collect();
+    let figures = figures(&nodes, 0, 24 * s, &fates, &ops);
+    assert_eq!(figures.td_each, vec![(6, None), (8, Some(250.0))]);
+    let row = Row {
+        shape: "mesh".into(),
+        n: 8,
+        detector: "fixed".into(),
+        figures,
+    };
+    assert_eq!((row.td_leader(), row.td_follower()), (Some(250.0), None));
+    let t = table(std::slice::from_ref(&row));
+    let line = t.lines().nth(1).expect("a row");
+    assert!(line.starts_with("mesh 8   fixed"), "{line}");
+    assert!(line.contains(" 250  missed "), "{line}");
+    assert_eq!(row.json()["td_leader_ms"], 250.0);
+    assert!(row.json()["td_follower_ms"].is_null());
+}
+
+#[test]
+fn the_schedule_is_the_same_for_the_same_seed_and_parses() {
+    let a = schedule(7, 8);
+    assert_eq!(a, schedule(7, 8));
+    assert_ne!(a, schedule(8, 8));
+    let ids: Vec<NodeId> = (1..=8).collect();
+    let s = crate::cluster::schedule::Schedule::parse("detectors", &a, &ids, &ids).expect("valid");
+    assert_eq!(s.entries.iter().filter(|e| e.line.starts_with("kill")).count(), 2);
+    assert!(s.entries.iter().any(|e| e.line == "kill 8"));
+}
