@@ -30,7 +30,7 @@ impl Rng {
         ((self.next_u64() >> 11) as f64 / (1u64 << 53) as f64) < p
     }
     /// Shuffles a slice in place (Fisher-Yates).
-    pub fn shuffle<T>(&mut self, v: &mut [T]) {
+    pub(crate) fn shuffle<T>(&mut self, v: &mut [T]) {
         for i in (1..v.len()).rev() {
             let j = self.range(0, i as u64 + 1) as usize;
             v.swap(i, j);

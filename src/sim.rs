@@ -160,14 +160,16 @@ impl<A: Algorithm> Sim<A> {
         self.boot(id, epoch);
     }
 
+    #[cfg(test)]
     /// Overwrites the durable store of `id` with `bytes` (a damaged state file, for tests of
     /// what a node does when what it kept does not verify).
-    pub fn damage_store(&mut self, id: NodeId, bytes: &[u8]) {
+    pub(crate) fn damage_store(&mut self, id: NodeId, bytes: &[u8]) {
         self.stores.insert(id, bytes.to_vec());
     }
 
+    #[cfg(test)]
     /// The durable state node `id` kept (verified), if any.
-    pub fn store(&self, id: NodeId) -> Option<Vec<u8>> {
+    pub(crate) fn store(&self, id: NodeId) -> Option<Vec<u8>> {
         self.stores.get(&id).and_then(|f| crate::engine::durable::open(f).ok())
     }
 
@@ -223,19 +225,22 @@ impl<A: Algorithm> Sim<A> {
         self.cut.clear();
     }
 
+    #[cfg(test)]
     /// Delivers raw datagram `bytes` to `to` now, as if sent from `from`'s address (a forged or
     /// corrupt datagram, for tests of what a node does with one).
-    pub fn inject(&mut self, from: NodeId, to: NodeId, bytes: &[u8]) {
+    pub(crate) fn inject(&mut self, from: NodeId, to: NodeId, bytes: &[u8]) {
         self.deliver_now(from, to, bytes);
     }
 
+    #[cfg(test)]
     /// Whether node `id` is up (neither crashed nor paused).
-    pub fn is_up(&self, id: NodeId) -> bool {
+    pub(crate) fn is_up(&self, id: NodeId) -> bool {
         self.nodes.get(&id).is_some_and(|n| matches!(n.state, State::Up))
     }
 
+    #[cfg(test)]
     /// Changes the network's behaviour from now on.
-    pub fn set_net(&mut self, net: NetConfig) {
+    pub(crate) fn set_net(&mut self, net: NetConfig) {
         self.net = net;
     }
 
@@ -271,8 +276,9 @@ impl<A: Algorithm> Sim<A> {
         }
     }
 
+    #[cfg(test)]
     /// Runs for `d` of simulated time.
-    pub fn run_for(&mut self, d: Duration) {
+    pub(crate) fn run_for(&mut self, d: Duration) {
         let limit = self.now + d;
         self.run_until(limit, |_| false);
     }

@@ -9,6 +9,7 @@
 //! still go back to whoever sent the message they answer, as on `coordlab ring`. Every other
 //! graph is undirected: a neighbour is someone this node may send to and hear from.
 
+#[cfg(test)]
 use crate::algo::Setup;
 use crate::rng::Rng;
 use crate::trace::NodeId;
@@ -30,7 +31,7 @@ impl Graph {
     }
 
     /// Whether edges have a direction (only `ring`).
-    pub fn is_directed(&self) -> bool {
+    pub(crate) fn is_directed(&self) -> bool {
         self.directed
     }
 
@@ -40,7 +41,7 @@ impl Graph {
     }
 
     /// The nodes that send to `id`, sorted (the same as `neighbours` when undirected).
-    pub fn in_neighbours(&self, id: NodeId) -> Vec<NodeId> {
+    pub(crate) fn in_neighbours(&self, id: NodeId) -> Vec<NodeId> {
         self.ids
             .iter()
             .copied()
@@ -50,13 +51,15 @@ impl Graph {
             .collect()
     }
 
+    #[cfg(test)]
     /// Every edge once: `(from, to)` when directed, `(low, high)` otherwise, sorted.
-    pub fn edges(&self) -> &[(NodeId, NodeId)] {
+    pub(crate) fn edges(&self) -> &[(NodeId, NodeId)] {
         &self.edges
     }
 
+    #[cfg(test)]
     /// Whether every node is a neighbour of every other.
-    pub fn is_complete(&self) -> bool {
+    pub(crate) fn is_complete(&self) -> bool {
         self.out.values().all(|v| v.len() + 1 == self.ids.len())
     }
 
@@ -243,13 +246,14 @@ fn from_file(path: &str, ids: &[NodeId]) -> Result<Graph, String> {
 
 /// An undirected graph over `ids` from an edge list (a demo's own graph), refused when it is
 /// not connected.
-pub fn undirected(ids: &[NodeId], edges: &[(NodeId, NodeId)]) -> Result<Graph, String> {
+pub(crate) fn undirected(ids: &[NodeId], edges: &[(NodeId, NodeId)]) -> Result<Graph, String> {
     Graph::new(ids, false, edges.iter().copied())
 }
 
+#[cfg(test)]
 /// Setups for running `g` in the simulator: members in launch order, neighbours from the
 /// graph, `mesh=true`, the given initiators.
-pub fn mesh_setups(g: &Graph, initiators: &[NodeId]) -> Vec<Setup> {
+pub(crate) fn mesh_setups(g: &Graph, initiators: &[NodeId]) -> Vec<Setup> {
     g.ids()
         .iter()
         .map(|&me| {

@@ -124,13 +124,13 @@ pub struct Row {
 
 impl Row {
     /// Detection time of the leader's crash (node n, killed second), ms; None if missed.
-    pub fn td_leader(&self) -> Option<f64> {
+    pub(crate) fn td_leader(&self) -> Option<f64> {
         let n = self.n as NodeId;
         self.figures.td_each.iter().find(|c| c.0 == n).and_then(|c| c.1)
     }
 
     /// Detection time of the follower's crash (the other kill), ms; None if missed.
-    pub fn td_follower(&self) -> Option<f64> {
+    pub(crate) fn td_follower(&self) -> Option<f64> {
         let n = self.n as NodeId;
         self.figures.td_each.iter().find(|c| c.0 != n).and_then(|c| c.1)
     }

@@ -27,7 +27,7 @@ impl Memory {
 
     /// The largest of each figure among `pids`, read from at most 64 of them spread evenly
     /// (reading thousands of smaps would disturb the run being measured).
-    pub fn worst_of(pids: &[u32]) -> Option<Memory> {
+    pub(crate) fn worst_of(pids: &[u32]) -> Option<Memory> {
         let step = (pids.len() / 64).max(1);
         pids.iter()
             .step_by(step)
@@ -44,7 +44,7 @@ impl Memory {
     }
 
     /// Folds a new reading into the worst so far.
-    pub fn keep_worst(worst: &mut Option<Memory>, seen: Option<Memory>) {
+    pub(crate) fn keep_worst(worst: &mut Option<Memory>, seen: Option<Memory>) {
         *worst = match (*worst, seen) {
             (Some(a), Some(b)) => Some(a.max(b)),
             (a, b) => a.or(b),

@@ -70,7 +70,7 @@ pub struct Sections {
 
 impl Sections {
     /// Everything.
-    pub const ALL: Sections = Sections {
+    pub(crate) const ALL: Sections = Sections {
         floor: true,
         rings: true,
         elections: true,

@@ -1,7 +1,9 @@
 //! The list: every family with its wrapper's keys, then every algorithm, one entry each, in the
 //! order `coordlab algos` and the bench show them (by where they run).
 
-use super::{Bench, ElectionRunner, Entry, Family, Fit, GroupRunner, MutexRunner, Promise, Runner, ServesWith};
+use super::{Bench, Entry, Family, Fit, GroupRunner, Promise, Runner, ServesWith};
+#[cfg(test)]
+use super::{ElectionRunner, MutexRunner};
 use crate::algo::clocksync::{berkeley::Berkeley, cristian::Cristian};
 use crate::algo::election::anon_ring::AnonRing;
 use crate::algo::election::bully::Bully;
@@ -159,6 +161,7 @@ macro_rules! build {
 }
 
 /// Expands `$body` only when the entry's kind is the one asked for.
+#[cfg(test)]
 macro_rules! if_kind {
     (election, election, $($body:tt)*) => { $($body)* };
     (mutex, mutex, $($body:tt)*) => { $($body)* };
@@ -180,7 +183,7 @@ macro_rules! registry {
         /// Builds algorithm `name` for `setup` and hands it to `runner`; None when the name is
         /// unknown. Call [`check_setup`](super::check_setup) first: an algorithm cannot refuse
         /// its setup once built.
-        pub fn dispatch<R: Runner>(name: &str, setup: &Setup, runner: R) -> Option<R::Output> {
+        pub(crate) fn dispatch<R: Runner>(name: &str, setup: &Setup, runner: R) -> Option<R::Output> {
             $(if name == $id.name {
                 return Some(runner.run(setup, build!($kind, $t)(setup)));
             })+
@@ -196,8 +199,9 @@ macro_rules! registry {
             None
         }
 
+        #[cfg(test)]
         /// Hands the election type of entry `name` to `runner`; None when it is not an election.
-        pub fn dispatch_election<R: ElectionRunner>(name: &str, runner: R) -> Option<R::Output> {
+        pub(crate) fn dispatch_election<R: ElectionRunner>(name: &str, runner: R) -> Option<R::Output> {
             $(if_kind!(election, $kind, if name == $id.name {
                 return Some(runner.run::<$t>(&$id));
             });)+
@@ -205,9 +209,10 @@ macro_rules! registry {
             None
         }
 
+        #[cfg(test)]
         /// Hands the mutual-exclusion protocol type of entry `name` to `runner`; None when it is
         /// not a mutual-exclusion algorithm.
-        pub fn dispatch_mutex<R: MutexRunner>(name: &str, runner: R) -> Option<R::Output> {
+        pub(crate) fn dispatch_mutex<R: MutexRunner>(name: &str, runner: R) -> Option<R::Output> {
             $(if_kind!(mutex, $kind, if name == $id.name {
                 return Some(runner.run::<$t>(&$id));
             });)+

@@ -115,7 +115,7 @@ impl Entry {
     }
 
     /// The keys a user may give it (not those the launcher sets).
-    pub fn user_keys(&self) -> impl Iterator<Item = &'static Key> {
+    pub(crate) fn user_keys(&self) -> impl Iterator<Item = &'static Key> {
         self.all_keys().filter(|k| k.set_by == SetBy::User)
     }
 
@@ -126,7 +126,7 @@ impl Entry {
 }
 
 /// Something that can run any algorithm given its concrete type (the runtime, the simulator).
-pub trait Runner {
+pub(crate) trait Runner {
     /// What running produces.
     type Output;
     /// Runs algorithm `a`.
@@ -153,18 +153,20 @@ pub(crate) fn hosts_liveness(family: &Family) -> bool {
     LIVENESS_HOSTS.iter().any(|f| f.name == family.name)
 }
 
+#[cfg(test)]
 /// Something that runs an election given its type (the simulator's election soaks): reached
 /// through [`dispatch_election`], so that a generic test needs no list of its own.
-pub trait ElectionRunner {
+pub(crate) trait ElectionRunner {
     /// What running produces.
     type Output;
     /// Runs election `E`, the one of `entry`.
     fn run<E: crate::algo::election::Election + 'static>(self, entry: &'static Entry) -> Self::Output;
 }
 
+#[cfg(test)]
 /// Something that runs a mutual-exclusion protocol given its type (the simulator's mutex
 /// soaks), reached through [`dispatch_mutex`].
-pub trait MutexRunner {
+pub(crate) trait MutexRunner {
     /// What running produces.
     type Output;
     /// Runs protocol `P`, the one of `entry`.

@@ -162,7 +162,7 @@ impl Beliefs {
     }
 
     /// The process of `node` ended at `t` without its own `stop` (killed, exited).
-    pub fn process_ended(&mut self, node: NodeId, t: u64, how: Proc) {
+    pub(crate) fn process_ended(&mut self, node: NodeId, t: u64, how: Proc) {
         let mut st = self.nodes.remove(&node).unwrap_or_default();
         self.close(&mut st, t, SpanEnd::ProcessEnded(how));
         st.belief = None;
@@ -173,7 +173,7 @@ impl Beliefs {
     }
 
     /// One event `node` recorded at `t` (in each node's own order; nodes may interleave freely).
-    pub fn feed(&mut self, node: NodeId, t: u64, ev: &Event) {
+    pub(crate) fn feed(&mut self, node: NodeId, t: u64, ev: &Event) {
         let mut st = self.nodes.remove(&node).unwrap_or_default();
         // After its process ended only a fresh `start` counts. A line written before the end but
         // read after it (the launcher tails files) changes nothing: the process is gone.
@@ -188,7 +188,7 @@ impl Beliefs {
     }
 
     /// Closes what is still open at `end` and notes what every node believed then.
-    pub fn finish(&mut self, end: u64) {
+    pub(crate) fn finish(&mut self, end: u64) {
         let mut nodes = std::mem::take(&mut self.nodes);
         for (&n, st) in nodes.iter_mut() {
             self.close(st, end, SpanEnd::RunEnd);

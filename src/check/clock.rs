@@ -91,7 +91,7 @@ pub struct ClockFacts {
 
 impl ClockFacts {
     /// Whether there is anything about clocks to say (corrections, or clocks that disagree).
-    pub fn relevant(&self) -> bool {
+    pub(crate) fn relevant(&self) -> bool {
         self.nodes
             .values()
             .any(|n| n.adjustments > 0 || n.first_us != 0 || n.last_us != 0)

@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 const STARVED_STOPS: usize = 3;
 /// How far back a pause, a cut or a lossy link still explains a suspicion: a detector notices
 /// a silence some time after it began, and a suspicion learnt by gossip arrives later still.
-pub const LOOKBACK_US: u64 = 1_500_000;
+pub(crate) const LOOKBACK_US: u64 = 1_500_000;
 
 /// What the launcher did to a node, from faults.jsonl.
 #[derive(Debug, Clone, PartialEq)]
@@ -90,7 +90,7 @@ impl Fate {
 
 /// Why an observer suspected a node that was not dead.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Cause {
+pub(crate) enum Cause {
     /// The target was stopped (SIGSTOP) at the time or shortly before.
     Paused,
     /// The target was being starved of CPU.
@@ -103,7 +103,7 @@ pub enum Cause {
 
 /// The faults of a run, folded for judging.
 #[derive(Debug, Clone, Default)]
-pub struct Truth {
+pub(crate) struct Truth {
     /// Per node, its stops and resumes: (t, stopped?).
     stops: BTreeMap<NodeId, Vec<(u64, bool)>>,
     /// Per node, when it was killed and when restarted: (t, dead?).
@@ -170,7 +170,7 @@ impl Truth {
     }
 
     /// Whether `node` was dead (killed, not restarted) at `t`.
-    pub fn dead_at(&self, node: NodeId, t: u64) -> bool {
+    pub(crate) fn dead_at(&self, node: NodeId, t: u64) -> bool {
         self.deaths
             .get(&node)
             .and_then(|v| v.iter().rev().find(|x| x.0 <= t))
@@ -240,7 +240,7 @@ impl Truth {
     }
 
     /// What happened to `node`, in time order.
-    pub fn fates(&self, node: NodeId) -> Vec<Fate> {
+    pub(crate) fn fates(&self, node: NodeId) -> Vec<Fate> {
         let mut out = Vec::new();
         if let Some(v) = self.stops.get(&node) {
             // Stops closer than the lookback to each other are one episode.

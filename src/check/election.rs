@@ -91,7 +91,7 @@ impl Overlap {
     }
 
     /// Whether two of its holders claimed the same term.
-    pub fn within_one_term(&self) -> bool {
+    pub(crate) fn within_one_term(&self) -> bool {
         let terms: BTreeSet<u64> = self.holders.iter().map(|h| h.1).collect();
         terms.len() < self.holders.len()
     }
@@ -127,13 +127,13 @@ impl TermSummary {
     }
 
     /// When the last expected node learned the leader (the election was over for all of them).
-    pub fn last_learned(&self) -> Option<u64> {
+    pub(crate) fn last_learned(&self) -> Option<u64> {
         self.expected.iter().filter_map(|n| self.learned.get(n)).max().copied()
     }
 
     /// From the first `election_start` to the last expected node learning the leader, when
     /// every expected node learned it.
-    pub fn election_us(&self) -> Option<u64> {
+    pub(crate) fn election_us(&self) -> Option<u64> {
         let (_, start) = self.first_start?;
         let last = self.last_learned()?;
         self.missing().is_empty().then(|| last.saturating_sub(start))
@@ -193,14 +193,9 @@ pub struct ElectionFacts {
 pub(crate) const LEADERLESS_TIMEOUTS: u64 = 20;
 
 impl ElectionFacts {
-    /// Judges the replayed beliefs against the process timeline.
-    pub fn judge(beliefs: &Beliefs, timeline: &Timeline) -> Self {
-        Self::judge_with(beliefs, timeline, &[], true)
-    }
-
     /// Judges, leaving out the nodes `unjudged` (their traces are missing) and, unless
     /// `judge_end`, termination and agreement at the end (no ground truth of who was running).
-    pub fn judge_with(beliefs: &Beliefs, timeline: &Timeline, unjudged: &[NodeId], judge_end: bool) -> Self {
+    pub(crate) fn judge_with(beliefs: &Beliefs, timeline: &Timeline, unjudged: &[NodeId], judge_end: bool) -> Self {
         let live_at_end: Vec<NodeId> = timeline
             .live_nodes_at_end()
             .into_iter()
@@ -268,7 +263,7 @@ impl ElectionFacts {
 
     /// What explains violation `v`: its term's explanation, or for termination and agreement
     /// at the end, a fault too shortly before the end.
-    pub fn explanation_of(&self, v: &Violation) -> Option<&Explanation> {
+    pub(crate) fn explanation_of(&self, v: &Violation) -> Option<&Explanation> {
         match v {
             Violation::Termination { .. } | Violation::Agreement { .. } => self.end_explanation.as_ref(),
             _ => v.term().and_then(|t| self.explanation(t)),
@@ -276,20 +271,20 @@ impl ElectionFacts {
     }
 
     /// The explanation of the violation about `term`, if the checker found one.
-    pub fn explanation(&self, term: u64) -> Option<&Explanation> {
+    pub(crate) fn explanation(&self, term: u64) -> Option<&Explanation> {
         self.explanations.iter().find(|e| e.term == term)
     }
 
     /// The longest stretch without a running leader.
     /// Whether a majority went without a leader for longer than the bound.
-    pub fn leaderless_too_long(&self) -> Option<(Leaderless, u64)> {
+    pub(crate) fn leaderless_too_long(&self) -> Option<(Leaderless, u64)> {
         self.majority_leaderless.filter(|(l, bound)| l.to - l.from > *bound)
     }
 
     /// Judges progress: the longest piece of the leaderless stretches during which more than
     /// half of the nodes ran, could reach each other over the graph, and no partition was in
     /// force, against `bound` µs.
-    pub fn judge_progress(&mut self, run: &RunDir, timeline: &Timeline, bound: u64) {
+    pub(crate) fn judge_progress(&mut self, run: &RunDir, timeline: &Timeline, bound: u64) {
         let n = timeline.nodes().count();
         let net = super::network::Network::of(run);
         let mut best: Option<Leaderless> = None;
@@ -326,7 +321,7 @@ impl ElectionFacts {
     }
 
     /// The longest stretch with no running node believing it led.
-    pub fn longest_leaderless(&self) -> Option<Leaderless> {
+    pub(crate) fn longest_leaderless(&self) -> Option<Leaderless> {
         self.leaderless.iter().copied().max_by_key(|l| l.to - l.from)
     }
 

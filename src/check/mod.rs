@@ -113,7 +113,7 @@ impl Analysis {
     }
 
     /// Every family's section: elections first.
-    pub fn all_sections(&self) -> Vec<&dyn Section> {
+    pub(crate) fn all_sections(&self) -> Vec<&dyn Section> {
         let mut out: Vec<&dyn Section> = Vec::new();
         if let Some(e) = &self.election {
             out.push(e);
@@ -124,7 +124,7 @@ impl Analysis {
 
     /// Every violation and flag of every section, most important first; then the suspicions
     /// that never healed (a flag).
-    pub fn findings(&self) -> Vec<Finding> {
+    pub(crate) fn findings(&self) -> Vec<Finding> {
         let mut out: Vec<Finding> = self.all_sections().iter().flat_map(|s| s.findings()).collect();
         if let Some(worst) = self.stale.iter().max_by_key(|s| s.us()) {
             out.push(Finding {
@@ -150,12 +150,12 @@ impl Analysis {
     }
 
     /// Whether faults.jsonl (the ground truth) was there to judge suspicions and the end.
-    pub fn faults_known(&self) -> bool {
+    pub(crate) fn faults_known(&self) -> bool {
         !self.missing.iter().any(|m| m == "faults.jsonl")
     }
 
     /// How many suspicions were true and how many false.
-    pub fn suspicion_counts(&self) -> (usize, usize) {
+    pub(crate) fn suspicion_counts(&self) -> (usize, usize) {
         let right = self.suspicions.iter().filter(|s| s.is_true()).count();
         (right, self.suspicions.len() - right)
     }

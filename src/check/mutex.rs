@@ -102,7 +102,7 @@ impl MutexFacts {
 
     /// Whether two holders were in the section at once (at the resource, or by the nodes'
     /// traces where the resource did not fence the stale one off).
-    pub fn exclusion_violated(&self) -> bool {
+    pub(crate) fn exclusion_violated(&self) -> bool {
         !self.resource_violations.is_empty()
             || (!self.fenced_off() && !self.node_overlaps.is_empty())
             || !self.breaches.is_empty()
@@ -110,7 +110,7 @@ impl MutexFacts {
 
     /// Whether the resource kept every stale holder off: fencing on, and never a lower token
     /// accepted after a higher one.
-    pub fn fenced_off(&self) -> bool {
+    pub(crate) fn fenced_off(&self) -> bool {
         self.fencing && self.breaches.is_empty()
     }
 }

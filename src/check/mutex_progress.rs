@@ -65,7 +65,7 @@ impl Stall {
     }
 
     /// How long every participant was running during it (in one piece).
-    pub fn all_running_us(&self) -> u64 {
+    pub(crate) fn all_running_us(&self) -> u64 {
         self.all_running.1 - self.all_running.0
     }
 }

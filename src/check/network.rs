@@ -59,7 +59,7 @@ pub struct Network {
 
 /// Why `to` could not hear `from` at some moment.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CutOff {
+pub(crate) struct CutOff {
     /// When the network began to separate them (the first change of the stretch), microseconds.
     pub since: u64,
     /// In words: `the link 2-10 was cut`, `a partition separated them (1,2 | 3,4)`, `loss 80%
@@ -117,7 +117,7 @@ impl Network {
     /// The same network for an algorithm that forwards round `ring` in order, skipping a
     /// successor that is down or that it cannot reach: the groups that can talk are those whose
     /// members' chains of next reachable successors lead to each other.
-    pub fn in_ring_order(mut self, ring: Vec<NodeId>) -> Self {
+    pub(crate) fn in_ring_order(mut self, ring: Vec<NodeId>) -> Self {
         self.ring = ring;
         self
     }
@@ -166,18 +166,13 @@ impl Network {
         }
     }
 
-    /// Whether the run had no network event at all.
-    pub fn is_quiet(&self) -> bool {
-        self.steps.is_empty()
-    }
-
     /// Every change, in time order.
     pub fn steps(&self) -> &[NetStep] {
         &self.steps
     }
 
     /// The rules in force at `t` (a change at `t` is in force at `t`).
-    pub fn rules_at(&self, t: u64) -> &NetRules {
+    pub(crate) fn rules_at(&self, t: u64) -> &NetRules {
         let i = self.steps.partition_point(|s| s.t <= t);
         if i == 0 {
             &self.clear
@@ -192,14 +187,15 @@ impl Network {
         (i > 0).then(|| self.steps[i - 1].t)
     }
 
+    #[cfg(test)]
     /// Whether every datagram from `from` to `to` was dropped at `t`.
-    pub fn blocked(&self, from: NodeId, to: NodeId, t: u64) -> bool {
+    pub(crate) fn blocked(&self, from: NodeId, to: NodeId, t: u64) -> bool {
         self.rules_at(t).blocked(from, to)
     }
 
     /// The stretch around `t` during which datagrams from `from` to `to` were lost at the
     /// rate in force at `t` (µs; `to` is None while it lasts to the end), if any were lost.
-    pub fn loss_span(&self, from: NodeId, to: NodeId, t: u64) -> Option<(u32, u64, Option<u64>)> {
+    pub(crate) fn loss_span(&self, from: NodeId, to: NodeId, t: u64) -> Option<(u32, u64, Option<u64>)> {
         let pct = self.loss(from, to, t);
         if pct == 0 {
             return None;
@@ -252,13 +248,13 @@ impl Network {
     /// The groups of running nodes (not `down`) that could talk both ways at `t`: nodes in one
     /// group reach each other over the graph minus the blocked links (round the ring, for an
     /// algorithm that forwards in ring order). Each node is in exactly one group; sorted.
-    pub fn groups_at(&self, t: u64, down: &[NodeId]) -> Vec<Vec<NodeId>> {
+    pub(crate) fn groups_at(&self, t: u64, down: &[NodeId]) -> Vec<Vec<NodeId>> {
         self.groups_under(self.rules_at(t), down)
     }
 
     /// [`Network::groups_at`] with no network rule in force: how the dead nodes alone split
     /// the graph.
-    pub fn groups_without_faults(&self, down: &[NodeId]) -> Vec<Vec<NodeId>> {
+    pub(crate) fn groups_without_faults(&self, down: &[NodeId]) -> Vec<Vec<NodeId>> {
         self.groups_under(&self.clear, down)
     }
 
@@ -348,14 +344,15 @@ impl Network {
         out
     }
 
+    #[cfg(test)]
     /// Whether the network split the running nodes (not `down`) at `t`.
-    pub fn split_at(&self, t: u64, down: &[NodeId]) -> bool {
+    pub(crate) fn split_at(&self, t: u64, down: &[NodeId]) -> bool {
         self.groups_at(t, down).len() > 1
     }
 
     /// Why `to` could not hear `from` at `t`, if the network is why: the direct link blocked
     /// or heavily lossy, or every path over the graph crossing such a link.
-    pub fn cut_off(&self, from: NodeId, to: NodeId, t: u64) -> Option<CutOff> {
+    pub(crate) fn cut_off(&self, from: NodeId, to: NodeId, t: u64) -> Option<CutOff> {
         let rules = self.rules_at(t);
         let since = self.since(t)?;
         if rules.is_clear() {
@@ -392,7 +389,7 @@ impl Network {
 
     /// Why `to` could not hear `from` at some moment of [`t1`, `t2`], if the network is why:
     /// the latest such stretch.
-    pub fn cut_off_during(&self, from: NodeId, to: NodeId, t1: u64, t2: u64) -> Option<CutOff> {
+    pub(crate) fn cut_off_during(&self, from: NodeId, to: NodeId, t1: u64, t2: u64) -> Option<CutOff> {
         if let Some(c) = self.cut_off(from, to, t2) {
             return Some(c);
         }
@@ -404,20 +401,13 @@ impl Network {
             .or_else(|| self.cut_off(from, to, t1))
     }
 
-    /// When `to` last began to hear `from` again within [`t1`, `t2`] after the network had cut
-    /// it off (Some(t1) when it could throughout is not returned: None then); `Some(u64::MAX)`
-    /// when it still could not at `t2`.
-    pub fn heard_again(&self, from: NodeId, to: NodeId, t1: u64, t2: u64) -> Option<u64> {
-        self.again(t1, t2, |t| self.cut_off(from, to, t).is_some())
-    }
-
     /// Like [`Network::heard_again`], but for any rule on the link `from`->`to` (loss or delay,
     /// however light, beside what cuts it off): when the link was last left alone again. A
     /// suspicion's healing is only owed a bound once it is, since under loss a node's
     /// heartbeats may go missing for longer than any timeout.
     /// Either direction counts: a suspicion heals through a PROBE and its ALIVE, so a one-way
     /// cut from `to` to `from` keeps it as surely as one from `from` to `to`.
-    pub fn undisturbed_again(&self, from: NodeId, to: NodeId, t1: u64, t2: u64) -> Option<u64> {
+    pub(crate) fn undisturbed_again(&self, from: NodeId, to: NodeId, t1: u64, t2: u64) -> Option<u64> {
         self.again(t1, t2, |t| {
             let rules = self.rules_at(t);
             let one = |a: NodeId, b: NodeId| {
@@ -470,7 +460,7 @@ impl Network {
 
     /// The stretches during which the network split the nodes into groups that could not talk
     /// (every node taken as running): (from, to, groups), to `end` at the latest.
-    pub fn splits(&self, end: u64) -> Vec<(u64, u64, Vec<Vec<NodeId>>)> {
+    pub(crate) fn splits(&self, end: u64) -> Vec<(u64, u64, Vec<Vec<NodeId>>)> {
         let mut out: Vec<(u64, u64, Vec<Vec<NodeId>>)> = Vec::new();
         for (i, s) in self.steps.iter().enumerate() {
             if s.t >= end {

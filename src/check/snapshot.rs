@@ -110,7 +110,7 @@ impl SnapshotFacts {
     }
 
     /// The epochs after a restart whose money differs from the initial total: (epoch, money).
-    pub fn changed_by_restarts(&self) -> Vec<(usize, u64)> {
+    pub(crate) fn changed_by_restarts(&self) -> Vec<(usize, u64)> {
         (1..=self.epoch_money.len())
             .filter_map(|k| self.money(k).filter(|&m| m != self.initial).map(|m| (k, m)))
             .collect()

@@ -57,7 +57,7 @@ pub struct Storms {
 
 impl Storms {
     /// The term with the highest message rate.
-    pub fn busiest(&self) -> Option<&TermTraffic> {
+    pub(crate) fn busiest(&self) -> Option<&TermTraffic> {
         self.terms.iter().max_by(|a, b| a.rate().total_cmp(&b.rate()))
     }
 }

@@ -32,7 +32,7 @@ pub struct Suspicion {
 
 impl Suspicion {
     /// True when the target was not alive (killed, exited, stopped, or never started).
-    pub fn is_true(&self) -> bool {
+    pub(crate) fn is_true(&self) -> bool {
         !self.target_state.alive()
     }
 }

@@ -115,22 +115,22 @@ impl Timeline {
     }
 
     /// The state of `node` at `t` (every change at or before `t` applied), and since when.
-    pub fn state_at(&self, node: NodeId, t: u64) -> (Proc, Option<u64>) {
+    pub(crate) fn state_at(&self, node: NodeId, t: u64) -> (Proc, Option<u64>) {
         self.last_change(node, |c| c.t <= t)
     }
 
     /// Whether `node` was running (not paused, not dead) at the end of the run.
-    pub fn live_at_end(&self, node: NodeId) -> bool {
+    pub(crate) fn live_at_end(&self, node: NodeId) -> bool {
         self.state_at(node, self.end_us).0 == Proc::Running
     }
 
     /// The nodes running at the end of the run.
-    pub fn live_nodes_at_end(&self) -> Vec<NodeId> {
+    pub(crate) fn live_nodes_at_end(&self) -> Vec<NodeId> {
         self.nodes().filter(|&n| self.live_at_end(n)).collect()
     }
 
     /// Every moment a process ended without saying so itself (killed, exited): `(t, node, how)`.
-    pub fn deaths(&self) -> impl Iterator<Item = (u64, NodeId, Proc)> + '_ {
+    pub(crate) fn deaths(&self) -> impl Iterator<Item = (u64, NodeId, Proc)> + '_ {
         self.changes.iter().flat_map(|(&n, list)| {
             list.iter()
                 .filter(|c| matches!(c.state, Proc::Killed | Proc::Exited))

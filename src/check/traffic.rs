@@ -79,7 +79,7 @@ impl Traffic {
     }
 
     /// How many `drop` events there were.
-    pub fn drop_events(&self) -> usize {
+    pub(crate) fn drop_events(&self) -> usize {
         self.drops.values().map(|g| g.count).sum()
     }
 }

@@ -31,7 +31,7 @@ enum View {
 
 /// The detector views of every node of a run (empty for `detector=fixed`).
 #[derive(Debug, Clone)]
-pub struct Views {
+pub(crate) struct Views {
     choice: Choice,
     /// Per node, the peers its phi watches.
     watched: BTreeMap<NodeId, Vec<NodeId>>,
@@ -69,7 +69,7 @@ impl Views {
     }
 
     /// Takes in one record of node `me`'s trace.
-    pub fn feed(&mut self, me: NodeId, r: &Record) {
+    pub(crate) fn feed(&mut self, me: NodeId, r: &Record) {
         self.last.insert(me, r.t);
         if matches!(r.event, Event::Start { .. }) || !self.views.contains_key(&me) {
             // A (re)started node starts its detector afresh.

@@ -35,12 +35,12 @@ use std::io::{self, IoSlice, IoSliceMut, Write};
 use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
 
 /// Whether this process has one thread (so that a fork is safe).
-pub fn single_threaded() -> bool {
+pub(crate) fn single_threaded() -> bool {
     std::fs::read_dir("/proc/self/task").is_ok_and(|d| d.count() == 1)
 }
 
 /// The launcher's end of a running zygote.
-pub struct Zygote {
+pub(crate) struct Zygote {
     pid: Pid,
     channel: OwnedFd,
     /// Whether the zygote still runs (ended by [`Zygote::finish`] or on drop).
@@ -89,7 +89,7 @@ impl Zygote {
     }
 
     /// The zygote's process group, which every node it forks is in.
-    pub fn group(&self) -> Pid {
+    pub(crate) fn group(&self) -> Pid {
         self.pid
     }
 
@@ -122,7 +122,7 @@ impl Zygote {
 
     /// Every node is forked: the zygote is told to end, and reaped (its copies of the gate's
     /// pipes close with it, which the gate waits for).
-    pub fn finish(mut self) {
+    pub(crate) fn finish(mut self) {
         self.end();
     }
 

@@ -92,7 +92,7 @@ impl Layout {
     }
 
     /// The word for the launch: `ring` or `mesh`.
-    pub fn noun(&self) -> &'static str {
+    pub(crate) fn noun(&self) -> &'static str {
         match self {
             Layout::Ring => "ring",
             Layout::Mesh(_) => "mesh",
@@ -100,7 +100,7 @@ impl Layout {
     }
 
     /// The topology as `run.json` names it: `ring` or `mesh:<spec>`.
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         match self {
             Layout::Ring => "ring".into(),
             Layout::Mesh(spec) => format!("mesh:{spec}"),

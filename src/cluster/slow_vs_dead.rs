@@ -28,18 +28,18 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 /// The story's `--demo` name.
-pub const SLOW_VS_DEAD: &str = "slow-vs-dead";
+pub(crate) const SLOW_VS_DEAD: &str = "slow-vs-dead";
 /// Fewest nodes: a leader, and five others for the lossy link, the pause, the starving, the kill.
-pub const MIN_NODES: usize = 6;
+pub(crate) const MIN_NODES: usize = 6;
 /// How long the paused node is stopped: longer than the default timeout, shorter than SWIM's
 /// shortest suspicion timeout.
-pub const PAUSE: Duration = Duration::from_millis(600);
+pub(crate) const PAUSE: Duration = Duration::from_millis(600);
 /// The starved node's duty cycle: stopped 60 ms of every 100 ms, for 3 s.
-pub const STARVE: (Duration, Duration, u32) = (Duration::from_millis(60), Duration::from_millis(100), 30);
+pub(crate) const STARVE: (Duration, Duration, u32) = (Duration::from_millis(60), Duration::from_millis(100), 30);
 /// How long the run goes on after the kill, for the detectors to conclude.
-pub const AFTER_KILL: Duration = Duration::from_millis(3000);
+pub(crate) const AFTER_KILL: Duration = Duration::from_millis(3000);
 /// The lossy link's loss, percent.
-pub const LOSS_PCT: u32 = 20;
+pub(crate) const LOSS_PCT: u32 = 20;
 
 /// One thing the story does to the processes or the network.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,7 +79,7 @@ impl Roles {
 }
 
 /// The story, stepped by the launcher's goal.
-pub struct SlowVsDead {
+pub(crate) struct SlowVsDead {
     detector: String,
     n: usize,
     deadline: Instant,
@@ -109,7 +109,7 @@ impl SlowVsDead {
     }
 
     /// The step the story is at, in words (for a failure).
-    pub fn where_now(&self) -> &'static str {
+    pub(crate) fn where_now(&self) -> &'static str {
         match self.started {
             false => "at step 1 (the first election)",
             true => "while injecting the faults",
@@ -221,7 +221,7 @@ impl SlowVsDead {
     }
 
     /// The summary: per node, what happened and what the detector concluded, from the traces.
-    pub fn conclude(&self, analysis: &Analysis) -> Vec<String> {
+    pub(crate) fn conclude(&self, analysis: &Analysis) -> Vec<String> {
         let run = match RunDir::load(&analysis.dir) {
             Ok(r) => r,
             Err(e) => return vec![format!("7. the traces could not be read: {e}")],

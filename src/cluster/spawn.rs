@@ -70,7 +70,7 @@ impl NodeArgs {
     /// What each node's failure detector thinks, as its trace will show it (for `status`).
     /// `plan`: the nodes, whose neighbours a sparse mesh's phi watches (on a ring or a complete
     /// mesh it watches every other member).
-    pub fn detector_views(&self, plan: &[NodePlan]) -> super::detector_view::Views {
+    pub(crate) fn detector_views(&self, plan: &[NodePlan]) -> super::detector_view::Views {
         let mesh = self.set_map.get("mesh").is_some_and(|v| v == "true");
         let watched = plan
             .iter()
@@ -86,12 +86,12 @@ impl NodeArgs {
     }
 
     /// Whether node `id` is the shared resource of a mutual-exclusion run.
-    pub fn is_resource(&self, id: u64) -> bool {
+    pub(crate) fn is_resource(&self, id: u64) -> bool {
         id == RESOURCE_ID && crate::catalog::is_mutex(&self.algo)
     }
 
     /// Where node `id`'s human log goes.
-    pub fn log_path(&self, id: u64) -> PathBuf {
+    pub(crate) fn log_path(&self, id: u64) -> PathBuf {
         match self.is_resource(id) {
             true => self.log_dir.join("resource.log"),
             false => self.log_dir.join(format!("node-{id}.log")),
@@ -99,7 +99,7 @@ impl NodeArgs {
     }
 
     /// Where node `id`'s machine trace goes.
-    pub fn trace_path(&self, id: u64) -> PathBuf {
+    pub(crate) fn trace_path(&self, id: u64) -> PathBuf {
         match self.is_resource(id) {
             true => self.log_dir.join("resource.jsonl"),
             false => self.log_dir.join(format!("node-{id}.jsonl")),
@@ -226,7 +226,7 @@ impl NodeArgs {
     }
 
     /// Opens node `id`'s human log for appending (its stdout and stderr).
-    pub fn open_log(&self, id: u64) -> io::Result<std::fs::File> {
+    pub(crate) fn open_log(&self, id: u64) -> io::Result<std::fs::File> {
         OpenOptions::new().create(true).append(true).open(self.log_path(id))
     }
 

@@ -84,7 +84,7 @@ impl Members {
     }
 
     /// The member at `addr`.
-    pub fn id_at(&self, addr: &SocketAddr) -> Option<NodeId> {
+    pub(crate) fn id_at(&self, addr: &SocketAddr) -> Option<NodeId> {
         let t = &self.0.by_addr;
         t.binary_search_by(|m| m.0.cmp(addr)).ok().map(|i| t[i].1)
     }

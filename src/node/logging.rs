@@ -15,7 +15,7 @@ pub fn init() {
 }
 
 /// `2026-11-22T03:40:01.123456Z` from microseconds since the Unix epoch.
-pub fn fmt_wall(us: u64) -> String {
+pub(crate) fn fmt_wall(us: u64) -> String {
     let secs = us / 1_000_000;
     let (days, rem) = (secs / 86_400, secs % 86_400);
     // Howard Hinnant's civil-from-days.
@@ -48,7 +48,7 @@ fn level(ev: &Event) -> Level {
 }
 
 /// Writes trace records as human lines, letting at most a few drops a second through.
-pub struct HumanLog {
+pub(crate) struct HumanLog {
     me: NodeId,
     window_start: u64,
     drops_in_window: u32,

@@ -19,7 +19,7 @@ pub fn name_node(id: u64) {
 
 /// Names this process as `ps -e` and `top` show it (at most 15 bytes): its command line is the
 /// launcher's when it was forked.
-pub fn name_process(name: &str) {
+pub(crate) fn name_process(name: &str) {
     if let Ok(name) = std::ffi::CString::new(name) {
         let _ = nix::sys::prctl::set_name(&name);
     }

@@ -20,11 +20,11 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// The name of the rules file in the run directory.
-pub const RULES_FILE: &str = "net-rules.json";
+pub(crate) const RULES_FILE: &str = "net-rules.json";
 
 /// What the launcher asks of the nodes.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct NodeNetFile {
+pub(crate) struct NodeNetFile {
     /// Counts the launcher's changes (for logs).
     pub version: u64,
     /// True with the user backend: the nodes drop (cut, partition, loss); false with the
@@ -106,7 +106,7 @@ pub enum Verdict {
 }
 
 /// A node's receive filter.
-pub struct NetFilter {
+pub(crate) struct NetFilter {
     /// Whether any rule touches this node's incoming links: the one branch on the hot path.
     pub active: bool,
     me: NodeId,
@@ -135,7 +135,7 @@ impl NetFilter {
     }
 
     /// Reads the rules file again; returns a line for the log when it changed something.
-    pub fn reload(&mut self) -> Option<String> {
+    pub(crate) fn reload(&mut self) -> Option<String> {
         let dir = self.dir.as_ref()?;
         match NodeNetFile::read(dir) {
             Ok(None) => None,
@@ -173,7 +173,7 @@ impl NetFilter {
 
     /// What the runtime asks of every datagram: with no rule in force, one branch and `Pass`.
     #[inline]
-    pub fn admit(&mut self, from: Option<NodeId>, bytes: &[u8], src: SocketAddr) -> Verdict {
+    pub(crate) fn admit(&mut self, from: Option<NodeId>, bytes: &[u8], src: SocketAddr) -> Verdict {
         if !self.active {
             return Verdict::Pass;
         }
@@ -182,7 +182,7 @@ impl NetFilter {
 
     /// Judges a datagram from member `from` (None: not a member, left to the engine); a held
     /// datagram is copied and kept.
-    pub fn judge(&mut self, from: Option<NodeId>, bytes: &[u8], src: SocketAddr, now: Instant) -> Verdict {
+    pub(crate) fn judge(&mut self, from: Option<NodeId>, bytes: &[u8], src: SocketAddr, now: Instant) -> Verdict {
         let Some(rule) = from.and_then(|f| self.by_sender.get(&f)) else {
             return Verdict::Pass;
         };
@@ -209,12 +209,12 @@ impl NetFilter {
     }
 
     /// When the earliest held datagram is due.
-    pub fn next_due(&self) -> Option<Instant> {
+    pub(crate) fn next_due(&self) -> Option<Instant> {
         self.held.peek().map(|h| h.0.due)
     }
 
     /// Takes the next held datagram due by `now`: (sender, source address, bytes).
-    pub fn due(&mut self, now: Instant) -> Option<(Option<NodeId>, SocketAddr, Vec<u8>)> {
+    pub(crate) fn due(&mut self, now: Instant) -> Option<(Option<NodeId>, SocketAddr, Vec<u8>)> {
         if self.held.peek()?.0.due > now {
             return None;
         }

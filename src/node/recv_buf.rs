@@ -8,10 +8,10 @@ use nix::libc;
 use std::ops::{Deref, DerefMut};
 
 /// The largest datagram a node reads whole.
-pub const RECV_BUF_LEN: usize = 65_536;
+pub(crate) const RECV_BUF_LEN: usize = 65_536;
 
 /// A zeroed buffer of [`RECV_BUF_LEN`] bytes whose pages are resident only once written.
-pub struct RecvBuf {
+pub(crate) struct RecvBuf {
     mapped: Option<std::ptr::NonNull<u8>>,
     /// Used only when the mapping fails (then zeroed in full, as before).
     fallback: Vec<u8>,

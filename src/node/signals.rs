@@ -7,10 +7,10 @@ use nix::sys::signalfd::{SfdFlags, SignalFd};
 use std::os::fd::{AsRawFd, RawFd};
 
 /// The signals a node stops cleanly on.
-pub const STOP: [Signal; 3] = [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP];
+pub(crate) const STOP: [Signal; 3] = [Signal::SIGTERM, Signal::SIGINT, Signal::SIGHUP];
 
 /// Some signals, blocked for normal delivery and readable from a descriptor.
-pub struct SignalSource {
+pub(crate) struct SignalSource {
     fd: SignalFd,
 }
 
@@ -30,7 +30,7 @@ impl SignalSource {
     }
 
     /// The descriptor to register with mio.
-    pub fn raw_fd(&self) -> RawFd {
+    pub(crate) fn raw_fd(&self) -> RawFd {
         self.fd.as_raw_fd()
     }
 

@@ -14,7 +14,7 @@ const BUFFER_BYTES: usize = 4 << 20;
 
 /// Binds a UDP socket at `addr` with large send and receive buffers, blocking mode unchanged
 /// (the launcher binds it; the node that inherits it makes it non-blocking).
-pub fn bind_std(addr: SocketAddr) -> Result<std::net::UdpSocket, CliError> {
+pub(crate) fn bind_std(addr: SocketAddr) -> Result<std::net::UdpSocket, CliError> {
     let sock = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP))
         .map_err(|e| failed(format!("cannot create a UDP socket: {e}")))?;
     // Smaller buffers still work; only a flood would show the difference.
@@ -25,13 +25,13 @@ pub fn bind_std(addr: SocketAddr) -> Result<std::net::UdpSocket, CliError> {
 }
 
 /// Binds a non-blocking UDP socket at `addr`, with large send and receive buffers.
-pub fn bind_udp(addr: SocketAddr) -> Result<mio::net::UdpSocket, CliError> {
+pub(crate) fn bind_udp(addr: SocketAddr) -> Result<mio::net::UdpSocket, CliError> {
     nonblocking(bind_std(addr)?)
 }
 
 /// Takes over the UDP socket the launcher bound at `listen` and left open as descriptor `fd`
 /// (`--fd`): it must be open, a datagram socket, and bound to exactly `listen`.
-pub fn adopt_udp(fd: RawFd, listen: SocketAddr) -> Result<mio::net::UdpSocket, CliError> {
+pub(crate) fn adopt_udp(fd: RawFd, listen: SocketAddr) -> Result<mio::net::UdpSocket, CliError> {
     // SAFETY: the borrow lives only for this one fcntl, which fails cleanly on a closed fd.
     let open = fd >= 3 && nix::fcntl::fcntl(unsafe { BorrowedFd::borrow_raw(fd) }, FcntlArg::F_GETFD).is_ok();
     if !open {

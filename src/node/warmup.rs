@@ -39,7 +39,7 @@ const RECORDS: usize = 64;
 /// Rehearses algorithm `name` around `setup`, and touches the first page of `buf` (the receive
 /// buffer: datagrams are small, so only that page is ever used; touching all of it would cost
 /// resident memory). Never fails: a rehearsal that cannot run only leaves the first hop cold.
-pub fn rehearse(name: &str, setup: &Setup, buf: &mut [u8]) {
+pub(crate) fn rehearse(name: &str, setup: &Setup, buf: &mut [u8]) {
     let first = buf.len().min(4096);
     buf[..first].fill(0);
     std::hint::black_box(&buf);

@@ -41,7 +41,7 @@ impl View {
 
     /// The view `--view` asks for: `auto` (the run's family's, if it has one), `none`, or a
     /// view's name; None for no family picture.
-    pub fn choose(flag: &str, algo: &str) -> Result<Option<View>, CliError> {
+    pub(crate) fn choose(flag: &str, algo: &str) -> Result<Option<View>, CliError> {
         match flag {
             "auto" => Ok(crate::catalog::family(algo).and_then(|f| View::of_family(f.name))),
             "none" | "timeline" => Ok(None),

@@ -23,7 +23,7 @@ pub struct Iteration {
 
 impl Iteration {
     /// Nodes with an out-edge and no in-edge: the candidates that send YO.
-    pub fn sources(&self) -> BTreeSet<NodeId> {
+    pub(crate) fn sources(&self) -> BTreeSet<NodeId> {
         let heads: BTreeSet<NodeId> = self.arcs.iter().map(|a| a.1).collect();
         self.arcs.iter().map(|a| a.0).filter(|t| !heads.contains(t)).collect()
     }

@@ -364,7 +364,7 @@ impl Story {
     }
 
     /// The name of node `n`'s lane: `node 3`, or `resource` for the shared resource.
-    pub fn lane_name(&self, n: NodeId) -> String {
+    pub(crate) fn lane_name(&self, n: NodeId) -> String {
         if self.resource == Some(n) {
             "resource".to_string()
         } else {

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 options! {
     /// The detector's keys.
-    pub struct DetectorOptions {
+    pub(crate) struct DetectorOptions {
         detector: &'static str = fixed, Kind::Choice(&["fixed", "phi", "swim"]),
             "failure detector: fixed timeout, phi accrual (Hayashibara), or SWIM with Lifeguard";
         phi_threshold: f64 = 8, Kind::Float { min: 0.5, max: 100.0 },
@@ -78,13 +78,13 @@ pub struct SwimParams {
 
 impl Choice {
     /// The detector `setup` asks for (values assumed checked against its keys).
-    pub fn from_setup(setup: &Setup) -> Choice {
+    pub(crate) fn from_setup(setup: &Setup) -> Choice {
         Choice::from_opts(&setup.opts, setup.heartbeat)
     }
 
     /// The detector the `--set` options `opts` ask for, with beats every `heartbeat` (the
     /// launcher reads it too, to show each node's view in `status`).
-    pub fn from_opts(opts: &BTreeMap<String, String>, heartbeat: Duration) -> Choice {
+    pub(crate) fn from_opts(opts: &BTreeMap<String, String>, heartbeat: Duration) -> Choice {
         let o = DetectorOptions::read_map(opts, &[]);
         let ms = Duration::from_millis;
         match o.detector {

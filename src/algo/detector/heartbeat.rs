@@ -29,7 +29,7 @@ impl Silence {
     }
 
     /// [`suspect`](Self::suspect), with what the phi or SWIM detector adds to the event.
-    pub fn suspect_as(
+    pub(crate) fn suspect_as(
         &mut self,
         node: NodeId,
         now: Duration,
@@ -56,7 +56,7 @@ impl Silence {
 
     /// Notes that `node` was heard at `now` without withdrawing a suspicion (SWIM withdraws
     /// only on a higher incarnation).
-    pub fn touch(&mut self, node: NodeId, now: Duration) {
+    pub(crate) fn touch(&mut self, node: NodeId, now: Duration) {
         self.heard.insert(node, now);
     }
 
@@ -82,12 +82,12 @@ impl Silence {
     }
 
     /// When `node` was last heard (or its clock reset), if ever.
-    pub fn last_heard(&self, node: NodeId) -> Option<Duration> {
+    pub(crate) fn last_heard(&self, node: NodeId) -> Option<Duration> {
         self.heard.get(&node).copied()
     }
 
     /// Whether `node` is suspected.
-    pub fn is_suspected(&self, node: NodeId) -> bool {
+    pub(crate) fn is_suspected(&self, node: NodeId) -> bool {
         self.suspected.contains(&node)
     }
 

@@ -29,7 +29,7 @@ pub enum LiveMsg {
 
 impl LiveMsg {
     /// The sender's epoch.
-    pub fn epoch(&self) -> u64 {
+    pub(crate) fn epoch(&self) -> u64 {
         match self {
             LiveMsg::Probe { epoch, .. } | LiveMsg::Alive { epoch } => *epoch,
             LiveMsg::Beat | LiveMsg::Swim(_) => 0,
@@ -37,7 +37,7 @@ impl LiveMsg {
     }
 
     /// True for the phi and SWIM detectors' own traffic, which no host protocol takes part in.
-    pub fn detector_only(&self) -> bool {
+    pub(crate) fn detector_only(&self) -> bool {
         matches!(self, LiveMsg::Beat | LiveMsg::Swim(_))
     }
 }

@@ -53,7 +53,7 @@ enum Mode {
 }
 
 /// The context the detector runs in.
-pub type LiveCx<'a> = Context<'a, LiveMsg, LiveTimer>;
+pub(crate) type LiveCx<'a> = Context<'a, LiveMsg, LiveTimer>;
 
 /// One node's failure detector.
 #[derive(Debug, Clone)]
@@ -142,17 +142,18 @@ impl Liveness {
 
     /// Whether the detector suspects nodes on its own timers (phi, swim), so the host must
     /// look at [`take_news`](Self::take_news) after its timers and messages.
-    pub fn judges_alone(&self) -> bool {
+    pub(crate) fn judges_alone(&self) -> bool {
         !matches!(self.mode, Mode::Fixed)
     }
 
     /// The nodes the detector came to suspect on its own since the last call.
-    pub fn take_news(&mut self) -> Vec<NodeId> {
+    pub(crate) fn take_news(&mut self) -> Vec<NodeId> {
         std::mem::take(&mut self.news)
     }
 
+    #[cfg(test)]
     /// Phi of every watched peer at `now` (empty unless the detector is phi).
-    pub fn phis(&self, now: Duration) -> Vec<(NodeId, f64)> {
+    pub(crate) fn phis(&self, now: Duration) -> Vec<(NodeId, f64)> {
         match &self.mode {
             Mode::Phi(p) => p.all(now),
             _ => Vec::new(),
@@ -168,7 +169,7 @@ impl Liveness {
     }
 
     /// A new epoch (term): probes carry it, and the check starts afresh.
-    pub fn new_epoch(&mut self, epoch: u64) {
+    pub(crate) fn new_epoch(&mut self, epoch: u64) {
         self.epoch = epoch;
         self.armed = false;
         self.probed.clear();
@@ -177,7 +178,7 @@ impl Liveness {
 
     /// Call first in every handler of the host: true when this node was itself stopped for longer
     /// than a timeout since the last call. Every silence clock then starts again from now.
-    pub fn notice_stall(&mut self, now: Duration) -> bool {
+    pub(crate) fn notice_stall(&mut self, now: Duration) -> bool {
         let stalled = self.last.is_some_and(|l| now.saturating_sub(l) > self.timeout);
         self.last = Some(now);
         if stalled {
@@ -195,7 +196,7 @@ impl Liveness {
     }
 
     /// When this node last started running without a gap (its start, or the end of a stall).
-    pub fn running_since(&self) -> Duration {
+    pub(crate) fn running_since(&self) -> Duration {
         self.running_since
     }
 
@@ -216,7 +217,7 @@ impl Liveness {
     }
 
     /// Whether `node` was heard within the timeout before `now`.
-    pub fn heard_within_timeout(&self, node: NodeId, now: Duration) -> bool {
+    pub(crate) fn heard_within_timeout(&self, node: NodeId, now: Duration) -> bool {
         self.silence
             .last_heard(node)
             .is_some_and(|t| now.saturating_sub(t) < self.timeout)
@@ -278,7 +279,7 @@ impl Liveness {
     /// means only "that leader went silent"; it cannot be probed, so once a new term begins or
     /// another leader is followed the suspicion would otherwise outlive the fault for as long
     /// as the run lasts.
-    pub fn forget_unreachable(&mut self, cx: &mut LiveCx<'_>, keep: Option<NodeId>) {
+    pub(crate) fn forget_unreachable(&mut self, cx: &mut LiveCx<'_>, keep: Option<NodeId>) {
         let gone: Vec<NodeId> = self
             .silence
             .suspected()
@@ -294,7 +295,7 @@ impl Liveness {
     }
 
     /// Whether `node` is suspected.
-    pub fn is_suspected(&self, node: NodeId) -> bool {
+    pub(crate) fn is_suspected(&self, node: NodeId) -> bool {
         self.silence.is_suspected(node)
     }
 
@@ -304,7 +305,7 @@ impl Liveness {
     }
 
     /// Handles a detector message (the host has already called [`heard`](Self::heard)).
-    pub fn on_msg(&mut self, cx: &mut LiveCx<'_>, from: NodeId, msg: &LiveMsg) {
+    pub(crate) fn on_msg(&mut self, cx: &mut LiveCx<'_>, from: NodeId, msg: &LiveMsg) {
         match msg {
             LiveMsg::Probe { .. } => cx.send(from, LiveMsg::Alive { epoch: self.epoch }),
             LiveMsg::Beat => {
@@ -358,7 +359,7 @@ impl Liveness {
 
     /// Handles a detector timer other than [`LiveTimer::Check`] (which needs the host's list:
     /// see [`check`](Self::check)).
-    pub fn on_timer(&mut self, cx: &mut LiveCx<'_>, t: LiveTimer) {
+    pub(crate) fn on_timer(&mut self, cx: &mut LiveCx<'_>, t: LiveTimer) {
         match t {
             LiveTimer::Tick => cx.set_timer(LiveTimer::Tick, self.timeout / 2),
             LiveTimer::Reprobe(n) if self.is_suspected(n) => {
@@ -385,7 +386,7 @@ impl Liveness {
     }
 
     /// Arms the check while the host waits on someone (`waits`); call after every handler.
-    pub fn watch(&mut self, cx: &mut LiveCx<'_>, waits: bool) {
+    pub(crate) fn watch(&mut self, cx: &mut LiveCx<'_>, waits: bool) {
         if waits && !self.armed {
             self.armed = true;
             self.fresh.clear();
@@ -423,14 +424,14 @@ impl Liveness {
     }
 
     /// The next number of this node's own beacon in `epoch` (marked seen).
-    pub fn beacon(&mut self, me: NodeId, epoch: u64) -> u64 {
+    pub(crate) fn beacon(&mut self, me: NodeId, epoch: u64) -> u64 {
         self.beacon_seq += 1;
         self.beacons.insert(me, (epoch, self.beacon_seq));
         self.beacon_seq
     }
 
     /// Marks beacon (epoch, seq) of `origin` seen; false when it (or a newer one) was seen already.
-    pub fn fresh_beacon(&mut self, origin: NodeId, epoch: u64, seq: u64) -> bool {
+    pub(crate) fn fresh_beacon(&mut self, origin: NodeId, epoch: u64, seq: u64) -> bool {
         match self.beacons.get(&origin) {
             Some(&seen) if seen >= (epoch, seq) => false,
             _ => {

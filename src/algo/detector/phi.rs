@@ -89,7 +89,7 @@ struct Peer {
 
 /// Phi accrual over the peers a node watches.
 #[derive(Debug, Clone)]
-pub struct Phi {
+pub(crate) struct Phi {
     /// The parameters.
     pub params: PhiParams,
     peers: BTreeMap<NodeId, Peer>,
@@ -114,7 +114,7 @@ impl Phi {
     }
 
     /// Whether `node` is watched.
-    pub fn watches(&self, node: NodeId) -> bool {
+    pub(crate) fn watches(&self, node: NodeId) -> bool {
         self.peers.contains_key(&node)
     }
 
@@ -126,7 +126,7 @@ impl Phi {
     /// A BEAT from `node` at `now`: its inter-arrival time enters the window unless the peer
     /// was suspected meanwhile (as Akka: the first beat after a failure says nothing of the
     /// usual spacing).
-    pub fn beat(&mut self, node: NodeId, now: Duration) {
+    pub(crate) fn beat(&mut self, node: NodeId, now: Duration) {
         let available = self.phi(node, now) < self.params.threshold;
         if let Some(p) = self.peers.get_mut(&node) {
             if let Some(b) = p.last_beat.filter(|_| available) {
@@ -154,7 +154,7 @@ impl Phi {
     }
 
     /// How long `node` has been silent at `now`.
-    pub fn silence(&self, node: NodeId, now: Duration) -> Duration {
+    pub(crate) fn silence(&self, node: NodeId, now: Duration) -> Duration {
         self.peers
             .get(&node)
             .map_or(Duration::ZERO, |p| now.saturating_sub(p.last))
@@ -176,6 +176,7 @@ impl Phi {
         self.watches(node) && self.phi(node, now) >= self.params.threshold
     }
 
+    #[cfg(test)]
     /// The phi of every watched peer at `now`.
     pub fn all(&self, now: Duration) -> Vec<(NodeId, f64)> {
         self.peers.keys().map(|&p| (p, self.phi(p, now))).collect()

@@ -103,7 +103,7 @@ pub struct Swim {
 }
 
 /// What SWIM asks its host to do (send, set a timer, record, or change a suspicion).
-pub type SwimCx<'a> = Context<'a, SwimMsg, SwimTimer>;
+pub(crate) type SwimCx<'a> = Context<'a, SwimMsg, SwimTimer>;
 
 /// Rumours piggybacked on one message, at most.
 const PIGGYBACK: usize = 6;
@@ -111,14 +111,14 @@ const PIGGYBACK: usize = 6;
 /// RetransmitMult for LAN).
 const RETRANSMIT_MULT: u32 = 4;
 /// Members each gossip round goes to (memberlist's GossipNodes).
-pub const GOSSIP_NODES: usize = 3;
+pub(crate) const GOSSIP_NODES: usize = 3;
 /// Gossip rounds per probe period: memberlist gossips every 200 ms against a 1 s probe
 /// interval; a third of the default 300 ms period is the host's 100 ms heartbeat.
 const GOSSIP_PER_PERIOD: u32 = 3;
 
 /// The suspicion timeout after `confirmations` of `k` expected, between `min` and `max`
 /// (memberlist's `remainingSuspicionTime` before subtracting the time elapsed).
-pub fn suspicion_timeout(confirmations: usize, k: usize, min: Duration, max: Duration) -> Duration {
+pub(crate) fn suspicion_timeout(confirmations: usize, k: usize, min: Duration, max: Duration) -> Duration {
     if k == 0 {
         return min;
     }
@@ -160,7 +160,7 @@ impl Swim {
     }
 
     /// Whether `node` is one of the members this node probes.
-    pub fn knows(&self, node: NodeId) -> bool {
+    pub(crate) fn knows(&self, node: NodeId) -> bool {
         self.members.contains_key(&node)
     }
 
@@ -170,7 +170,7 @@ impl Swim {
     }
 
     /// The shortest and longest suspicion timeouts, and the confirmations expected.
-    pub fn suspicion_bounds(&self) -> (Duration, Duration, usize) {
+    pub(crate) fn suspicion_bounds(&self) -> (Duration, Duration, usize) {
         let p = &self.params;
         let scale = (self.n as f64).log10().max(1.0);
         let min = p.period.mul_f64(p.suspicion_mult as f64 * scale);
@@ -187,7 +187,7 @@ impl Swim {
 
     /// How often rumours are gossiped on their own timer (not stretched by the LHM: a node
     /// that was slow must still spread its refutation quickly).
-    pub fn gossip_interval(&self) -> Duration {
+    pub(crate) fn gossip_interval(&self) -> Duration {
         (self.params.period / GOSSIP_PER_PERIOD).max(Duration::from_millis(1))
     }
 
@@ -206,7 +206,7 @@ impl Swim {
 
     /// This node's own loop stalled: forget the probes in flight, start every suspicion's
     /// clock again, and stretch its timeouts to the most.
-    pub fn stalled(&mut self, now: Duration) {
+    pub(crate) fn stalled(&mut self, now: Duration) {
         self.probe = None;
         self.relays.clear();
         self.lhm = self.params.max_lhm;
@@ -218,7 +218,7 @@ impl Swim {
     }
 
     /// The probe period: judges the last probe, then pings the next member.
-    pub fn on_period(&mut self, cx: &mut SwimCx<'_>, silence: &mut Silence) {
+    pub(crate) fn on_period(&mut self, cx: &mut SwimCx<'_>, silence: &mut Silence) {
         if let Some(p) = self.probe.take() {
             if !p.acked {
                 let missing = if p.expected > 0 {
@@ -268,7 +268,7 @@ impl Swim {
     }
 
     /// A SWIM timer.
-    pub fn on_timer(&mut self, cx: &mut SwimCx<'_>, t: SwimTimer) {
+    pub(crate) fn on_timer(&mut self, cx: &mut SwimCx<'_>, t: SwimTimer) {
         match t {
             SwimTimer::ProbeTimeout(seq) => {
                 let Some(p) = self.probe.as_ref().filter(|p| p.seq == seq && !p.acked) else {
@@ -384,7 +384,7 @@ impl Swim {
     }
 
     /// A SWIM message from `from`.
-    pub fn on_msg(&mut self, cx: &mut SwimCx<'_>, silence: &mut Silence, from: NodeId, msg: &SwimMsg) {
+    pub(crate) fn on_msg(&mut self, cx: &mut SwimCx<'_>, silence: &mut Silence, from: NodeId, msg: &SwimMsg) {
         match msg {
             SwimMsg::Ping { seq, rumours } => {
                 self.hear(cx, silence, rumours);
