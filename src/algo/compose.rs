@@ -65,6 +65,36 @@ pub trait Embed<M, T> {
     fn timer(t: Self::Timer) -> T;
 }
 
+/// Declares a component's slot: the unit struct and its [`Embed`] impl, from the host's two
+/// enums and the variant of each that carries the component's messages and timers.
+///
+/// ```text
+/// slot! {
+///     /// The liveness detector's place in the wrapper's enums.
+///     pub(super) struct LiveSlot;
+///     impl<M, T> for LMsg<M>, LTimer<T>: LiveMsg => LMsg::Live, LiveTimer => LTimer::Live
+/// }
+/// ```
+macro_rules! slot {
+    ($(#[$doc:meta])* $vis:vis struct $slot:ident;
+     impl $(<$($g:ident),*>)? for $hm:ty, $ht:ty: $msg:ty => $mv:expr, $timer:ty => $tv:expr) => {
+        $(#[$doc])*
+        $vis struct $slot;
+
+        impl $(<$($g),*>)? $crate::algo::compose::Embed<$hm, $ht> for $slot {
+            type Msg = $msg;
+            type Timer = $timer;
+            fn msg(m: $msg) -> $hm {
+                ($mv)(m)
+            }
+            fn timer(t: $timer) -> $ht {
+                ($tv)(t)
+            }
+        }
+    };
+}
+pub(crate) use slot;
+
 impl<M, T, R, V> Context<'_, M, T, R, V> {
     /// Runs `f` with a context of the child slot `E`: same time, node and random numbers; what
     /// it sends, sets, cancels or records comes out here, wrapped by `E`.

@@ -2,7 +2,6 @@
 //! SWIM's messages, and their timers.
 
 use super::swim::{SwimMsg, SwimTimer};
-use crate::algo::compose::Embed;
 use crate::algo::{Message, NodeId};
 use serde::{Deserialize, Serialize};
 
@@ -72,16 +71,8 @@ pub enum LiveTimer {
     Swim(SwimTimer),
 }
 
-/// SWIM's slot in the detector's messages and timers.
-pub(super) struct SwimSlot;
-
-impl Embed<LiveMsg, LiveTimer> for SwimSlot {
-    type Msg = SwimMsg;
-    type Timer = SwimTimer;
-    fn msg(m: SwimMsg) -> LiveMsg {
-        LiveMsg::Swim(m)
-    }
-    fn timer(t: SwimTimer) -> LiveTimer {
-        LiveTimer::Swim(t)
-    }
+crate::algo::compose::slot! {
+    /// SWIM's slot in the detector's messages and timers.
+    pub(super) struct SwimSlot;
+    impl for LiveMsg, LiveTimer: SwimMsg => LiveMsg::Swim, SwimTimer => LiveTimer::Swim
 }

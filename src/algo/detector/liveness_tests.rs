@@ -78,7 +78,6 @@ fn a_waited_on_node_is_probed_then_suspected() {
 /// [`Algorithm`]: crate::algo::Algorithm
 mod hosted {
     use super::*;
-    use crate::algo::compose::Embed;
     use crate::algo::{Algorithm, Event, Message};
     use crate::sim::{ring, NetConfig, Sim};
     use serde::{Deserialize, Serialize};
@@ -104,17 +103,9 @@ mod hosted {
         Live(LiveTimer),
     }
 
-    struct Slot;
-
-    impl Embed<PingMsg, PingTimer> for Slot {
-        type Msg = LiveMsg;
-        type Timer = LiveTimer;
-        fn msg(m: LiveMsg) -> PingMsg {
-            PingMsg::Live(m)
-        }
-        fn timer(t: LiveTimer) -> PingTimer {
-            PingTimer::Live(t)
-        }
+    crate::algo::compose::slot! {
+        struct Slot;
+        impl for PingMsg, PingTimer: LiveMsg => PingMsg::Live, LiveTimer => PingTimer::Live
     }
 
     /// Pings its peers; suspects one silent for a timeout.

@@ -33,24 +33,15 @@
 use super::central::{CentralMsg, CentralTimer};
 use super::MutexCx;
 use super::RESOURCE_ID;
-use crate::algo::compose::Embed;
 use crate::algo::detector::config::DetectorOptions;
 use crate::algo::detector::swim::State;
 use crate::algo::detector::{LiveMsg, LiveTimer, Liveness};
 use crate::algo::{NodeId, Setup};
 
-/// The detector's slot in central's messages and timers.
-pub(super) struct LiveSlot;
-
-impl Embed<CentralMsg, CentralTimer> for LiveSlot {
-    type Msg = LiveMsg;
-    type Timer = LiveTimer;
-    fn msg(m: LiveMsg) -> CentralMsg {
-        CentralMsg::Live(m)
-    }
-    fn timer(t: LiveTimer) -> CentralTimer {
-        CentralTimer::Live(t)
-    }
+crate::algo::compose::slot! {
+    /// The detector's slot in central's messages and timers.
+    pub(super) struct LiveSlot;
+    impl for CentralMsg, CentralTimer: LiveMsg => CentralMsg::Live, LiveTimer => CentralTimer::Live
 }
 
 /// Whether `setup` asks central for a detector.

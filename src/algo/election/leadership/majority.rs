@@ -23,7 +23,6 @@
 //!   every member reachable directly: `coordlab ring` or a complete mesh ([`validate`]).
 
 use super::{Core, Election, LCx, LMsg, LTimer, Leadership, WCx};
-use crate::algo::compose::Embed;
 use crate::algo::weights::Weights;
 use crate::algo::{Context, Message, NodeId, Setup};
 use serde::{Deserialize, Serialize};
@@ -98,18 +97,10 @@ pub enum MajorityTimer {
     PreVote,
 }
 
-/// Majority mode's place in the wrapper's enums.
-pub(super) struct MajoritySlot;
-
-impl<M, T> Embed<LMsg<M>, LTimer<T>> for MajoritySlot {
-    type Msg = MajorityMsg;
-    type Timer = MajorityTimer;
-    fn msg(m: MajorityMsg) -> LMsg<M> {
-        LMsg::Majority(m)
-    }
-    fn timer(t: MajorityTimer) -> LTimer<T> {
-        LTimer::Majority(t)
-    }
+crate::algo::compose::slot! {
+    /// Majority mode's place in the wrapper's enums.
+    pub(super) struct MajoritySlot;
+    impl<M, T> for LMsg<M>, LTimer<T>: MajorityMsg => LMsg::Majority, MajorityTimer => LTimer::Majority
 }
 
 /// The context majority mode runs in.

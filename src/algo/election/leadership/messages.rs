@@ -112,18 +112,10 @@ pub enum LTimer<T> {
     Settled,
 }
 
-/// The liveness detector's place in the wrapper's enums.
-pub(super) struct LiveSlot;
-
-impl<M, T> Embed<LMsg<M>, LTimer<T>> for LiveSlot {
-    type Msg = LiveMsg;
-    type Timer = LiveTimer;
-    fn msg(m: LiveMsg) -> LMsg<M> {
-        LMsg::Live(m)
-    }
-    fn timer(t: LiveTimer) -> LTimer<T> {
-        LTimer::Live(t)
-    }
+crate::algo::compose::slot! {
+    /// The liveness detector's place in the wrapper's enums.
+    pub(super) struct LiveSlot;
+    impl<M, T> for LMsg<M>, LTimer<T>: LiveMsg => LMsg::Live, LiveTimer => LTimer::Live
 }
 
 /// Ring repair's place in the wrapper's enums: its hops are the protocol's `Inner` messages.
