@@ -11,6 +11,7 @@
 //! not fail the check (exit status 0), since it is the fault's lesson, not a bug of the code.
 
 use super::timeline::{Proc, Timeline};
+use crate::algo::mutex::options::MutexOptions;
 use crate::catalog::ServesWith;
 use crate::trace::{Event, NodeId, RunDir};
 use std::collections::{BTreeMap, BTreeSet};
@@ -23,7 +24,8 @@ pub(crate) use resource::{breach_line, fencing_breaches, judge_resource_violatio
 pub(crate) const BOUND_TIMEOUTS: u64 = 10;
 /// Progress bound in critical-section holds (`hold_ms`): a long hold is not a stall.
 pub(crate) const BOUND_HOLDS: u64 = 4;
-/// The failure-detector timeout assumed when run.json does not name one.
+/// The failure-detector timeout assumed when run.json does not name one (a hold it does not
+/// name is the family's default, [`MutexOptions`]).
 const DEFAULT_TIMEOUT_MS: u64 = crate::algo::DEFAULT_TIMEOUT_MS;
 
 /// How long requests may wait with no entry at all before it counts as a stall: the larger of
@@ -35,7 +37,7 @@ pub fn bound_us(run: &RunDir) -> u64 {
         .as_str()
         .and_then(|v| v.parse::<u64>().ok())
         .or_else(|| o["set"]["hold_ms"].as_u64())
-        .unwrap_or(0);
+        .unwrap_or(MutexOptions::default().hold_ms);
     (BOUND_TIMEOUTS * timeout_ms).max(BOUND_HOLDS * hold_ms) * 1000
 }
 
