@@ -42,6 +42,7 @@ use super::swim::Swim;
 use super::Silence;
 use crate::algo::{Context, NodeId, Setup};
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The detector that judges silence.
@@ -62,7 +63,7 @@ pub struct Liveness {
     timeout: Duration,
     heartbeat: Duration,
     /// The nodes it may send to (probes go nowhere else).
-    reach: BTreeSet<NodeId>,
+    reach: Reach,
     epoch: u64,
     /// When the host last ran a handler.
     last: Option<Duration>,
@@ -83,7 +84,36 @@ pub struct Liveness {
     news: Vec<NodeId>,
 }
 
+/// The nodes a detector may send to.
+#[derive(Debug, Clone)]
+enum Reach {
+    /// Every other member: the one member table every node shares, never copied (a ring of
+    /// 16,384 would otherwise hold 16,384 ids in every node).
+    Members(Arc<[NodeId]>, NodeId),
+    /// These nodes (a mesh's neighbours; phi and SWIM, which keep state per peer anyway).
+    Listed(BTreeSet<NodeId>),
+}
+
+impl Reach {
+    fn contains(&self, n: NodeId) -> bool {
+        match self {
+            Reach::Members(members, me) => n != *me && members.contains(&n),
+            Reach::Listed(set) => set.contains(&n),
+        }
+    }
+}
+
 impl Liveness {
+    /// A detector for `setup.me` that may reach every other member.
+    pub fn over_members(setup: &Setup) -> Self {
+        if !matches!(Choice::from_setup(setup), Choice::Fixed) {
+            return Liveness::new(setup, setup.members.iter().copied());
+        }
+        let mut l = Liveness::new(setup, std::iter::empty());
+        l.reach = Reach::Members(setup.members.clone(), setup.me);
+        l
+    }
+
     /// A detector for `setup.me`, with its timing and the nodes it may reach.
     pub fn new(setup: &Setup, reach: impl IntoIterator<Item = NodeId>) -> Self {
         let reach: BTreeSet<NodeId> = reach.into_iter().filter(|&n| n != setup.me).collect();
@@ -103,7 +133,7 @@ impl Liveness {
             silence: Silence::default(),
             timeout: setup.timeout,
             heartbeat: setup.heartbeat,
-            reach,
+            reach: Reach::Listed(reach),
             epoch: 0,
             last: None,
             running_since: Duration::ZERO,
@@ -267,7 +297,7 @@ impl Liveness {
     fn suspect_fixed(&mut self, cx: &mut LiveCx<'_>, node: NodeId, cause: &str) {
         if let Some(ev) = self.silence.suspect(node, cx.now, self.timeout, cause) {
             cx.record(ev);
-            if self.reach.contains(&node) {
+            if self.reach.contains(node) {
                 self.backoff.insert(node, self.heartbeat);
                 cx.set_timer(LiveTimer::Reprobe(node), self.heartbeat);
             }
@@ -285,7 +315,7 @@ impl Liveness {
             .suspected()
             .iter()
             .copied()
-            .filter(|n| Some(*n) != keep && !self.reach.contains(n))
+            .filter(|&n| Some(n) != keep && !self.reach.contains(n))
             .collect();
         for n in gone {
             if let Some(ev) = self.silence.forget(n) {
@@ -337,8 +367,11 @@ impl Liveness {
         match &mut self.mode {
             Mode::Fixed => return,
             Mode::Phi(p) => {
-                for &n in &self.reach {
-                    cx.send(n, LiveMsg::Beat);
+                // Phi keeps a window per peer: its reach is always listed.
+                if let Reach::Listed(reach) = &self.reach {
+                    for &n in reach {
+                        cx.send(n, LiveMsg::Beat);
+                    }
                 }
                 let over: Vec<NodeId> = p.peers().filter(|&n| p.over(n, cx.now)).collect();
                 for n in over {

@@ -270,7 +270,10 @@ impl<E: Election> Leadership<E> {
         let opts = ElectionOptions::read(setup);
         let majority = opts.majority.then(|| Majority::new(setup));
         let sparse = unreachable(setup).is_some();
-        let reach: &[NodeId] = if opts.mesh { &setup.neighbours } else { &setup.members };
+        let live = match opts.mesh {
+            true => Liveness::new(setup, setup.neighbours.iter().copied()),
+            false => Liveness::over_members(setup),
+        };
         Leadership {
             core: Core {
                 setup: setup.clone(),
@@ -280,7 +283,7 @@ impl<E: Election> Leadership<E> {
                     .and_then(|b| serde_json::from_slice::<KeptTerm>(b).ok())
                     .map_or(0, |k| k.term),
                 leader: None,
-                live: Liveness::new(setup, reach.iter().copied()),
+                live,
                 ring: RingRepair::new(setup, sparse),
                 wants_election: false,
                 starting: false,
