@@ -237,6 +237,16 @@ fn phases() -> impl Iterator<Item = (u64, u64, Sim<Cr>)> {
     })
 }
 
+/// Every other node has the paused node 4 back, unsuspected.
+fn all_have_4_back(s: &Sim<Cr>, seed: u64, offset: u64) {
+    for by in [1, 2, 3, 5, 6, 7, 8] {
+        assert!(
+            !s.node(by).liveness().is_suspected(4),
+            "seed {seed} +{offset}: node {by} has 4 back"
+        );
+    }
+}
+
 #[test]
 fn a_node_resumed_just_after_it_was_first_suspected_is_never_confirmed() {
     // The demo's failure: the first suspicion comes late in the pause, the resumed node hears
@@ -254,12 +264,7 @@ fn a_node_resumed_just_after_it_was_first_suspected_is_never_confirmed() {
         for r in s.events("confirm") {
             confirmed.push((seed, offset, r.node, (r.t - resumed.as_micros() as u64) / 1000));
         }
-        for by in [1, 2, 3, 5, 6, 7, 8] {
-            assert!(
-                !s.node(by).liveness().is_suspected(4),
-                "seed {seed} +{offset}: node {by} has 4 back"
-            );
-        }
+        all_have_4_back(&s, seed, offset);
     }
     assert!(
         confirmed.is_empty(),
@@ -282,12 +287,7 @@ fn a_node_paused_for_less_than_the_shortest_suspicion_timeout_is_never_confirmed
         for r in s.events("confirm") {
             confirmed.push((seed, offset, r.node, r.event.clone()));
         }
-        for by in [1, 2, 3, 5, 6, 7, 8] {
-            assert!(
-                !s.node(by).liveness().is_suspected(4),
-                "seed {seed} +{offset}: node {by} has 4 back"
-            );
-        }
+        all_have_4_back(&s, seed, offset);
     }
     assert!(
         confirmed.is_empty(),
