@@ -337,23 +337,8 @@ struct ResourceArgs {
     /// The resource's node id.
     #[arg(long, default_value_t = 0)]
     id: u64,
-    /// The UDP address to bind.
-    #[arg(long)]
-    listen: std::net::SocketAddr,
-    /// Every member as ID=ADDR, comma-separated (the resource included).
-    #[arg(long)]
-    members: String,
-    /// Directory for resource.jsonl (no machine trace without it).
-    #[arg(long)]
-    log_dir: Option<PathBuf>,
-    /// Options of the run (KEY=VALUE; repeatable): the resource reads fencing=true|false.
-    #[arg(long = "set")]
-    set: Vec<String>,
-    /// The run's key file (32 bytes, mode 0600; the launcher writes logs/<run>/key).
-    #[arg(long)]
-    key: Option<PathBuf>,
     #[command(flatten)]
-    inherited: Inherited,
+    process: ProcessArgs,
 }
 
 #[derive(Args)]
@@ -361,12 +346,6 @@ struct NodeArgs {
     /// This node's id.
     #[arg(long)]
     id: u64,
-    /// The UDP address to bind.
-    #[arg(long)]
-    listen: std::net::SocketAddr,
-    /// Every member as ID=ADDR, comma-separated, in ring order (this node included).
-    #[arg(long)]
-    members: String,
     /// The ids this node may talk to (default: its ring predecessor and successor).
     #[arg(long)]
     neighbours: Option<String>,
@@ -387,23 +366,68 @@ struct NodeArgs {
     /// Seed of this node's random choices.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Directory for node-<id>.jsonl (no machine trace without it).
-    #[arg(long)]
-    log_dir: Option<PathBuf>,
-    /// An option of the algorithm (KEY=VALUE; repeatable; `coordlab algos` lists the keys).
-    #[arg(long = "set")]
-    set: Vec<String>,
     /// This node's physical clock offset from true time, microseconds.
     #[arg(long, default_value_t = 0, allow_hyphen_values = true)]
     clock_offset_us: i64,
     /// This node's physical clock drift, parts per million.
     #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
     clock_drift_ppm: f64,
+    #[command(flatten)]
+    process: ProcessArgs,
+}
+
+/// What a node and the resource are both told: where they are, who the others are, where to
+/// write, the run's options and key, and what the launcher hands down.
+#[derive(Args)]
+struct ProcessArgs {
+    /// The UDP address to bind.
+    #[arg(long)]
+    listen: std::net::SocketAddr,
+    /// Every member as ID=ADDR, comma-separated, in ring order (this process included).
+    #[arg(long)]
+    members: String,
+    /// Directory for this process's trace, node-<id>.jsonl or resource.jsonl (no machine trace
+    /// without it).
+    #[arg(long)]
+    log_dir: Option<PathBuf>,
+    /// An option of the run (KEY=VALUE; repeatable; `coordlab algos` lists the algorithms'
+    /// keys; the resource reads fencing=true|false).
+    #[arg(long = "set")]
+    set: Vec<String>,
     /// The run's key file (32 bytes, mode 0600; the launcher writes logs/<run>/key).
     #[arg(long)]
     key: Option<PathBuf>,
     #[command(flatten)]
     inherited: Inherited,
+}
+
+/// The members as `--members` gives them: (id, address) pairs.
+type Members = Vec<(u64, std::net::SocketAddr)>;
+
+impl ProcessArgs {
+    /// The members as (id, address) pairs, and their ids in order.
+    fn members(&self) -> Result<(Members, Vec<u64>), CliError> {
+        let members = parse_members(&self.members)?;
+        let ids = members.iter().map(|m| m.0).collect();
+        Ok((members, ids))
+    }
+
+    /// The process's options around `setup`, running `algo`.
+    fn options(self, mut setup: Setup, algo: String, members: Members) -> Result<NodeOptions, CliError> {
+        setup.opts = parse_set(&self.set)?;
+        Ok(NodeOptions {
+            setup,
+            algo,
+            listen: self.listen,
+            addrs: members.into_iter().collect(),
+            log_dir: self.log_dir,
+            fd: self.inherited.fd,
+            parent_pid: self.inherited.parent_pid,
+            go_fd: self.inherited.go_fd,
+            ready_fd: self.inherited.ready_fd,
+            key_file: self.key,
+        })
+    }
 }
 
 /// What a node or the resource inherits from the launcher that spawned it.
@@ -454,10 +478,9 @@ fn parse_set(set: &[String]) -> Result<BTreeMap<String, String>, CliError> {
 }
 
 fn node_options(a: NodeArgs) -> Result<NodeOptions, CliError> {
-    let members = parse_members(&a.members)?;
+    let (members, ids) = a.process.members()?;
     check_timing(a.heartbeat_ms, a.timeout_ms)?;
 
-    let ids: Vec<u64> = members.iter().map(|m| m.0).collect();
     let i = ids
         .iter()
         .position(|&x| x == a.id)
@@ -484,7 +507,6 @@ fn node_options(a: NodeArgs) -> Result<NodeOptions, CliError> {
     setup.heartbeat = Duration::from_millis(a.heartbeat_ms);
     setup.timeout = Duration::from_millis(a.timeout_ms);
     setup.seed = a.seed;
-    setup.opts = parse_set(&a.set)?;
     if !a.clock_drift_ppm.is_finite() || a.clock_drift_ppm.abs() >= 100_000.0 {
         return Err(usage(format!(
             "--clock-drift-ppm {}: expected a rate below 100000 ppm either way",
@@ -495,41 +517,18 @@ fn node_options(a: NodeArgs) -> Result<NodeOptions, CliError> {
         offset_us: a.clock_offset_us,
         drift_ppm: a.clock_drift_ppm,
     };
-    Ok(NodeOptions {
-        setup,
-        algo: a.algo,
-        listen: a.listen,
-        addrs: members.into_iter().collect(),
-        log_dir: a.log_dir,
-        fd: a.inherited.fd,
-        parent_pid: a.inherited.parent_pid,
-        go_fd: a.inherited.go_fd,
-        ready_fd: a.inherited.ready_fd,
-        key_file: a.key,
-    })
+    a.process.options(setup, a.algo, members)
 }
 
 fn resource_options(a: ResourceArgs) -> Result<NodeOptions, CliError> {
-    let members = parse_members(&a.members)?;
-    let ids: Vec<u64> = members.iter().map(|m| m.0).collect();
+    let (members, ids) = a.process.members()?;
     if !ids.contains(&a.id) {
         return Err(usage(format!("--id {} is not in --members", a.id)));
     }
     let others = ids.iter().copied().filter(|&x| x != a.id).collect();
-    let mut setup = Setup::new(a.id, ids, others);
-    setup.opts = parse_set(&a.set)?;
-    Ok(NodeOptions {
-        setup,
-        algo: coordlab::node::runtime::RESOURCE_ALGO.into(),
-        listen: a.listen,
-        addrs: members.into_iter().collect(),
-        log_dir: a.log_dir,
-        fd: a.inherited.fd,
-        parent_pid: a.inherited.parent_pid,
-        go_fd: a.inherited.go_fd,
-        ready_fd: a.inherited.ready_fd,
-        key_file: a.key,
-    })
+    let setup = Setup::new(a.id, ids, others);
+    a.process
+        .options(setup, coordlab::node::runtime::RESOURCE_ALGO.into(), members)
 }
 
 fn launch_options(n: usize, topology: Layout, a: LaunchArgs) -> Result<LaunchOptions, CliError> {

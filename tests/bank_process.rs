@@ -25,20 +25,11 @@ fn fault_time(rd: &RunDir, kind: &str) -> Option<u64> {
 #[test]
 fn a_killed_and_restarted_account_keeps_its_money_and_snapshots_go_on() {
     let logs = temp_logs("bank-restart");
-    let mut l = Launch::command(
-        "mesh",
+    let mut l = Launch::complete(
         5,
         &logs,
-        &[
-            "--topology",
-            "complete",
-            "--algo",
-            "bank",
-            "--set",
-            "snapshot=chandy-lamport",
-            "--set",
-            "snapshot_ms=500",
-        ],
+        "bank",
+        &["--set", "snapshot=chandy-lamport", "--set", "snapshot_ms=500"],
     );
     l.wait_for("two snapshots before the kill", |rd| {
         (complete_after(rd, 0) >= 2).then_some(())

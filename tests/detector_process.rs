@@ -26,18 +26,8 @@ fn suspects(rd: &RunDir, by: u64, target: u64) -> bool {
 
 fn story(detector: &str) {
     let logs = temp_logs(&format!("detector-{detector}"));
-    let set = format!("detector={detector}");
-    let extra = [
-        "--algo",
-        "chang-roberts",
-        "--timeout-ms",
-        "300",
-        "--heartbeat-ms",
-        "100",
-        "--set",
-        &set,
-    ];
-    let mut l = Launch::start(5, &logs, &extra);
+    let args = with_detector(detector, &["--algo", "chang-roberts"]);
+    let mut l = Launch::start(5, &logs, &strs(&args));
     let all: Vec<u64> = (1..=5).collect();
     let (first, t1) = l.wait_for("a first leader", |rd| agreed(rd, &all));
 

@@ -50,25 +50,9 @@ fn fault_at(rd: &RunDir, node: u64, kind: &str) -> Option<u64> {
 
 fn story(detector: &str) {
     let logs = temp_logs(&format!("mutex-detector-{detector}"));
-    let set = format!("detector={detector}");
-    let extra = [
-        "--topology",
-        "complete",
-        "--algo",
-        "central",
-        "--timeout-ms",
-        "300",
-        "--heartbeat-ms",
-        "100",
-        "--set",
-        &set,
-        "--set",
-        "hold_ms=2000",
-        "--set",
-        "think_ms=100",
-        "--fencing",
-    ];
-    let mut l = Launch::command("mesh", 4, &logs, &extra);
+    let fenced = ["--set", "hold_ms=2000", "--set", "think_ms=100", "--fencing"];
+    let args = with_detector(detector, &fenced);
+    let mut l = Launch::complete(4, &logs, "central", &strs(&args));
 
     // 1. SIGKILL a holder mid-hold: the coordinator's detector takes it for dead, the next enters.
     let victim = l.wait_for("a participant other than the coordinator inside", inside);

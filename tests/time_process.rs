@@ -12,20 +12,11 @@ use std::process::Command;
 /// corrections and the clocks agree within 2 ms, stops it, and returns the checker's clock facts.
 fn synchronise(algo: &str, n: usize, rounds: usize) -> ClockFacts {
     let logs = temp_logs(&format!("time-{algo}"));
-    let mut l = Launch::command(
-        "mesh",
+    let mut l = Launch::complete(
         n,
         &logs,
-        &[
-            "--topology",
-            "complete",
-            "--algo",
-            algo,
-            "--clock-skew",
-            "random:200,100",
-            "--set",
-            "period_ms=300",
-        ],
+        algo,
+        &["--clock-skew", "random:200,100", "--set", "period_ms=300"],
     );
     let clients = if algo == "cristian" { n - 1 } else { n };
     l.wait_for("every node's corrections", |rd: &RunDir| {
@@ -116,20 +107,11 @@ fn a_killed_and_restarted_node_comes_back_with_its_kept_correction() {
     // to the server's (node 1, no offset, no drift); killed and restarted, it restores the
     // correction from its state file and comes back within its last bound, not 80 ms ahead.
     let logs = temp_logs("time-restart");
-    let mut l = Launch::command(
-        "mesh",
+    let mut l = Launch::complete(
         3,
         &logs,
-        &[
-            "--topology",
-            "complete",
-            "--algo",
-            "cristian",
-            "--clock-offset-ms",
-            "2:80,3:-40",
-            "--set",
-            "period_ms=300",
-        ],
+        "cristian",
+        &["--clock-offset-ms", "2:80,3:-40", "--set", "period_ms=300"],
     );
     let bound = l.wait_for(
         "two corrections of node 2, the second within its bound",

@@ -155,22 +155,17 @@ fn a_stall_with_every_node_running_is_a_liveness_violation_named_with_the_ignore
     assert!(text.contains("VIOLATED: progress"), "{text}");
 }
 
+/// Central's coordinator sending GRANT to `node`.
+fn grant_to(node: u64) -> Event {
+    Event::datagram_event(true, node, "GRANT".into(), 40, 1, String::new())
+}
+
 #[test]
 fn a_dead_holder_blocking_central_is_explained_and_a_restarted_one_is_a_violation() {
     let base = || {
         let mut r = R::new("central", &[1, 2, 3]);
         r.ev(100, 1, Event::CsRequest { req: 1 })
-            .ev(
-                105,
-                3,
-                Event::Send {
-                    to: 1,
-                    msg: "GRANT".into(),
-                    bytes: 40,
-                    seq: 1,
-                    brief: String::new(),
-                },
-            )
+            .ev(105, 3, grant_to(1))
             .ev(110, 1, Event::CsEnter { req: 1, token: None })
             .ev(200, 2, Event::CsRequest { req: 1 })
             .kill(2000, 1);
@@ -213,17 +208,7 @@ fn a_dead_holder_blocking_central_is_explained_and_a_restarted_one_is_a_violatio
     r.ev(100, 1, Event::CsRequest { req: 1 })
         .ev(200, 2, Event::CsRequest { req: 1 })
         .kill(1000, 1)
-        .ev(
-            1100,
-            3,
-            Event::Send {
-                to: 1,
-                msg: "GRANT".into(),
-                bytes: 40,
-                seq: 1,
-                brief: String::new(),
-            },
-        )
+        .ev(1100, 3, grant_to(1))
         .restart(2000, 1);
     let a = analyse(&r.load(8000));
     let p = progress_findings(&a);
@@ -419,18 +404,25 @@ fn snap(snap: u64, method: &str, balance: u64, in_flight: u64) -> Event {
     }
 }
 
-#[test]
-fn money_is_counted_across_a_restart_and_snapshots_that_stop_are_a_violation() {
+/// A bank of two accounts of 1,000: a snapshot at +500 ms that found `first` (node 1's
+/// balance, in flight to it, node 2's), then node 2 killed at +3 s and back at +4 s with 1,000.
+fn bank_restarted(first: (u64, u64, u64)) -> R {
     let mut r = R::new("bank", &[1, 2]);
-    r.set = serde_json::json!({ "snapshot": "chandy-lamport", "snapshot_ms": "500" });
     r.ev(1, 1, snap(0, "initial", 1000, 0))
         .ev(1, 2, snap(0, "initial", 1000, 0));
-    r.ev(500, 1, snap(1, "chandy-lamport", 900, 50))
-        .ev(510, 2, snap(1, "chandy-lamport", 1050, 0));
-    // Node 2 dies with 1,100 and comes back with 1,000: the bank lost 100.
+    r.ev(500, 1, snap(1, "chandy-lamport", first.0, first.1))
+        .ev(510, 2, snap(1, "chandy-lamport", first.2, 0));
     r.kill(3000, 2)
         .restart(4000, 2)
         .ev(4002, 2, snap(0, "initial", 1000, 0));
+    r
+}
+
+#[test]
+fn money_is_counted_across_a_restart_and_snapshots_that_stop_are_a_violation() {
+    // Node 2 dies with 1,100 and comes back with 1,000: the bank lost 100.
+    let mut r = bank_restarted((900, 50, 1050));
+    r.set = serde_json::json!({ "snapshot": "chandy-lamport", "snapshot_ms": "500" });
     r.ev(4500, 1, snap(2, "chandy-lamport", 880, 20))
         .ev(4510, 2, snap(2, "chandy-lamport", 1000, 0));
     let f = snapshot::analyse(&r.load(5000));
@@ -450,15 +442,7 @@ fn money_is_counted_across_a_restart_and_snapshots_that_stop_are_a_violation() {
         .ev(5510, 2, snap(3, "chandy-lamport", 1050, 0));
     assert!(analyse(&r.load(6000)).violated());
     // No snapshot after a restart for 10 s: they stopped.
-    let mut r = R::new("bank", &[1, 2]);
-    r.ev(1, 1, snap(0, "initial", 1000, 0))
-        .ev(1, 2, snap(0, "initial", 1000, 0));
-    r.ev(500, 1, snap(1, "chandy-lamport", 1000, 0))
-        .ev(510, 2, snap(1, "chandy-lamport", 1000, 0));
-    r.kill(3000, 2)
-        .restart(4000, 2)
-        .ev(4002, 2, snap(0, "initial", 1000, 0));
-    let a = analyse(&r.load(14000));
+    let a = analyse(&bank_restarted((1000, 0, 1000)).load(14000));
     assert!(a.violated());
     assert!(summary::render(&a, false).contains("snapshots stopped"));
 }

@@ -165,6 +165,11 @@ pub fn at(start_us: u64, t: u64) -> String {
     format!("{ms:+} ms")
 }
 
+/// A stretch of true time: `+412 ms to +980 ms`.
+pub(crate) fn from_to(start_us: u64, from: u64, to: u64) -> String {
+    format!("{} to {}", at(start_us, from), at(start_us, to))
+}
+
 /// A duration: whole milliseconds, with one decimal below 10 ms.
 pub(crate) fn dur(us: u64) -> String {
     if us < 10_000 && !us.is_multiple_of(1000) {

@@ -13,6 +13,7 @@
 
 use crate::algo::mutex::ballot::{Ballot, Voter};
 use crate::algo::mutex::{Mutex, RESOURCE_ID};
+use crate::algo::options::{options, Kind};
 use crate::algo::{NodeId, Setup};
 use crate::rng::Rng;
 use crate::sim::{NetConfig, Sim};
@@ -28,13 +29,18 @@ const HOLD: Duration = Duration::from_millis(400);
 #[derive(Debug, Clone)]
 pub struct Coordinators;
 
-fn num(setup: &Setup, key: &str) -> usize {
-    setup.opts.get(key).and_then(|v| v.parse().ok()).unwrap_or(1)
+options! {
+    /// What the simulation tells every node of its coordinators (written by [`run`] itself).
+    pub(crate) struct RiskKeys {
+        coordinators: u64 = 1, Kind::Int { min: 1, max: MAX_N }, "coordinators 1..=n";
+        quorum: u64 = 1, Kind::Int { min: 1, max: MAX_N }, "grants needed";
+    }
 }
 
 impl Ballot for Coordinators {
     fn ballot(setup: &Setup, _peers: &[NodeId]) -> (Vec<NodeId>, usize) {
-        ((1..=num(setup, "coordinators") as u64).collect(), num(setup, "quorum"))
+        let k = RiskKeys::read(setup);
+        ((1..=k.coordinators).collect(), k.quorum as usize)
     }
 }
 

@@ -4,7 +4,8 @@
 //! after the common fields). serde_json's flattened, internally tagged record cost a node
 //! about 1.6 us a record with a 64-entry vector clock; this is a few hundred nanoseconds.
 
-use super::{Event, NodeId, Record};
+use super::event::Datagram;
+use super::{NodeId, Record};
 
 /// Appends `rec` as one JSON line (with its newline) to `out`.
 pub fn encode_line(rec: &Record, out: &mut Vec<u8>) {
@@ -60,25 +61,12 @@ pub(super) fn encode_line_as(rec: &Record, vc: Option<ClockField<'_>>, out: &mut
         push_u64(out, u64::from(c));
         out.push(b']');
     }
-    match &rec.event {
-        Event::Send {
-            to,
-            msg,
-            bytes,
-            seq,
-            brief,
-        } => message(out, b"send", b"to", *to, msg, *bytes, *seq, brief),
-        Event::Recv {
-            from,
-            msg,
-            bytes,
-            seq,
-            brief,
-        } => message(out, b"recv", b"from", *from, msg, *bytes, *seq, brief),
-        other => {
+    match rec.event.datagram() {
+        Some(d) => message(out, d),
+        None => {
             // The event alone is `{"ev":...}`: its fields follow the common ones.
             let start = out.len();
-            if serde_json::to_writer(&mut *out, other).is_err() || out.get(start) != Some(&b'{') {
+            if serde_json::to_writer(&mut *out, &rec.event).is_err() || out.get(start) != Some(&b'{') {
                 // Serialising an event to memory cannot fail; should it, the line still parses.
                 out.truncate(start);
                 out.extend_from_slice(b",\"ev\":\"other\"}");
@@ -91,14 +79,13 @@ pub(super) fn encode_line_as(rec: &Record, vc: Option<ClockField<'_>>, out: &mut
 }
 
 /// The rest of a `send` or `recv` line, from `"ev"` to the closing brace.
-#[allow(clippy::too_many_arguments)]
-fn message(out: &mut Vec<u8>, ev: &[u8], peer_key: &[u8], peer: u64, msg: &str, bytes: usize, seq: u64, brief: &str) {
-    out.extend_from_slice(b",\"ev\":\"");
-    out.extend_from_slice(ev);
-    out.extend_from_slice(b"\",\"");
-    out.extend_from_slice(peer_key);
-    out.extend_from_slice(b"\":");
-    push_u64(out, peer);
+fn message(out: &mut Vec<u8>, d: Datagram<'_>) {
+    out.extend_from_slice(match d.sent {
+        true => b",\"ev\":\"send\",\"to\":",
+        false => b",\"ev\":\"recv\",\"from\":",
+    });
+    push_u64(out, d.peer);
+    let (msg, bytes, seq, brief) = (d.msg, d.bytes, d.seq, d.brief);
     out.extend_from_slice(b",\"msg\":");
     push_str(out, msg);
     out.extend_from_slice(b",\"bytes\":");
@@ -190,6 +177,7 @@ fn push_str(out: &mut Vec<u8>, s: &str) {
 mod tests {
     use super::*;
     use crate::clock::VectorClock;
+    use crate::trace::Event;
     use std::collections::BTreeMap;
 
     fn rec(event: Event, full: bool) -> Record {

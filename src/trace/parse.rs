@@ -43,23 +43,12 @@ struct MessageLine<'a> {
 
 impl MessageLine<'_> {
     fn into_record(self) -> Option<(Record, Option<VectorClock>)> {
-        let event = match (&*self.ev, self.to, self.from, self.msg, self.bytes) {
-            ("send", Some(to), _, Some(msg), Some(bytes)) => Event::Send {
-                to,
-                msg,
-                bytes,
-                seq: self.seq,
-                brief: self.brief,
-            },
-            ("recv", _, Some(from), Some(msg), Some(bytes)) => Event::Recv {
-                from,
-                msg,
-                bytes,
-                seq: self.seq,
-                brief: self.brief,
-            },
+        let (sent, peer, msg, bytes) = match (&*self.ev, self.to, self.from, self.msg, self.bytes) {
+            ("send", Some(to), _, Some(msg), Some(bytes)) => (true, to, msg, bytes),
+            ("recv", _, Some(from), Some(msg), Some(bytes)) => (false, from, msg, bytes),
             _ => return None,
         };
+        let event = Event::datagram_event(sent, peer, msg, bytes, self.seq, self.brief);
         let rec = Record {
             t: self.t,
             node: self.node,

@@ -54,10 +54,29 @@ pub struct Launch {
     pub done: Option<ExitStatus>,
 }
 
+/// The detector tests' options: a 300 ms timeout, 100 ms heartbeats and `--set detector=NAME`,
+/// then `extra`.
+pub fn with_detector(detector: &str, extra: &[&str]) -> Vec<String> {
+    let set = format!("detector={detector}");
+    let base = ["--timeout-ms", "300", "--heartbeat-ms", "100", "--set", &set];
+    base.iter().chain(extra).map(|s| s.to_string()).collect()
+}
+
+/// `args` as the `&str`s a launch takes.
+pub fn strs(args: &[String]) -> Vec<&str> {
+    args.iter().map(String::as_str).collect()
+}
+
 impl Launch {
     /// `coordlab ring N` with `extra` options.
     pub fn start(n: usize, logs: &Path, extra: &[&str]) -> Launch {
         Launch::command("ring", n, logs, extra)
+    }
+
+    /// `coordlab mesh N --topology complete --algo ALGO` with `extra` options.
+    pub fn complete(n: usize, logs: &Path, algo: &str, extra: &[&str]) -> Launch {
+        let args = [&["--topology", "complete", "--algo", algo][..], extra].concat();
+        Launch::command("mesh", n, logs, &args)
     }
 
     /// `coordlab <sub> N` (ring or mesh) with `extra` options, its stdin a console.

@@ -56,9 +56,8 @@ pub(crate) fn election_properties(a: &Analysis, e: &ElectionFacts) -> Vec<String
                 None => "; never with a majority running".into(),
             };
             format!(
-                "leaderless: longest stretch {} to {} ({}); {} in all{judged}",
-                at(a.start_us, l.from),
-                at(a.start_us, l.to),
+                "leaderless: longest stretch {} ({}); {} in all{judged}",
+                from_to(a.start_us, l.from, l.to),
                 dur(l.to - l.from),
                 dur(total)
             )
@@ -247,15 +246,8 @@ pub(super) fn overlap(out: &mut String, a: &Analysis, e: &ElectionFacts) {
             SpanEnd::Restarted => "its process restarted".into(),
             SpanEnd::RunEnd => "still leading at the end".into(),
         };
-        let _ = writeln!(
-            out,
-            "  node {}, term {}: {} to {} ({}; {end})",
-            sp.node,
-            sp.term,
-            at(a.start_us, sp.from),
-            at(a.start_us, sp.to),
-            dur(sp.to - sp.from)
-        );
+        let (when, long) = (from_to(a.start_us, sp.from, sp.to), dur(sp.to - sp.from));
+        let _ = writeln!(out, "  node {}, term {}: {when} ({long}; {end})", sp.node, sp.term);
     }
     if e.overlaps.is_empty() {
         out.push_str("  overlap: at no moment did two nodes each believe they led\n");
@@ -270,9 +262,8 @@ pub(super) fn overlap(out: &mut String, a: &Analysis, e: &ElectionFacts) {
         let who: Vec<String> = o.holders.iter().map(|(n, t)| format!("node {n} (term {t})")).collect();
         let _ = writeln!(
             out,
-            "    {} to {} ({}): {}",
-            at(a.start_us, o.from),
-            at(a.start_us, o.to),
+            "    {} ({}): {}",
+            from_to(a.start_us, o.from, o.to),
             dur(o.us()),
             who.join(", ")
         );

@@ -114,11 +114,10 @@ pub(super) fn suspicions(out: &mut String, a: &Analysis, verbose: bool) {
         for s in &a.stale {
             let _ = writeln!(
                 out,
-                "  not healed: node {} suspected node {} from {} to {} while it ran ({}; {})",
+                "  not healed: node {} suspected node {} from {} while it ran ({}; {})",
                 s.by,
                 s.target,
-                at(a.start_us, s.from),
-                at(a.start_us, s.to),
+                from_to(a.start_us, s.from, s.to),
                 dur(s.us()),
                 if s.withdrawn {
                     "then withdrawn"
