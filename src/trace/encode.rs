@@ -4,7 +4,7 @@
 //! after the common fields). serde_json's flattened, internally tagged record cost a node
 //! about 1.6 us a record with a 64-entry vector clock; this is a few hundred nanoseconds.
 
-use super::event::Datagram;
+use super::datagram::Datagram;
 use super::{NodeId, Record};
 
 /// Appends `rec` as one JSON line (with its newline) to `out`.

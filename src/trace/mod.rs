@@ -1,5 +1,6 @@
 //! The run directory and event schema of `docs/trace.md`: events, writer, reader.
 
+mod datagram;
 mod encode;
 mod event;
 mod mapped;
