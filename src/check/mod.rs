@@ -28,9 +28,13 @@ pub mod timeline;
 pub mod traffic;
 
 #[cfg(test)]
+mod explained_tests;
+#[cfg(test)]
 mod network_tests;
 #[cfg(test)]
 mod restart_tests;
+#[cfg(test)]
+mod test_run;
 #[cfg(test)]
 mod tests;
 
