@@ -7,9 +7,21 @@
 //!   acknowledged, send DATA(inc, n, item).
 //! - on DATA(inc, n) at j: an incarnation older than the one j follows is stale, ignored; a newer
 //!   one starts the channel afresh (i renumbered from 1). Deliver strictly in order, holding
-//!   early items back and dropping duplicates; answer ACK(inc, highest n delivered in order).
-//! - on ACK(inc, n) at i for the current incarnation: forget every item up to n.
+//!   early items back and dropping duplicates; j now owes i the acknowledgement (inc, highest
+//!   n delivered in order).
+//! - acknowledging, as TCP and QUIC do: every DATA frame j sends to i carries the cumulative
+//!   acknowledgement of the reverse channel i -> j (piggybacked, at no datagram of its own). A
+//!   bare ACK(inc, n) goes only when nothing carried it: at the end of the acknowledgement
+//!   delay (the user's timer, well under the retransmission period: [`ack_delay`]), or at
+//!   once when [`ACK_EVERY`] items wait for it on one channel.
+//! - on ACK(inc, n) at i, bare or carried, for the current incarnation: forget every item up
+//!   to n.
 //! - every retransmission period: send again whatever is unacknowledged.
+//! - a boot's channels start at incarnation [`Channels::start`]'s: its physical clock at start,
+//!   in microseconds, so that no boot's incarnations are its earlier boots'. An acknowledgement
+//!   of a channel of an old boot -- carried by a DATA frame sent, or sent again, before its
+//!   sender learned of the restart -- names an incarnation the new boot never had and is
+//!   ignored; with every boot starting at 0 it would forget the new boot's first items unsent.
 //! - peer j came back as a new boot (the host says so before its first datagram of that boot
 //!   is delivered): both channels with j start afresh. i's unacknowledged items were meant for
 //!   a process that no longer exists; they are dropped, and the algorithm is told so that it
@@ -31,16 +43,19 @@ pub enum Frame<M> {
     /// Item number `n` of incarnation `inc` of the sender's channel to the receiver.
     Data {
         /// The channel's incarnation (moves on when the receiver restarted).
-        inc: u32,
+        inc: u64,
         /// The item's number in the incarnation, from 1.
         n: u64,
         /// The item.
         item: M,
+        /// The reverse channel's cumulative acknowledgement, as a bare ACK would say it:
+        /// (incarnation, highest number delivered in order); None before anything came back.
+        ack: Option<(u64, u64)>,
     },
     /// Every item up to `upto` of incarnation `inc` arrived and was delivered.
     Ack {
         /// The incarnation acknowledged.
-        inc: u32,
+        inc: u64,
         /// The highest number delivered in order.
         upto: u64,
     },
@@ -48,16 +63,16 @@ pub enum Frame<M> {
 
 #[derive(Debug, Clone)]
 struct Out<M> {
-    inc: u32,
+    inc: u64,
     next: u64,
     /// Unacknowledged items by number, with the time they were last sent.
     unacked: BTreeMap<u64, (M, Duration)>,
 }
 
-impl<M> Default for Out<M> {
-    fn default() -> Self {
+impl<M> Out<M> {
+    fn new(inc: u64) -> Self {
         Out {
-            inc: 0,
+            inc,
             next: 0,
             unacked: BTreeMap::new(),
         }
@@ -66,21 +81,55 @@ impl<M> Default for Out<M> {
 
 #[derive(Debug, Clone)]
 struct In<M> {
-    inc: u32,
+    inc: u64,
     delivered: u64,
     early: BTreeMap<u64, M>,
+    /// DATA frames arrived since the acknowledgement last went out (0: nothing owed).
+    owed: u32,
+    /// When the first of them arrived.
+    owed_since: Duration,
+}
+
+impl<M> In<M> {
+    fn new(inc: u64) -> Self {
+        In {
+            inc,
+            delivered: 0,
+            early: BTreeMap::new(),
+            owed: 0,
+            owed_since: Duration::ZERO,
+        }
+    }
 }
 
 /// The most items held early per channel; more are dropped (the sender sends them again).
 pub(crate) const EARLY_LIMIT: usize = 1024;
+
+/// A channel with this many DATA frames unacknowledged is acknowledged at once, without
+/// waiting for the delay: a one-way burst then costs one ACK per this many items, and its
+/// sender keeps at most about this many items per round trip for want of an ACK.
+pub const ACK_EVERY: u32 = 16;
+
+/// How long an acknowledgement may wait for a DATA frame to carry it, given the
+/// retransmission period `rto`: a quarter of it (QUIC's default is 25 ms against a probe
+/// timeout of at least that plus the round trip), so that the ACK reaches the sender well
+/// before it would send the items again.
+pub fn ack_delay(rto: Duration) -> Duration {
+    rto / 4
+}
 
 /// What an arriving frame means for the algorithm.
 #[derive(Debug)]
 pub(crate) struct Arrival<M> {
     /// Items now deliverable, in channel order.
     pub deliver: Vec<M>,
-    /// The acknowledgement to send back (None for an ACK frame).
+    /// The acknowledgement owed now, as a bare ACK (None for an ACK frame or a stale one):
+    /// for a user that sends its acknowledgements itself (the bank, after its store); the
+    /// others leave it to [`Channels::send`]'s piggybacking and [`Channels::owed_acks`].
     pub ack: Option<Frame<M>>,
+    /// [`ACK_EVERY`] DATA frames now wait on this channel: acknowledge at once
+    /// ([`Channels::take_ack`]) rather than after the delay.
+    pub ack_now: bool,
     /// Why nothing was delivered, when that is worth saying (a duplicate, a stale incarnation).
     pub ignored: Option<String>,
 }
@@ -90,6 +139,8 @@ pub(crate) struct Arrival<M> {
 pub(crate) struct Channels<M> {
     out: BTreeMap<NodeId, Out<M>>,
     inn: BTreeMap<NodeId, In<M>>,
+    /// The first incarnation of this boot's channels (see [`Channels::start`]).
+    base: u64,
 }
 
 impl<M> Default for Channels<M> {
@@ -97,45 +148,105 @@ impl<M> Default for Channels<M> {
         Channels {
             out: BTreeMap::new(),
             inn: BTreeMap::new(),
+            base: 0,
         }
     }
 }
 
 impl<M: Clone> Channels<M> {
+    /// The boot started at physical time `pt` (microseconds; `Context::pt` in its first
+    /// handler, before anything is sent): its channels' incarnations start there.
+    pub fn start(&mut self, pt: u64) {
+        self.base = pt;
+    }
+
     /// Numbers `item` on the channel to `to` at time `now`; returns the frame to send.
+    /// The frame carries the acknowledgement of the channel from `to`, which `to` is then no
+    /// longer owed.
     pub fn send(&mut self, to: NodeId, item: M, now: Duration) -> Frame<M> {
-        let o = self.out.entry(to).or_default();
+        let ack = self.carried_ack(to);
+        let base = self.base;
+        let o = self.out.entry(to).or_insert_with(|| Out::new(base));
         o.next += 1;
         o.unacked.insert(o.next, (item.clone(), now));
         Frame::Data {
             inc: o.inc,
             n: o.next,
             item,
+            ack,
         }
     }
 
-    /// A frame arrived from `from`.
-    pub fn arrive(&mut self, from: NodeId, frame: Frame<M>) -> Arrival<M> {
+    /// The acknowledgement a DATA frame to `to` carries; `to` is owed nothing after it.
+    fn carried_ack(&mut self, to: NodeId) -> Option<(u64, u64)> {
+        self.inn.get_mut(&to).map(|i| {
+            i.owed = 0;
+            (i.inc, i.delivered)
+        })
+    }
+
+    /// An acknowledgement of the channel to `from`, bare or carried.
+    fn acked(&mut self, from: NodeId, inc: u64, upto: u64) {
+        // An ACK above anything numbered yet was meant for an older boot of this node (same
+        // incarnation number, counted afresh): acting on it would forget items never delivered.
+        if let Some(o) = self.out.get_mut(&from).filter(|o| o.inc == inc && upto <= o.next) {
+            o.unacked = o.unacked.split_off(&(upto + 1));
+        }
+    }
+
+    /// The bare ACK owed to `peer`, if any; it is owed nothing after it.
+    pub(crate) fn take_ack(&mut self, peer: NodeId) -> Option<Frame<M>> {
+        let i = self.inn.get_mut(&peer).filter(|i| i.owed > 0)?;
+        i.owed = 0;
+        Some(Frame::Ack {
+            inc: i.inc,
+            upto: i.delivered,
+        })
+    }
+
+    /// Every bare ACK owed for `delay` or more at `now` (no DATA frame carried it since its
+    /// items arrived), peer by peer; those peers are owed nothing after them.
+    pub(crate) fn owed_acks(&mut self, now: Duration, delay: Duration) -> Vec<(NodeId, Frame<M>)> {
+        let owed: Vec<NodeId> = self
+            .inn
+            .iter()
+            .filter(|(_, i)| i.owed > 0 && now >= i.owed_since + delay)
+            .map(|(&p, _)| p)
+            .collect();
+        owed.into_iter()
+            .filter_map(|p| self.take_ack(p).map(|f| (p, f)))
+            .collect()
+    }
+
+    /// Whether an acknowledgement is owed to anyone.
+    pub(crate) fn owes_ack(&self) -> bool {
+        self.inn.values().any(|i| i.owed > 0)
+    }
+
+    /// Since when the longest-owed acknowledgement is owed, if any is.
+    pub(crate) fn owed_since(&self) -> Option<Duration> {
+        self.inn.values().filter(|i| i.owed > 0).map(|i| i.owed_since).min()
+    }
+
+    /// A frame arrived from `from` at `now`.
+    pub fn arrive(&mut self, from: NodeId, frame: Frame<M>, now: Duration) -> Arrival<M> {
         match frame {
             Frame::Ack { inc, upto } => {
-                // An ACK above anything numbered yet was meant for an older boot of this node
-                // (same incarnation number, counted afresh): acting on it would forget items
-                // never delivered.
-                if let Some(o) = self.out.get_mut(&from).filter(|o| o.inc == inc && upto <= o.next) {
-                    o.unacked = o.unacked.split_off(&(upto + 1));
-                }
+                self.acked(from, inc, upto);
                 Arrival {
                     deliver: Vec::new(),
                     ack: None,
+                    ack_now: false,
                     ignored: None,
                 }
             }
-            Frame::Data { inc, n, item } => {
-                let i = self.inn.entry(from).or_insert(In {
-                    inc,
-                    delivered: 0,
-                    early: BTreeMap::new(),
-                });
+            Frame::Data { inc, n, item, ack } => {
+                // The carried acknowledgement is about the other channel: it counts even when
+                // this item turns out stale or a duplicate.
+                if let Some((ainc, upto)) = ack {
+                    self.acked(from, ainc, upto);
+                }
+                let i = self.inn.entry(from).or_insert(In::new(inc));
                 let mut ignored = None;
                 if inc < i.inc {
                     ignored = Some(format!("item {n} of channel incarnation {inc}, now {}: stale", i.inc));
@@ -143,16 +254,18 @@ impl<M: Clone> Channels<M> {
                     return Arrival {
                         deliver: Vec::new(),
                         ack: None,
+                        ack_now: false,
                         ignored,
                     };
                 }
                 if inc > i.inc {
-                    *i = In {
-                        inc,
-                        delivered: 0,
-                        early: BTreeMap::new(),
-                    };
+                    *i = In::new(inc);
                 }
+                // A duplicate is owed an ACK too: its sender has not heard one.
+                if i.owed == 0 {
+                    i.owed_since = now;
+                }
+                i.owed = i.owed.saturating_add(1);
                 let mut deliver = Vec::new();
                 if n <= i.delivered {
                     ignored = Some(format!("item {n} on the channel again: a duplicate"));
@@ -174,25 +287,35 @@ impl<M: Clone> Channels<M> {
                         inc: i.inc,
                         upto: i.delivered,
                     }),
+                    ack_now: i.owed >= ACK_EVERY,
                     ignored,
                 }
             }
         }
     }
 
-    /// The frames to send again at `now`: every item unacknowledged for `rto` or more.
+    /// The frames to send again at `now`: every item unacknowledged for `rto` or more (each
+    /// carrying the current acknowledgement of the reverse channel).
     pub(crate) fn due(&mut self, now: Duration, rto: Duration) -> Vec<(NodeId, Frame<M>)> {
         let mut again = Vec::new();
         for (&to, o) in &mut self.out {
+            let mut ack = None;
             for (&n, (item, at)) in o.unacked.iter_mut() {
                 if now >= *at + rto {
                     *at = now;
+                    let ack = *ack.get_or_insert_with(|| {
+                        self.inn.get_mut(&to).map(|i| {
+                            i.owed = 0;
+                            (i.inc, i.delivered)
+                        })
+                    });
                     again.push((
                         to,
                         Frame::Data {
                             inc: o.inc,
                             n,
                             item: item.clone(),
+                            ack,
                         },
                     ));
                 }
@@ -217,7 +340,8 @@ impl<M: Clone> Channels<M> {
     /// items it never acknowledged (they were meant for its old boot).
     pub(crate) fn peer_restarted(&mut self, peer: NodeId) -> Vec<M> {
         self.inn.remove(&peer);
-        let o = self.out.entry(peer).or_default();
+        let base = self.base;
+        let o = self.out.entry(peer).or_insert_with(|| Out::new(base));
         o.inc += 1;
         o.next = 0;
         std::mem::take(&mut o.unacked).into_values().map(|x| x.0).collect()
@@ -230,7 +354,7 @@ mod tests {
 
     const T: Duration = Duration::ZERO;
 
-    fn data(f: &Frame<char>) -> (u32, u64) {
+    fn data(f: &Frame<char>) -> (u64, u64) {
         match f {
             Frame::Data { inc, n, .. } => (*inc, *n),
             Frame::Ack { .. } => panic!("not data"),
@@ -242,13 +366,13 @@ mod tests {
         let mut a: Channels<char> = Channels::default();
         let f: Vec<_> = "abc".chars().map(|c| a.send(2, c, T)).collect();
         let mut b: Channels<char> = Channels::default();
-        assert!(b.arrive(1, f[2].clone()).deliver.is_empty());
-        assert_eq!(b.arrive(1, f[0].clone()).deliver, vec!['a']);
-        let dup = b.arrive(1, f[0].clone());
+        assert!(b.arrive(1, f[2].clone(), T).deliver.is_empty());
+        assert_eq!(b.arrive(1, f[0].clone(), T).deliver, vec!['a']);
+        let dup = b.arrive(1, f[0].clone(), T);
         assert!(dup.deliver.is_empty() && dup.ignored.unwrap().contains("duplicate"));
-        let last = b.arrive(1, f[1].clone());
+        let last = b.arrive(1, f[1].clone(), T);
         assert_eq!(last.deliver, vec!['b', 'c']);
-        a.arrive(2, last.ack.unwrap());
+        a.arrive(2, last.ack.unwrap(), T);
         assert!(!a.pending());
     }
 
@@ -273,18 +397,18 @@ mod tests {
         let mut b: Channels<char> = Channels::default();
         for c in "ab".chars() {
             let f = a.send(2, c, T);
-            let ack = b.arrive(1, f).ack.unwrap();
-            a.arrive(2, ack);
+            let ack = b.arrive(1, f, T).ack.unwrap();
+            a.arrive(2, ack, T);
         }
         let lost = a.send(2, 'c', T);
         // b restarts: a fresh process; a learns it and drops what the old boot never took.
         let mut b: Channels<char> = Channels::default();
         assert_eq!(a.peer_restarted(2), vec!['c']);
         // The old incarnation's item reaches the new boot first: held, then superseded.
-        assert!(b.arrive(1, lost).deliver.is_empty());
+        assert!(b.arrive(1, lost, T).deliver.is_empty());
         let f = a.send(2, 'x', T);
         assert_eq!(data(&f), (1, 1));
-        assert_eq!(b.arrive(1, f).deliver, vec!['x']);
+        assert_eq!(b.arrive(1, f, T).deliver, vec!['x']);
         // A straggler of the old incarnation is stale now.
         let stale = b.arrive(
             1,
@@ -292,9 +416,141 @@ mod tests {
                 inc: 0,
                 n: 1,
                 item: 'z',
+                ack: None,
             },
+            T,
         );
         assert!(stale.deliver.is_empty() && stale.ack.is_none());
+    }
+
+    #[test]
+    fn an_item_going_back_carries_the_acknowledgement_and_no_bare_ack_is_owed() {
+        let mut a: Channels<char> = Channels::default();
+        let mut b: Channels<char> = Channels::default();
+        let f = a.send(2, 'a', T);
+        assert!(matches!(f, Frame::Data { ack: None, .. }), "nothing came back yet");
+        let arrival = b.arrive(1, f, T);
+        assert_eq!(arrival.deliver, vec!['a']);
+        assert!(!arrival.ack_now && b.owes_ack());
+        let back = b.send(1, 'x', T);
+        assert!(matches!(back, Frame::Data { ack: Some((0, 1)), .. }));
+        assert!(
+            !b.owes_ack() && b.owed_acks(T, Duration::ZERO).is_empty(),
+            "the reply carried it"
+        );
+        assert_eq!(a.arrive(2, back, T).deliver, vec!['x']);
+        assert!(!a.pending(), "the carried acknowledgement forgot 'a'");
+        // 'x' is owed an acknowledgement until something carries it, or the delay sends it bare.
+        let owed = a.owed_acks(T, Duration::ZERO);
+        assert_eq!(owed.len(), 1);
+        assert!(matches!(owed[0], (2, Frame::Ack { inc: 0, upto: 1 })));
+        assert!(!a.owes_ack());
+        b.arrive(1, owed[0].1.clone(), T);
+        assert!(!b.pending());
+    }
+
+    #[test]
+    fn a_carried_acknowledgement_counts_even_on_a_duplicate_and_never_above_what_was_sent() {
+        let mut a: Channels<char> = Channels::default();
+        let mut b: Channels<char> = Channels::default();
+        let first = a.send(2, 'a', T);
+        b.arrive(1, first.clone(), T);
+        let reply = b.send(1, 'x', T);
+        a.arrive(2, reply.clone(), T);
+        a.send(2, 'b', T);
+        // b's reply again (a resend): a duplicate for a, its acknowledgement still read.
+        let again = a.arrive(2, reply, T);
+        assert!(again.deliver.is_empty() && again.ignored.is_some());
+        assert!(a.pending(), "'b' is not acknowledged by an ACK of 1");
+        // An acknowledgement above anything numbered: an older boot's, ignored.
+        a.arrive(
+            2,
+            Frame::Data {
+                inc: 0,
+                n: 2,
+                item: 'y',
+                ack: Some((0, 9)),
+            },
+            T,
+        );
+        assert!(a.pending());
+        assert!(a.owes_ack(), "duplicates are owed an acknowledgement too");
+    }
+
+    #[test]
+    fn a_one_way_burst_is_acknowledged_at_once_every_ack_every_items() {
+        let mut a: Channels<u32> = Channels::default();
+        let mut b: Channels<u32> = Channels::default();
+        let mut now = Vec::new();
+        for k in 1..=2 * ACK_EVERY + 1 {
+            let arrival = b.arrive(1, a.send(2, k, T), T);
+            if arrival.ack_now {
+                now.push(k);
+                a.arrive(2, b.take_ack(1).unwrap(), T);
+            }
+        }
+        assert_eq!(now, vec![ACK_EVERY, 2 * ACK_EVERY]);
+        assert_eq!(a.unacked().count(), 1, "only the last item waits for the delay");
+        assert!(b.take_ack(1).is_some() && b.take_ack(1).is_none());
+    }
+
+    #[test]
+    fn an_item_sent_again_carries_the_current_acknowledgement() {
+        let mut a: Channels<char> = Channels::default();
+        let mut b: Channels<char> = Channels::default();
+        b.arrive(1, a.send(2, 'a', T), T);
+        // Lost on the way: only a resend brings it.
+        let _ = b.send(1, 'x', T);
+        b.arrive(1, a.send(2, 'b', T), T);
+        let rto = Duration::from_millis(100);
+        let again = b.due(rto, rto);
+        assert!(matches!(
+            again[..],
+            [(
+                1,
+                Frame::Data {
+                    n: 1,
+                    ack: Some((0, 2)),
+                    ..
+                }
+            )]
+        ));
+        assert!(!b.owes_ack());
+        assert!(ack_delay(rto) < rto);
+    }
+
+    #[test]
+    fn an_acknowledgement_of_an_old_boot_carried_to_the_new_one_forgets_nothing() {
+        let mut a: Channels<char> = Channels::default();
+        a.start(10);
+        let mut b: Channels<char> = Channels::default();
+        b.start(1_000);
+        a.arrive(2, b.send(1, 'p', T), T);
+        // b restarts; its new boot sends two items that a has not got yet.
+        let mut b: Channels<char> = Channels::default();
+        b.start(2_000);
+        let (q, r) = (b.send(1, 'q', T), b.send(1, 'r', T));
+        // a, not knowing yet, carries its acknowledgement of the old boot's item 1.
+        let x = a.send(2, 'x', T);
+        assert!(matches!(
+            x,
+            Frame::Data {
+                ack: Some((1_000, 1)),
+                ..
+            }
+        ));
+        b.arrive(1, x, T);
+        assert_eq!(
+            b.unacked().count(),
+            2,
+            "the new boot's item 1 is not a's to acknowledge"
+        );
+        // Now a hears the new boot (the host tells it first) and gets both, in order.
+        a.peer_restarted(2);
+        assert_eq!(a.arrive(2, q, T).deliver, vec!['q']);
+        assert_eq!(a.arrive(2, r, T).deliver, vec!['r']);
+        b.arrive(1, a.take_ack(2).unwrap(), T);
+        assert!(!b.pending());
     }
 
     #[test]
@@ -302,11 +558,11 @@ mod tests {
         let mut a: Channels<char> = Channels::default();
         let mut b: Channels<char> = Channels::default();
         for c in "abc".chars() {
-            b.arrive(1, a.send(2, c, T));
+            b.arrive(1, a.send(2, c, T), T);
         }
         // a restarts: its new boot numbers the channel from 1 in incarnation 0.
         let mut a: Channels<char> = Channels::default();
         b.peer_restarted(1);
-        assert_eq!(b.arrive(1, a.send(2, 'n', T)).deliver, vec!['n']);
+        assert_eq!(b.arrive(1, a.send(2, 'n', T), T).deliver, vec!['n']);
     }
 }

@@ -12,7 +12,7 @@
 //! The rule "a later message from j means nothing earlier from j is coming" needs reliable
 //! FIFO channels, which UDP does not give: the messages ride the shared reliable layer
 //! ([`crate::algo::reliable`]: numbered per channel, acknowledged, sent again, delivered in
-//! order), whose acknowledgements (`CH_ACK`) are counted apart.
+//! order), whose acknowledgements ride on the messages back, or go bare (`CH_ACK`, counted apart).
 //!
 //! Restarts. A node that crashes forgets its queue and clock:
 //! - its clock would start again at 0 and its next request could be ordered before one it
@@ -24,7 +24,8 @@
 //!   pending or held request again to j, so that j's new queue has it before this node's
 //!   acknowledgement of anything j asks.
 //!
-//! Messages: 3(n-1) per entry (plus one `CH_ACK` per message, and resends under loss).
+//! Messages: 3(n-1) per entry, plus resends under loss and a bare `CH_ACK` for a message that no
+//! message back carried the acknowledgement of within the delay (see [`crate::algo::reliable`]).
 
 use super::wrapper::{Ask, MutexCx, Protocol};
 use crate::algo::{Message, NodeId, Setup};

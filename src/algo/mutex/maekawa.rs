@@ -8,7 +8,7 @@
 //! INQUIRE, RELINQUISH and FAILED so that it cannot deadlock, fencing tokens included.
 //!
 //! Maekawa assumes reliable channels: the messages ride the shared reliable layer
-//! ([`crate::algo::reliable`]: numbered, acknowledged with `CH_ACK`, sent again, delivered once
+//! ([`crate::algo::reliable`]: numbered, acknowledged on the messages back or by a bare `CH_ACK`, sent again, delivered once
 //! and in order). On learning that a node restarted (see [`Voting::peer_restarted`]): as a
 //! voter, a vote locked for its old boot's request is taken back and its queued requests
 //! dropped (that boot will never release them); as a participant, a missing or now forgotten

@@ -26,6 +26,8 @@ mod wrapper;
 #[cfg(test)]
 mod every_protocol_tests;
 #[cfg(test)]
+mod link_tests;
+#[cfg(test)]
 mod maekawa_tests;
 #[cfg(test)]
 mod restart_tests;

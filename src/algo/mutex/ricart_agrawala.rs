@@ -22,9 +22,11 @@
 //!   resource, though nobody else held.)
 //!
 //! The rules assume reliable channels: the messages ride the shared reliable layer
-//! ([`crate::algo::reliable`]: acknowledged with `CH_ACK`, counted apart, sent again).
+//! ([`crate::algo::reliable`]: acknowledged on the messages back, or by a bare `CH_ACK` when none
+//! goes back within the delay, counted apart; sent again).
 //!
-//! Messages: 2(n-1) per entry.
+//! Messages: 2(n-1) per entry (the REPLY carries the REQUEST's acknowledgement), plus the bare
+//! `CH_ACK`s and resends.
 
 use super::wrapper::{Ask, MutexCx, Protocol};
 use crate::algo::{Message, NodeId, Setup};

@@ -17,7 +17,8 @@
 //!
 //! Faults (what the textbook leaves out):
 //! - the rules assume reliable channels: the messages ride the shared reliable layer
-//!   ([`crate::algo::reliable`]: acknowledged with `CH_ACK`, counted apart, sent again).
+//!   ([`crate::algo::reliable`]: acknowledged on the messages back or by a bare `CH_ACK`,
+//!   counted apart; sent again).
 //! - a node keeps on stable storage a ceiling of its request numbers (moved
 //!   [`CLOCK_STEP`](super::ceiling::CLOCK_STEP) ahead when reached, before the REQUEST leaves)
 //!   and the highest token generation it minted. A restarted node numbers its requests from the

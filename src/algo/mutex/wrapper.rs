@@ -12,15 +12,18 @@
 //! reliable layer when asked), and the entry happens once the call is done.
 //!
 //! A protocol that assumes reliable FIFO channels ([`Protocol::RELIABLE`]) gets them here, from
-//! the shared layer [`crate::algo::reliable`]: its messages travel numbered, acknowledged
-//! (`CH_ACK`, counted apart from the protocol's own messages) and sent again until they are.
+//! the shared layer [`crate::algo::reliable`]: its messages travel numbered, acknowledged and
+//! sent again until they are. The acknowledgement rides on the next protocol message back to
+//! the sender; a bare one (`CH_ACK`, counted apart from the protocol's own messages) goes only
+//! when no message went back within the acknowledgement delay (a quarter of the
+//! retransmission period), or at once when many wait on one channel.
 //! A node that restarted says HELLO to every participant, so that each learns at once that
 //! its old boot is gone ([`Protocol::peer_restarted`]).
 
 use super::options::Workload;
 use super::resource::Resource;
 use super::RESOURCE_ID;
-use crate::algo::reliable::{Channels, Frame};
+use crate::algo::reliable::{ack_delay, Channels, Frame};
 use crate::algo::{Algorithm, Command, Context, Event, Message, NodeId, Setup};
 use serde::{Deserialize, Serialize};
 use std::fmt::Debug;
@@ -95,7 +98,10 @@ impl<M: Message> Message for MxMsg<M> {
     fn brief(&self) -> String {
         match self {
             MxMsg::Proto(m) => m.brief(),
-            MxMsg::Link(Frame::Data { item, n, .. }) => format!("{} #{n}", item.brief()),
+            MxMsg::Link(Frame::Data { item, n, ack, .. }) => match ack {
+                Some((_, upto)) => format!("{} #{n} ack {upto}", item.brief()),
+                None => format!("{} #{n}", item.brief()),
+            },
             MxMsg::Link(Frame::Ack { inc, upto }) => format!("CH_ACK(upto={upto}, inc={inc})"),
             _ => crate::algo::brief_from_debug(self.name(), &format!("{self:?}")),
         }
@@ -113,6 +119,8 @@ pub enum MxTimer<T> {
     Proto(T),
     /// The reliable layer's: send again what is unacknowledged.
     Resend,
+    /// The reliable layer's: send the acknowledgements no protocol message carried.
+    Ack,
 }
 
 /// Where the node is in its loop.
@@ -168,6 +176,8 @@ struct Member<P: Protocol> {
     link: Channels<P::Msg>,
     /// Whether the resend timer is set (setting it again would put it off).
     resend_armed: bool,
+    /// Whether the acknowledgement timer is set.
+    ack_armed: bool,
     /// The retransmission period of the reliable layer.
     rto: Duration,
     /// This node restarted: it greets every participant on start.
@@ -206,6 +216,7 @@ impl<P: Protocol> Mutex<P> {
                 next_req: 1,
                 link: Channels::default(),
                 resend_armed: false,
+                ack_armed: false,
                 rto: setup.heartbeat.max(Duration::from_millis(10)),
                 restarted: setup.restarted,
             })),
@@ -236,6 +247,12 @@ impl<P: Protocol> Mutex<P> {
             Role::Member(m) => Some(m.phase),
             Role::Resource(_) => None,
         }
+    }
+
+    /// Whether any item of the reliable layer waits for its acknowledgement.
+    #[cfg(test)]
+    pub(crate) fn link_pending(&self) -> bool {
+        matches!(&self.role, Role::Member(m) if m.link.pending())
     }
 
     /// The resource state (None for a participant).
@@ -291,15 +308,23 @@ impl<P: Protocol> Member<P> {
 
     /// A frame of the reliable layer from participant `from`.
     fn on_frame(&mut self, cx: &mut Cx<'_, P>, from: NodeId, frame: Frame<P::Msg>) {
-        let arrival = self.link.arrive(from, frame);
-        if let Some(ack) = arrival.ack {
-            cx.send(from, MxMsg::Link(ack));
+        let arrival = self.link.arrive(from, frame, cx.now);
+        if arrival.ack_now {
+            if let Some(ack) = self.link.take_ack(from) {
+                cx.send(from, MxMsg::Link(ack));
+            }
         }
         if let Some(why) = arrival.ignored {
             cx.discard(from, why);
         }
         for msg in arrival.deliver {
             self.with(cx, |p, pcx| p.on_msg(pcx, from, msg));
+        }
+        // What the protocol answered carried the acknowledgement; the rest waits for the
+        // delay, in case a later message carries it.
+        if !self.ack_armed && self.link.owes_ack() {
+            self.ack_armed = true;
+            cx.set_timer(MxTimer::Ack, ack_delay(self.rto));
         }
     }
 
@@ -340,6 +365,7 @@ impl<P: Protocol> Algorithm for Mutex<P> {
 
     fn on_start(&mut self, cx: &mut Cx<'_, P>) {
         let Role::Member(m) = &mut self.role else { return };
+        m.link.start(cx.pt);
         if m.restarted {
             let me = cx.me;
             for &p in m.view.peers.iter().filter(|&&p| p != me) {
@@ -431,6 +457,18 @@ impl<P: Protocol> Algorithm for Mutex<P> {
                     cx.send(to, MxMsg::Link(frame));
                 }
                 m.arm_resend(cx);
+            }
+            MxTimer::Ack => {
+                m.ack_armed = false;
+                let delay = ack_delay(m.rto);
+                for (to, frame) in m.link.owed_acks(cx.now, delay) {
+                    cx.send(to, MxMsg::Link(frame));
+                }
+                // Owed for less than the delay: a message back may still carry it.
+                if let Some(since) = m.link.owed_since() {
+                    m.ack_armed = true;
+                    cx.set_timer(MxTimer::Ack, (since + delay).saturating_sub(cx.now));
+                }
             }
         }
     }

@@ -295,6 +295,7 @@ impl Algorithm for Bank {
     type Timer = BankTimer;
 
     fn on_start(&mut self, cx: &mut Cx<'_, Self>) {
+        self.channels.start(cx.pt);
         match self.restored.take() {
             Some(st) => {
                 cx.record(Event::Snapshot {
@@ -357,7 +358,7 @@ impl Algorithm for Bank {
         }
         match msg {
             BankMsg::Link(frame) => {
-                let arrival = self.channels.arrive(from, frame);
+                let arrival = self.channels.arrive(from, frame, cx.now);
                 if let Some(ack) = arrival.ack {
                     // Held to the next flush: it must not leave before the credit is stored.
                     self.acks.insert(from, ack);
