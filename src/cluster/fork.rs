@@ -169,6 +169,11 @@ fn serve(args: &NodeArgs, nodes: &[NodePlan], channel: &OwnedFd, gate: Inherited
     // slow in a VM) was 2 % of a 4,096-node launch's CPU. Its result is a static every node
     // inherits.
     std::hint::black_box(blake3::keyed_hash(&[0; 32], &[0; 64]));
+    if super::fork_code::wanted(nodes.len()) {
+        if let Err(e) = super::fork_code::share() {
+            let _ = writeln!(io::stderr(), "coordlab: the nodes will map their code themselves ({e})");
+        }
+    }
     let group = Pid::this();
     loop {
         let Some((index, socket)) = receive(&channel)? else {
