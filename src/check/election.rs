@@ -311,9 +311,8 @@ impl ElectionFacts {
                 // Yo-Yo) two stopped nodes leave the running majority in pieces, none of which
                 // can gather a majority or hear of the others' candidates. Asked last, being
                 // the dearest of the three.
-                let ok = 2 * (n - down.len()) > n
-                    && !partition.advance(run, w[0])
-                    && net.majority_group_at(w[0], down, n);
+                let ok =
+                    2 * (n - down.len()) > n && !partition.advance(run, w[0]) && net.majority_group_at(w[0], down, n);
                 if ok {
                     let from = *open.get_or_insert(w[0]);
                     if best.is_none_or(|b| w[1] - from > b.to - b.from) {

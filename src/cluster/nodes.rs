@@ -192,11 +192,35 @@ impl Fleet {
     /// launcher once sent); they start at the gate, as with [`Self::spawn_all`].
     fn fork_all(&mut self, sockets: Vec<UdpSocket>, zygote: Zygote) -> Result<(), String> {
         self.group = Some(zygote.group());
-        for (i, socket) in sockets.into_iter().enumerate() {
-            let forked = zygote.spawn(i, socket.as_raw_fd());
-            drop(socket);
+        let n = sockets.len();
+        let mut sockets = sockets.into_iter().enumerate();
+        let mut asked = 0;
+        let mut failed: Option<String> = None;
+        for i in 0..n {
+            // Up to AHEAD requests wait ahead of the replies (see `fork::AHEAD`); each socket
+            // is closed here once its request (which carries a copy) is sent. After a failure
+            // no more are sent, but the replies already owed are read, so that every node
+            // forked is known and stopped with the others.
+            while failed.is_none() && asked < n.min(i + super::fork::AHEAD) {
+                let (j, socket) = sockets.next().expect("one socket per node");
+                let sent = zygote.request(j, socket.as_raw_fd());
+                drop(socket);
+                match sent {
+                    Ok(()) => asked += 1,
+                    Err(e) => failed = Some(format!("cannot start node {}: {e}", self.nodes[j].plan.id)),
+                }
+            }
+            if i >= asked {
+                break;
+            }
             let id = self.nodes[i].plan.id;
-            let pid = forked.map_err(|e| format!("cannot start node {id}: {e}"))?;
+            let pid = match zygote.forked() {
+                Ok(pid) => pid,
+                Err(e) => {
+                    failed.get_or_insert(format!("cannot start node {id}: {e}"));
+                    continue;
+                }
+            };
             // By index: finding each node by id made the launch quadratic in n.
             self.started_at(i, pid);
             self.fault(
@@ -208,7 +232,7 @@ impl Fleet {
             );
         }
         zygote.finish();
-        Ok(())
+        failed.map_or(Ok(()), Err)
     }
 
     /// Records that node `id` now runs as process `pid` (the first process of a new group leads
