@@ -306,13 +306,13 @@ impl ElectionFacts {
             let mut open: Option<u64> = None;
             for w in cuts.windows(2) {
                 sweep.advance(w[0]);
-                let down = sweep.down();
                 // A majority must also be able to talk: on a two-way ring (Franklin, Echo,
                 // Yo-Yo) two stopped nodes leave the running majority in pieces, none of which
                 // can gather a majority or hear of the others' candidates. Asked last, being
-                // the dearest of the three.
-                let ok =
-                    2 * (n - down.len()) > n && !partition.advance(run, w[0]) && net.majority_group_at(w[0], down, n);
+                // the dearest of the three (and the list of the down only then).
+                let ok = 2 * (n - sweep.count()) > n
+                    && !partition.advance(run, w[0])
+                    && net.majority_group_at(w[0], sweep.down(), n);
                 if ok {
                     let from = *open.get_or_insert(w[0]);
                     if best.is_none_or(|b| w[1] - from > b.to - b.from) {
@@ -541,6 +541,11 @@ impl DownSweep {
         }
     }
 
+    /// How many nodes are not running.
+    fn count(&self) -> usize {
+        self.down.len()
+    }
+
     /// The nodes not running, in id order (as `Timeline::nodes` gives them).
     fn down(&mut self) -> &[NodeId] {
         if self.stale {
@@ -571,5 +576,44 @@ impl PartitionSweep {
             self.next += 1;
         }
         self.cut
+    }
+}
+
+#[cfg(test)]
+mod sweep_tests {
+    use super::*;
+    use crate::check::timeline::{Change, End};
+
+    /// The sweep finds, at every moment of an increasing series, the nodes `state_at` finds
+    /// not running: changes at the moments themselves, between them, several at one moment
+    /// for one node (the last wins), before the first moment and at the end.
+    #[test]
+    fn the_down_sweep_agrees_with_state_at_at_every_moment() {
+        let c = |t, state| Change { t, state };
+        use Proc::*;
+        let mut changes = BTreeMap::new();
+        changes.insert(1, vec![c(10, Running), c(50, Paused), c(70, Running), c(90, Killed)]);
+        changes.insert(2, vec![c(20, Running), c(60, Exited), c(60, Running)]);
+        changes.insert(3, vec![c(5, Running)]);
+        changes.insert(4, vec![]);
+        changes.insert(5, vec![c(30, Running), c(30, Paused), c(100, Running)]);
+        let timeline = Timeline {
+            changes,
+            end_us: 200,
+            end: End::LastEvent,
+        };
+        for (from, to) in [(0, 200), (10, 95), (25, 61), (60, 100)] {
+            let moments: Vec<u64> = (from..to).filter(|t| t % 5 == 0 || t % 7 == 0).collect();
+            let mut sweep = DownSweep::new(&timeline, moments[0], to);
+            for &t in &moments {
+                sweep.advance(t);
+                let want: Vec<NodeId> = timeline
+                    .nodes()
+                    .filter(|&x| timeline.state_at(x, t).0 != Proc::Running)
+                    .collect();
+                assert_eq!(sweep.count(), want.len(), "at {t} (from {from} to {to})");
+                assert_eq!(sweep.down(), want.as_slice(), "at {t} (from {from} to {to})");
+            }
+        }
     }
 }

@@ -264,11 +264,10 @@ impl Network {
     /// thousands of nodes).
     pub(crate) fn majority_group_at(&self, t: u64, down: &[NodeId], n: usize) -> bool {
         let rules = self.rules_at(t);
-        if rules.blocks_nothing() && (self.graph.is_none() || !self.ring.is_empty()) {
-            if self.sorted.len() == self.members.len() {
-                let gone = down.iter().filter(|d| self.sorted.binary_search(d).is_ok()).count();
-                return 2 * (self.members.len() - gone) > n;
-            }
+        let one_group = rules.blocks_nothing() && (self.graph.is_none() || !self.ring.is_empty());
+        if one_group && self.sorted.len() == self.members.len() {
+            let gone = down.iter().filter(|d| self.sorted.binary_search(d).is_ok()).count();
+            return 2 * (self.members.len() - gone) > n;
         }
         self.groups_at(t, down).iter().any(|g| 2 * g.len() > n)
     }
