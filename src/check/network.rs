@@ -42,6 +42,8 @@ pub struct NetStep {
 pub struct Network {
     /// The run's members (the shared resource aside).
     members: Vec<NodeId>,
+    /// The same, sorted and without repeats (for counting who is down among them).
+    sorted: Vec<NodeId>,
     /// The links messages follow, when they follow a graph (both directions listed); None:
     /// every member may send to every other.
     graph: Option<BTreeMap<NodeId, Vec<NodeId>>>,
@@ -156,8 +158,12 @@ impl Network {
                 });
             }
         }
+        let mut sorted = members.to_vec();
+        sorted.sort_unstable();
+        sorted.dedup();
         Network {
             members: members.to_vec(),
+            sorted,
             graph: Some(graph),
             ring: Vec::new(),
             clear,
@@ -250,6 +256,20 @@ impl Network {
     /// algorithm that forwards in ring order). Each node is in exactly one group; sorted.
     pub(crate) fn groups_at(&self, t: u64, down: &[NodeId]) -> Vec<Vec<NodeId>> {
         self.groups_under(self.rules_at(t), down)
+    }
+
+    /// Whether some group of [`Network::groups_at`] holds more than half of `n` nodes. Without
+    /// a blocked link, round a ring or over the complete graph, the one group is every member
+    /// not `down`: counted, not built (the checker asks this at every change of a run of
+    /// thousands of nodes).
+    pub(crate) fn majority_group_at(&self, t: u64, down: &[NodeId], n: usize) -> bool {
+        let rules = self.rules_at(t);
+        let one_group = rules.blocks_nothing() && (self.graph.is_none() || !self.ring.is_empty());
+        if one_group && self.sorted.len() == self.members.len() {
+            let gone = down.iter().filter(|d| self.sorted.binary_search(d).is_ok()).count();
+            return 2 * (self.members.len() - gone) > n;
+        }
+        self.groups_at(t, down).iter().any(|g| 2 * g.len() > n)
     }
 
     /// [`Network::groups_at`] with no network rule in force: how the dead nodes alone split

@@ -39,6 +39,11 @@ pub(crate) fn single_threaded() -> bool {
     std::fs::read_dir("/proc/self/task").is_ok_and(|d| d.count() == 1)
 }
 
+/// How many fork requests the launcher keeps ahead of the zygote's replies. One at a time, the
+/// zygote waited a round trip through the launcher (its `faults.jsonl` line, two wake-ups)
+/// between forks. A request is 8 bytes and a descriptor, far below the channel's buffer.
+pub(crate) const AHEAD: usize = 4;
+
 /// The launcher's end of a running zygote.
 pub(crate) struct Zygote {
     pid: Pid,
@@ -93,12 +98,12 @@ impl Zygote {
         self.pid
     }
 
-    /// Has node `index` of the plan forked on `socket`; returns its pid. The caller closes its
-    /// own copy of the socket. One at a time: with requests sent ahead (tried with 8), the
-    /// zygote forked faster than the children started, and a node could begin its election
-    /// while a score of earlier ones were still starting, their start-up in its first hops;
-    /// nor was a launch of 4,096 nodes faster.
-    pub fn spawn(&self, index: usize, socket: RawFd) -> io::Result<Pid> {
+    /// Asks for node `index` of the plan to be forked on `socket` (the caller may close its own
+    /// copy once this returns: the request carries a copy). Its pid comes from
+    /// [`Zygote::forked`], the replies in the order of the requests. A few requests may wait
+    /// ahead ([`AHEAD`]) so that the zygote never waits for the launcher between two forks;
+    /// every node still starts only at the start gate, once all are ready.
+    pub fn request(&self, index: usize, socket: RawFd) -> io::Result<()> {
         let word = (index as u64).to_le_bytes();
         let fds = [socket];
         sendmsg::<()>(
@@ -109,6 +114,11 @@ impl Zygote {
             None,
         )
         .map_err(io::Error::from)?;
+        Ok(())
+    }
+
+    /// The pid of the node of the oldest request not yet answered.
+    pub fn forked(&self) -> io::Result<Pid> {
         let mut reply = [0u8; 8];
         let n = nix::unistd::read(&self.channel, &mut reply).map_err(io::Error::from)?;
         if n != reply.len() {
@@ -169,6 +179,11 @@ fn serve(args: &NodeArgs, nodes: &[NodePlan], channel: &OwnedFd, gate: Inherited
     // slow in a VM) was 2 % of a 4,096-node launch's CPU. Its result is a static every node
     // inherits.
     std::hint::black_box(blake3::keyed_hash(&[0; 32], &[0; 64]));
+    if super::fork_code::wanted(nodes.len()) {
+        if let Err(e) = super::fork_code::share() {
+            let _ = writeln!(io::stderr(), "coordlab: the nodes will map their code themselves ({e})");
+        }
+    }
     let group = Pid::this();
     loop {
         let Some((index, socket)) = receive(&channel)? else {

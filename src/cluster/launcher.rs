@@ -59,7 +59,9 @@ pub fn run(opts: LaunchOptions, plan: Plan, backend: Backend, schedule: Schedule
     // Limits and sockets first: a launch that cannot fit, or a busy port, leaves nothing behind.
     sockets::raise_limits(n)?;
     let mut plan = plan;
+    super::phases::mark("planned");
     let bound = sockets::bind_all(&mut plan, opts.base_port)?;
+    super::phases::mark("bound");
     // No start margin: every socket is bound already, so a datagram sent to a node that is not
     // reading yet waits in its buffer; every node starts once all have warmed up (`gate`).
     let launched_us = wall_us();
@@ -89,6 +91,7 @@ pub fn run(opts: LaunchOptions, plan: Plan, backend: Backend, schedule: Schedule
             .ok(),
         false => None,
     };
+    super::phases::mark("zygote");
     let sock = dir.join(SOCKET_NAME);
     let server = Server::bind(&sock).map_err(|e| failed(format!("cannot listen on {}: {e}", sock.display())))?;
     let info = RunInfo {
@@ -113,6 +116,7 @@ pub fn run(opts: LaunchOptions, plan: Plan, backend: Backend, schedule: Schedule
     let mut fleet = Fleet::new(&plan.nodes, args, &dir, start_us)
         .map_err(|e| failed(format!("cannot write {}: {e}", dir.join("faults.jsonl").display())))?;
     fleet.progress = super::progress::progress(&opts.algo, &plan.set);
+    super::phases::mark("run-dir");
     if let Err(e) = fleet.spawn_all(bound, zygote, gate) {
         fleet.stop_all();
         let _ = crate::check::check(&dir);
@@ -385,6 +389,7 @@ impl Launcher {
             p.close();
         }
         say!("{}", ending.message);
+        super::phases::mark("goal");
         self.fleet.stop_all();
         if let Err(e) = self.net.finish() {
             say!("coordlab: {e}");
@@ -394,7 +399,12 @@ impl Launcher {
         let mut code = ending.code;
         // Every run writes summary.txt, whatever ended it; a goal that asked for it is also judged.
         let traces = self.fleet.hand_over_traces();
-        let checked = crate::check::check_with(&self.fleet.dir, traces);
+        super::phases::mark("stopped");
+        let (checked, run) = match crate::check::check_keeping(&self.fleet.dir, traces) {
+            Ok((report, run)) => (Ok(report), Some(run)),
+            Err(e) => (Err(e), None),
+        };
+        super::phases::mark("checked");
         let summary_lost = matches!(&checked, Err(CliError::Write(_)));
         if !ending.check {
             match &checked {
@@ -428,7 +438,7 @@ impl Launcher {
             }
         }
         if !ending.check {
-            code = code.max(clock_table(&self.fleet.dir));
+            code = code.max(clock_table(&self.fleet.dir, run));
         }
         // A write that failed during the stop (a node's last lines, faults.jsonl) or the
         // summary that could not be written: the verdict above is on cut evidence.
@@ -452,8 +462,9 @@ impl Launcher {
 
 /// The clock section of the checker at the end of a run that is not fully checked: every
 /// node's true offset before and after, the spread, the claims; 1 when a claim broke.
-fn clock_table(dir: &Path) -> i32 {
-    let Ok(run) = crate::trace::RunDir::load(dir) else {
+/// `run`: the run as the check read it (None: it could not, and it is read here).
+fn clock_table(dir: &Path, run: Option<crate::trace::RunDir>) -> i32 {
+    let Some(run) = run.or_else(|| crate::trace::RunDir::load(dir).ok()) else {
         return 0;
     };
     let facts = crate::check::clock::analyse(&run);

@@ -30,6 +30,7 @@ pub mod control;
 mod demo;
 mod detector_view;
 mod fork;
+mod fork_code;
 mod gate;
 mod goal;
 mod launcher;
@@ -39,6 +40,7 @@ mod narrate;
 pub mod net;
 mod net_demo;
 mod nodes;
+mod phases;
 pub mod plan;
 mod progress;
 mod prompt;
@@ -162,6 +164,7 @@ pub struct LaunchOptions {
 
 /// Runs a launch; returns the process exit status.
 pub fn launch(opts: LaunchOptions) -> Result<i32, CliError> {
+    phases::mark("launch");
     let plan = plan::plan(&opts)?;
     // Checked before anything starts: a bad backend or schedule line leaves nothing behind.
     let backend = net::Backend::choose(opts.net.as_deref()).map_err(crate::error::usage)?;
@@ -180,7 +183,9 @@ pub fn launch(opts: LaunchOptions) -> Result<i32, CliError> {
         _ => schedule::Schedule::default(),
     };
     rundir::check_writable(&opts.logs)?;
-    launcher::run(opts, plan, backend, sched)
+    let r = launcher::run(opts, plan, backend, sched);
+    phases::report();
+    r
 }
 
 /// Sends a console command (`pause 8`, `status`, ...) to the launcher of the run in `run_dir`

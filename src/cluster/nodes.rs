@@ -137,10 +137,12 @@ impl Fleet {
             Some(z) => self.fork_all(sockets, z)?,
             None => self.exec_all(sockets, gate.inherited())?,
         }
+        super::phases::mark("forked");
         let (waited_ms, impatient) = gate.open();
         if impatient {
             eprintln!("coordlab: some node was not ready {waited_ms:.0} ms after the last spawn: starting all anyway");
         }
+        super::phases::mark("gate");
         Ok(())
     }
 
@@ -190,35 +192,65 @@ impl Fleet {
     /// launcher once sent); they start at the gate, as with [`Self::spawn_all`].
     fn fork_all(&mut self, sockets: Vec<UdpSocket>, zygote: Zygote) -> Result<(), String> {
         self.group = Some(zygote.group());
-        for (i, socket) in sockets.into_iter().enumerate() {
-            let forked = zygote.spawn(i, socket.as_raw_fd());
-            drop(socket);
-            let plan = self.nodes[i].plan.clone();
-            let pid = forked.map_err(|e| format!("cannot start node {}: {e}", plan.id))?;
-            self.started_process(plan.id, pid);
-            self.log_spawn(&plan, pid);
+        let n = sockets.len();
+        let mut sockets = sockets.into_iter().enumerate();
+        let mut asked = 0;
+        let mut failed: Option<String> = None;
+        for i in 0..n {
+            // Up to AHEAD requests wait ahead of the replies (see `fork::AHEAD`); each socket
+            // is closed here once its request (which carries a copy) is sent. After a failure
+            // no more are sent, but the replies already owed are read, so that every node
+            // forked is known and stopped with the others.
+            while failed.is_none() && asked < n.min(i + super::fork::AHEAD) {
+                let (j, socket) = sockets.next().expect("one socket per node");
+                let sent = zygote.request(j, socket.as_raw_fd());
+                drop(socket);
+                match sent {
+                    Ok(()) => asked += 1,
+                    Err(e) => failed = Some(format!("cannot start node {}: {e}", self.nodes[j].plan.id)),
+                }
+            }
+            if i >= asked {
+                break;
+            }
+            let id = self.nodes[i].plan.id;
+            let pid = match zygote.forked() {
+                Ok(pid) => pid,
+                Err(e) => {
+                    failed.get_or_insert(format!("cannot start node {id}: {e}"));
+                    continue;
+                }
+            };
+            // By index: finding each node by id made the launch quadratic in n.
+            self.started_at(i, pid);
+            self.fault(
+                Some(id),
+                Event::Spawn {
+                    pid: pid.as_raw() as u32,
+                    addr: self.nodes[i].plan.addr.to_string(),
+                },
+            );
         }
         zygote.finish();
-        Ok(())
+        failed.map_or(Ok(()), Err)
     }
 
     /// Records that node `id` now runs as process `pid` (the first process of a new group leads
     /// the run's group).
     fn started_process(&mut self, id: u64, pid: Pid) {
+        let i = self.find(id).expect("ids come from the plan");
+        self.started_at(i, pid);
+    }
+
+    /// [`Self::started_process`] for the node at index `i`.
+    fn started_at(&mut self, i: usize, pid: Pid) {
         if nix::unistd::getpgid(Some(pid)) == Ok(pid) {
             self.group = Some(pid);
         }
-        let node = self.node_mut_by_id(id);
+        let node = &mut self.nodes[i];
         node.pid = Some(pid);
         node.state = State::Running;
         node.started = false;
-    }
-
-    fn node_mut_by_id(&mut self, id: u64) -> &mut Node {
-        self.nodes
-            .iter_mut()
-            .find(|n| n.plan.id == id)
-            .expect("ids come from the plan")
     }
 
     /// The index of node `id`, or a line saying there is no such node.
@@ -440,6 +472,7 @@ impl Fleet {
         for pid in running() {
             let _ = kill(pid, Signal::SIGTERM);
         }
+        super::phases::mark("sigterm");
         self.reap_until(STOP_GRACE, Fleet::all_reaped);
         let stragglers: Vec<u64> = self
             .unreaped()
@@ -455,6 +488,7 @@ impl Fleet {
         for n in self.unreaped() {
             eprintln!("coordlab: node {} (pid {:?}) could not be reaped", n.plan.id, n.pid);
         }
+        super::phases::mark("reaped");
         self.refresh();
     }
 
