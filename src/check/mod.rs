@@ -24,6 +24,7 @@ pub mod snapshot;
 pub mod storms;
 pub mod summary;
 pub mod suspicion;
+mod sweeps;
 pub mod timeline;
 pub mod traffic;
 
