@@ -130,7 +130,10 @@ fn detector_watch_takes_waits_or_all_and_waits_only_with_fixed() {
         assert_eq!(check_setup("chang-roberts", &setup(ok)), Ok(()), "{ok:?}");
     }
     let err = check_setup("chang-roberts", &setup(&[("detector_watch", "everyone")])).unwrap_err();
-    assert!(err.contains("detector_watch") && err.contains("waits") && err.contains("all"), "{err}");
+    assert!(
+        err.contains("detector_watch") && err.contains("waits") && err.contains("all"),
+        "{err}"
+    );
     let err = check_setup("bully", &setup(&[("detector", "swim"), ("detector_watch", "waits")])).unwrap_err();
     assert!(err.contains("detector_watch=waits is for detector=fixed"), "{err}");
     assert!(!err.contains('\n'));
