@@ -155,6 +155,19 @@ fn slow_vs_dead_under_swim_on_a_mesh() {
 }
 
 #[test]
+fn slow_vs_dead_under_swim_with_central() {
+    // The mutex family's host: every participant runs SWIM over the others, the coordinator
+    // (the highest id) is left alone, and the resource (node 0) is no part of the summary.
+    check(
+        "svd-central",
+        "mesh",
+        &["--topology", "complete", "--algo", "central", "--set", "detector=swim"],
+        "swim",
+        false,
+    );
+}
+
+#[test]
 fn slow_vs_dead_without_a_detector_runs_the_default() {
     check("svd-default", "ring", &[], "fixed", false);
 }

@@ -8,11 +8,11 @@
 //! most of the run, a pause shorter than the timeout, a pause longer than it, a node starved
 //! of CPU (a duty cycle of SIGSTOP/SIGCONT), then two kills, the second of the leader.
 //!
-//! The two kills are reported apart as well as together: every member watches the leader
-//! under every detector, but with `fixed` nobody watches a node it does not wait on, so a
-//! follower's crash is noticed only when an election happens to route through it (on a ring),
-//! or never (bully on a mesh). That is the fixed detector's design (it probes only what its host
-//! waits on), not a slow timeout: the leader's column compares the detectors on equal terms.
+//! Every detector watches every member it reaches (`--set detector_watch=all`): phi and SWIM do
+//! by design, and `fixed` then sweeps every member instead of probing only what its host waits
+//! on (its default, under which a follower's crash goes unnoticed). So the detectors are judged
+//! on the same pairs: the same crashes to detect, the same pairs to be wrong about. The two
+//! kills are still reported apart (the leader's, the follower's).
 
 pub(crate) use super::detector_figures::read_run;
 pub use super::detector_figures::{by_cause, figures, Fate, Figures, Opinion};
@@ -64,6 +64,11 @@ pub fn schedule(seed: u64, n: usize) -> String {
     out
 }
 
+/// The `--set` values of a run of `detector`: each watches every member it reaches.
+pub(crate) fn settings(detector: &str) -> [String; 2] {
+    [format!("detector={detector}"), "detector_watch=all".into()]
+}
+
 /// One run: `detector` on `shape` (`ring` or `mesh`), the schedule in `faults`.
 fn run_one(logs: &Path, shape: &str, n: usize, detector: &str, faults: &Path) -> Result<RunDir, CliError> {
     let exe = std::env::current_exe().map_err(|e| failed(e.to_string()))?;
@@ -72,13 +77,13 @@ fn run_one(logs: &Path, shape: &str, n: usize, detector: &str, faults: &Path) ->
     if shape == "mesh" {
         cmd.args(["--topology", "complete"]);
     }
-    let set = format!("detector={detector}");
+    let sets = settings(detector);
     let mut child = cmd
         .args(["--logs", &logs.to_string_lossy()])
         .args(["--timeout-ms", "300", "--heartbeat-ms", "100"])
         .args(["--duration", &RUN_S.to_string()])
         .args(["--faults", &faults.to_string_lossy()])
-        .args(["--set", &set])
+        .args(sets.iter().flat_map(|s| ["--set", s.as_str()]))
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -299,8 +304,8 @@ fn run_all(tmp: &Path, sizes: &[usize], seed: u64, json: bool) -> Result<(), Cli
          in {took} s (load average at the end: {load}; the machine's other work moves these figures between runs): \
          `--timeout-ms 300 --heartbeat-ms 100`, {RUN_S} s per run, the same schedule for each \
          detector:\n\n```\n{texts}```\n\n```\n{t}```\n\nTD: from the kill to the first suspicion by any node; \
-         TD ldr, TD fol: of the leader's crash (watched by every member under every detector) and of the follower's \
-         (with `fixed`, watched by nobody unless an election routes through it). \
+         TD ldr, TD fol: of the leader's crash and of the follower's; every detector watches every member \
+         (`--set detector_watch=all`). \
          false sus: suspicions of a node that was not dead, split by cause (run/pau/sta/cut: of a running node under the loss and jitter every link had, of a node paused, starved of CPU, or cut off from its observer at the time or within 1.5 s before); TM: how long they were held; P_A: the share of \
          (observer, live target) time without a wrong suspicion; f.conf: SWIM's dead declarations of live nodes.\n\n\
          ![T_D against mistakes](detectors.svg)\n"

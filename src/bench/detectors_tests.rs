@@ -79,3 +79,19 @@ fn the_schedule_is_the_same_for_the_same_seed_and_parses() {
     assert_eq!(s.entries.iter().filter(|e| e.line.starts_with("kill")).count(), 2);
     assert!(s.entries.iter().any(|e| e.line == "kill 8"));
 }
+
+#[test]
+fn every_detector_runs_watching_every_member_and_the_settings_are_valid() {
+    for det in ["fixed", "phi", "swim"] {
+        let sets = settings(det);
+        assert!(sets.contains(&"detector_watch=all".to_string()), "{det}");
+        let mut setup = crate::algo::Setup::new(1, vec![1, 2, 3], vec![3, 2]);
+        for kv in &sets {
+            let (k, v) = kv.split_once('=').expect("key=value");
+            setup.opts.insert(k.into(), v.into());
+        }
+        for algo in ["chang-roberts", "bully"] {
+            assert_eq!(crate::catalog::check_setup(algo, &setup), Ok(()), "{det} {algo}");
+        }
+    }
+}

@@ -2,7 +2,9 @@
 //! mesh): the course's point that no detector can tell slow from dead, shown on real processes
 //! with the detector the run chose (`--set detector=fixed|phi|swim`, the default without it).
 //!
-//! 1. wait until every node agrees on a leader L;
+//! 1. wait until every node agrees on a leader L (with `--algo central --set detector=...`: until
+//!    every node runs; L is then the coordinator, the highest id, and the resource is no
+//!    part of the story);
 //! 2. make one link lossy (the run's network backend: nftables when root, else the nodes'
 //!    user-space filter), between two nodes other than L;
 //! 3. pause one node briefly (SIGSTOP, [`PAUSE`]): slow, not dead;
@@ -20,6 +22,7 @@ use super::chaos_net::apply;
 use super::goal::{agreement_line, node_ended, patience, Ending};
 use super::net::NetControl;
 use super::nodes::Fleet;
+use super::RESOURCE_NODE;
 use crate::check::detection::{stories, Verdict};
 use crate::check::Analysis;
 use crate::net::NetAction;
@@ -123,18 +126,35 @@ impl SlowVsDead {
             return Some(end);
         }
         if !self.started {
-            let Some(a) = fleet.agreement().filter(|a| a.nodes.len() == self.n) else {
-                return (now >= self.deadline).then(|| {
+            let late = || {
+                (now >= self.deadline).then(|| {
                     Ending::failed(format!(
                         "demo failed {}: no agreement within {:.1} s",
                         self.where_now(),
                         self.patience.as_secs_f64()
                     ))
-                });
+                })
             };
-            say!("1. {} (detector={})", agreement_line(fleet, &a, true), self.detector);
-            let ids: Vec<NodeId> = fleet.nodes.iter().map(|n| n.plan.id).collect();
-            let r = Roles::pick(&ids, a.leader);
+            let ids: Vec<NodeId> = participants(fleet);
+            let leader = if is_mutex(fleet) {
+                // Central: nothing to agree on; its coordinator is the highest id.
+                let Some(&c) = ids.iter().max().filter(|_| fleet.all_started) else {
+                    return late();
+                };
+                say!(
+                    "1. all {} nodes run; node {c} coordinates the resource under central (detector={})",
+                    ids.len(),
+                    self.detector
+                );
+                c
+            } else {
+                let Some(a) = fleet.agreement().filter(|a| a.nodes.len() == self.n) else {
+                    return late();
+                };
+                say!("1. {} (detector={})", agreement_line(fleet, &a, true), self.detector);
+                a.leader
+            };
+            let r = Roles::pick(&ids, leader);
             self.plan = schedule(now, r);
             self.roles = Some(r);
             self.started = true;
@@ -227,7 +247,14 @@ impl SlowVsDead {
             Err(e) => return vec![format!("7. the traces could not be read: {e}")],
         };
         let end = run.end_us().unwrap_or(0);
-        let nodes: Vec<NodeId> = run.info.nodes.iter().map(|n| n.id).collect();
+        // The resource of a mutex run is no member: nobody watches it.
+        let nodes: Vec<NodeId> = run
+            .info
+            .nodes
+            .iter()
+            .map(|n| n.id)
+            .filter(|&id| id != RESOURCE_NODE)
+            .collect();
         let swim = self.detector == "swim";
         let all = stories(&run, &nodes, end, swim);
         let mut out = vec![format!(
@@ -247,6 +274,21 @@ impl SlowVsDead {
         ));
         out
     }
+}
+
+/// Whether the run is of the mutex family (central): its resource runs as node 0.
+fn is_mutex(fleet: &Fleet) -> bool {
+    fleet.nodes.iter().any(|n| n.plan.id == RESOURCE_NODE)
+}
+
+/// The members the story may pick from, in launch order (not the resource).
+fn participants(fleet: &Fleet) -> Vec<NodeId> {
+    fleet
+        .nodes
+        .iter()
+        .map(|n| n.plan.id)
+        .filter(|&id| id != RESOURCE_NODE)
+        .collect()
 }
 
 /// The story's acts from `now`, given the roles.

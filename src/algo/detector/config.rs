@@ -12,6 +12,8 @@ options! {
     pub(crate) struct DetectorOptions {
         detector: &'static str = fixed, Kind::Choice(&["fixed", "phi", "swim"]),
             "failure detector: fixed timeout, phi accrual (Hayashibara), or SWIM with Lifeguard";
+        detector_watch: &'static str = waits, Kind::Choice(&["waits", "all"]),
+            "whom a node watches: what its algorithm waits on (fixed only), or every member it reaches";
         phi_threshold: f64 = 8, Kind::Float { min: 0.5, max: 100.0 },
             "phi: suspect a peer once phi (-log10 of the chance it is still alive) exceeds this";
         phi_window: u64 = 100, Kind::Int { min: 2, max: 10_000 }, "phi: inter-arrival times kept per peer";
@@ -31,6 +33,26 @@ options! {
         swim_suspicion_max_mult: u64 = 4, Kind::Int { min: 1, max: 100 },
             "swim: longest suspicion timeout (no confirmations), as a multiple of the shortest";
     }
+}
+
+/// Refuses a `detector_watch` value the chosen detector cannot honour: phi's beats and SWIM's
+/// probes go to every member by design, so `waits` (given explicitly) would be a word ignored.
+pub(crate) fn check_watch(opts: &BTreeMap<String, String>) -> Result<(), String> {
+    let o = DetectorOptions::read_map(opts, &[]);
+    match opts.get("detector_watch").map(String::as_str) {
+        Some("waits") if o.detector != "fixed" => Err(format!(
+            "--set detector_watch=waits is for detector=fixed: {} watches every member it reaches by design \
+             (drop the key, or give detector_watch=all)",
+            o.detector
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Whether the fixed detector sweeps every member it reaches (`detector_watch=all`) rather than
+/// probing only what its host waits on.
+pub(crate) fn watches_all(opts: &BTreeMap<String, String>) -> bool {
+    DetectorOptions::read_map(opts, &[]).detector_watch == "all"
 }
 
 /// The detector chosen and its parameters.

@@ -22,6 +22,13 @@
 //!   and a copy seen before is recognised ([`Liveness::fresh_beacon`]), so each node forwards
 //!   each beacon once.
 //!
+//! - sweeps (`--set detector_watch=all`, fixed only): besides what its host waits on, the
+//!   node watches every member it reaches, every half heartbeat period: a member silent for
+//!   half a period gets a PROBE, one silent for the timeout is suspected (`cause: "watch"`)
+//!   and re-probed as above. That puts fixed on the pairs phi and SWIM watch anyway, so a follower's crash is
+//!   detected and false suspicions are counted over the same pairs (the detectors' bench). The
+//!   default (`waits`) sends exactly what it always did.
+//!
 //! Which detector judges silence is the `detector` key ([`Choice`]): `fixed` is all of the
 //! above; `phi` ([`Phi`]) and `swim` ([`Swim`]) run their own traffic (BEAT; PING, PING-REQ,
 //! ACK, NACK with gossip) every heartbeat period and decide who is suspected, on their own
@@ -82,6 +89,8 @@ pub struct Liveness {
     mode: Mode,
     /// Suspected by the detector's own judgement since the host last asked.
     news: Vec<NodeId>,
+    /// The fixed detector watches every member it reaches (`detector_watch=all`).
+    sweep: bool,
 }
 
 /// The nodes a detector may send to.
@@ -101,6 +110,13 @@ impl Reach {
             Reach::Listed(set) => set.contains(&n),
         }
     }
+
+    fn all(&self) -> Vec<NodeId> {
+        match self {
+            Reach::Members(members, me) => members.iter().copied().filter(|n| n != me).collect(),
+            Reach::Listed(set) => set.iter().copied().collect(),
+        }
+    }
 }
 
 impl Liveness {
@@ -117,7 +133,9 @@ impl Liveness {
     /// A detector for `setup.me`, with its timing and the nodes it may reach.
     pub fn new(setup: &Setup, reach: impl IntoIterator<Item = NodeId>) -> Self {
         let reach: BTreeSet<NodeId> = reach.into_iter().filter(|&n| n != setup.me).collect();
-        let mode = match Choice::from_setup(setup) {
+        let choice = Choice::from_setup(setup);
+        let sweep = matches!(choice, Choice::Fixed) && super::config::watches_all(&setup.opts);
+        let mode = match choice {
             Choice::Fixed => Mode::Fixed,
             Choice::Phi(p) => Mode::Phi(Phi::new(p, reach.iter().copied(), Duration::ZERO)),
             Choice::Swim(p) => Mode::Swim(Box::new(Swim::new(
@@ -130,6 +148,7 @@ impl Liveness {
         Liveness {
             mode,
             news: Vec::new(),
+            sweep,
             silence: Silence::default(),
             timeout: setup.timeout,
             heartbeat: setup.heartbeat,
@@ -156,7 +175,9 @@ impl Liveness {
             Mode::Phi(p) => p.restart(cx.now),
             Mode::Swim(s) => cx.within::<SwimSlot, _>(|c| s.start(c)),
         }
-        if !matches!(self.mode, Mode::Fixed) {
+        if self.sweep {
+            cx.set_timer(LiveTimer::Period, self.sweep_period());
+        } else if !matches!(self.mode, Mode::Fixed) {
             cx.set_timer(LiveTimer::Period, self.heartbeat);
         }
     }
@@ -233,6 +254,7 @@ impl Liveness {
     /// A message from `node` arrived: it is alive.
     pub fn heard(&mut self, cx: &mut LiveCx<'_>, node: NodeId) {
         self.fresh.insert(node);
+
         match &mut self.mode {
             Mode::Phi(p) => p.heard(node, cx.now),
             // SWIM withdraws a suspicion only on a higher incarnation.
@@ -362,6 +384,12 @@ impl Liveness {
 
     /// The period of phi and SWIM: beats and phi's judgement, or SWIM's next probe.
     fn on_period(&mut self, cx: &mut LiveCx<'_>) {
+        if self.sweep {
+            // Fixed has no news: its host asks (`suspect`) and reads `is_suspected`.
+            self.sweep(cx);
+            cx.set_timer(LiveTimer::Period, self.sweep_period());
+            return;
+        }
         let before = self.silence.suspected().clone();
         let mut next = self.heartbeat;
         match &mut self.mode {
@@ -388,6 +416,44 @@ impl Liveness {
         self.news.sort_unstable();
         self.news.dedup();
         cx.set_timer(LiveTimer::Period, next);
+    }
+
+    /// How often the fixed detector sweeps (`detector_watch=all`): half a heartbeat period.
+    fn sweep_period(&self) -> Duration {
+        (self.heartbeat / 2).max(Duration::from_millis(1))
+    }
+
+    /// The fixed detector's sweep over every member it reaches (`detector_watch=all`), every
+    /// half heartbeat period: a member silent for the timeout is suspected (as the leader is
+    /// after a timeout without heartbeats), one silent for half a period is PROBEd. A PROBE and
+    /// its ALIVE must both arrive, so a live member is asked about four or five times before
+    /// the timeout runs out (with the default 100/300 ms): about as many chances as the three
+    /// one-way heartbeats the leader's followers get, so a lost datagram or two is not a
+    /// suspicion. A suspect is left to its re-probes, whose answer withdraws it.
+    fn sweep(&mut self, cx: &mut LiveCx<'_>) {
+        for x in self.reach.all() {
+            if self.is_suspected(x) {
+                continue;
+            }
+            let Some(heard) = self.silence.last_heard(x) else {
+                // Never heard: silent since this node started running.
+                self.silence.reset(x, self.running_since);
+                continue;
+            };
+            let silent = cx.now.saturating_sub(heard);
+            if silent >= self.timeout {
+                self.suspect_fixed(cx, x, "watch");
+            } else if silent >= self.sweep_period() {
+                // Not a probe of the host's waits (`wait: false`): it only asks for ALIVE.
+                cx.send(
+                    x,
+                    LiveMsg::Probe {
+                        epoch: self.epoch,
+                        wait: false,
+                    },
+                );
+            }
+        }
     }
 
     /// Handles a detector timer other than [`LiveTimer::Check`] (which needs the host's list:

@@ -13,6 +13,8 @@ pub mod swim;
 mod swim_messages;
 #[cfg(test)]
 mod swim_tests;
+#[cfg(test)]
+mod watch_tests;
 
 pub use config::Choice;
 pub use heartbeat::Silence;

@@ -17,7 +17,11 @@
 //!   a period, so it heard of its suspicion and its ALIVE spread only after the suspecters'
 //!   shortest timeout had run out, and a 600 ms pause was confirmed dead.
 //! - a suspicion not refuted within the suspicion timeout is confirmed: the member is
-//!   declared dead (DEAD gossip). The timeout starts at its maximum and shrinks as independent
+//!   declared dead (DEAD gossip), and taken off the probe list (as memberlist does). A dead
+//!   member that speaks again (restarted, or back from a long pause, when it also announces
+//!   itself with an ALIVE of its incarnation) is answered with its own death at once, refutes
+//!   it with a higher incarnation, and is probed again; whoever tells a node of a suspicion it
+//!   already refuted gets the refutation directly, not only by random gossip. The timeout starts at its maximum and shrinks as independent
 //!   suspicions of the same incarnation arrive (memberlist's log formula), to its minimum of
 //!   `swim_suspicion_mult * log10(members) * period` once `swim_suspicion_mult - 2` have.
 //! - Lifeguard's local health multiplier (LHM, 0..8): a probe that failed without the NACKs
@@ -210,6 +214,13 @@ impl Swim {
         self.probe = None;
         self.relays.clear();
         self.lhm = self.params.max_lhm;
+        // Back from a stall, it may have been declared dead meanwhile, and nobody probes a dead
+        // member: it announces itself (memberlist's alive on join), and a member that holds it
+        // dead answers with that rumour, which it then refutes.
+        self.spread(Rumour::Alive {
+            node: self.me,
+            inc: self.inc,
+        });
         for m in self.members.values_mut() {
             if let State::Suspect { since, .. } = &mut m.state {
                 *since = now;
@@ -250,21 +261,30 @@ impl Swim {
         cx.set_timer(SwimTimer::ProbeTimeout(seq), self.probe_timeout());
     }
 
+    /// The next member to probe: round robin over the members not declared dead (memberlist
+    /// takes a dead member off its probe list; one that comes back says so itself, see
+    /// [`on_msg`](Self::on_msg)).
     fn next_target(&mut self, rng: &mut Rng) -> Option<NodeId> {
-        if self.order.is_empty() {
-            return None;
-        }
-        if self.next >= self.order.len() {
-            // Fisher-Yates: a fresh lap in a fresh order.
-            for i in (1..self.order.len()).rev() {
-                let j = rng.range(0, i as u64 + 1) as usize;
-                self.order.swap(i, j);
+        // At most one lap and a fresh one: every member may be dead.
+        for _ in 0..=self.order.len() {
+            if self.order.is_empty() {
+                return None;
             }
-            self.next = 0;
+            if self.next >= self.order.len() {
+                // Fisher-Yates: a fresh lap in a fresh order.
+                for i in (1..self.order.len()).rev() {
+                    let j = rng.range(0, i as u64 + 1) as usize;
+                    self.order.swap(i, j);
+                }
+                self.next = 0;
+            }
+            let t = self.order[self.next];
+            self.next += 1;
+            if self.state(t) != Some(&State::Dead) {
+                return Some(t);
+            }
         }
-        let t = self.order[self.next];
-        self.next += 1;
-        Some(t)
+        None
     }
 
     /// A SWIM timer.
@@ -275,6 +295,10 @@ impl Swim {
                     return;
                 };
                 let target = p.target;
+                // Declared dead meanwhile (on another member's word): nothing left to ask.
+                if self.state(target) == Some(&State::Dead) {
+                    return;
+                }
                 let mut helpers: Vec<NodeId> = self
                     .members
                     .iter()
@@ -384,15 +408,19 @@ impl Swim {
     }
 
     /// A SWIM message from `from`.
+    /// A member declared dead that speaks (restarted, or back from a pause) is told that it is
+    /// held dead at once, so that it refutes: nobody probes it any more, and the ALIVE it
+    /// announces on waking carries no higher incarnation.
     pub(crate) fn on_msg(&mut self, cx: &mut SwimCx<'_>, silence: &mut Silence, from: NodeId, msg: &SwimMsg) {
         match msg {
             SwimMsg::Ping { seq, rumours } => {
-                self.hear(cx, silence, rumours);
-                let rumours = self.gossip(None);
+                self.hear(cx, silence, from, rumours);
+                let rumours = self.gossip(Some(from));
                 cx.send(from, SwimMsg::Ack { seq: *seq, rumours });
+                return;
             }
             SwimMsg::PingReq { seq, target, rumours } => {
-                self.hear(cx, silence, rumours);
+                self.hear(cx, silence, from, rumours);
                 self.seq += 1;
                 let mine = self.seq;
                 self.relays.insert(mine, (from, *seq));
@@ -401,7 +429,7 @@ impl Swim {
                 cx.set_timer(SwimTimer::Relay(mine), self.probe_timeout());
             }
             SwimMsg::Ack { seq, rumours } => {
-                self.hear(cx, silence, rumours);
+                self.hear(cx, silence, from, rumours);
                 if let Some((to, their)) = self.relays.remove(seq) {
                     cx.cancel_timer(SwimTimer::Relay(*seq));
                     let rumours = self.gossip(None);
@@ -416,7 +444,11 @@ impl Swim {
                     p.nacks += 1;
                 }
             }
-            SwimMsg::Gossip { rumours } => self.hear(cx, silence, rumours),
+            SwimMsg::Gossip { rumours } => self.hear(cx, silence, from, rumours),
+        }
+        if self.state(from) == Some(&State::Dead) {
+            let rumours = self.gossip(Some(from));
+            cx.send(from, SwimMsg::Gossip { rumours });
         }
     }
 }

@@ -294,3 +294,73 @@ fn a_node_paused_for_less_than_the_shortest_suspicion_timeout_is_never_confirmed
         "confirmed dead after a 600 ms pause: {confirmed:?}"
     );
 }
+
+/// PINGs sent to `target` at or after `from`.
+fn pings_to(s: &Sim<Cr>, target: NodeId, from: Duration) -> usize {
+    s.events("send")
+        .into_iter()
+        .filter(|r| r.t >= from.as_micros() as u64)
+        .filter(|r| matches!(&r.event, Event::Send { to, msg, .. } if *to == target && msg == "PING"))
+        .count()
+}
+
+#[test]
+fn a_member_declared_dead_is_no_longer_probed() {
+    let mut s = sim(6);
+    s.run_for(ms(2000));
+    s.crash(3);
+    // Until every member has declared it dead.
+    let all_dead = |s: &Sim<Cr>| {
+        [1, 2, 4, 5, 6]
+            .iter()
+            .all(|&by| s.node(by).liveness().swim().unwrap().state(3) == Some(&State::Dead))
+    };
+    assert!(s.run_until(s.now() + ms(5000), all_dead), "3 is declared dead by all");
+    let dead = s.now();
+    s.run_for(ms(5000));
+    assert_eq!(
+        pings_to(&s, 3, dead),
+        0,
+        "nobody spends a probe period on a dead member"
+    );
+    // The probe periods go to the living: each of the five probes about once a period.
+    let pings = s
+        .events("send")
+        .into_iter()
+        .filter(|r| r.t >= dead.as_micros() as u64 && matches!(&r.event, Event::Send { msg, .. } if msg == "PING"))
+        .count();
+    assert!(pings >= 5 * 5000 / 300 * 9 / 10, "{pings} PINGs in 5 s");
+}
+
+#[test]
+fn a_member_declared_dead_that_restarts_rejoins_by_refuting_its_death() {
+    let mut s = sim(6);
+    s.run_for(ms(2000));
+    s.crash(3);
+    let all_dead = |s: &Sim<Cr>| {
+        [1, 2, 4, 5, 6]
+            .iter()
+            .all(|&by| s.node(by).liveness().swim().unwrap().state(3) == Some(&State::Dead))
+    };
+    assert!(s.run_until(s.now() + ms(5000), all_dead));
+    s.run_for(ms(1000));
+    s.restart(3);
+    let back = s.now();
+    // Nobody probes it; its own first PING (or announcement) is answered with its death,
+    // which it refutes with a higher incarnation.
+    let all_alive = |s: &Sim<Cr>| {
+        [1, 2, 4, 5, 6]
+            .iter()
+            .all(|&by| s.node(by).liveness().swim().unwrap().state(3) == Some(&State::Alive))
+    };
+    assert!(
+        s.run_until(back + ms(2000), all_alive),
+        "every member has 3 back within 2 s"
+    );
+    assert!(s.node(3).liveness().swim().unwrap().inc >= 1);
+    for by in [1, 2, 4, 5, 6] {
+        assert!(!s.node(by).liveness().is_suspected(3), "node {by}");
+    }
+    s.run_for(ms(2000));
+    assert!(pings_to(&s, 3, back) > 0, "3 is probed again once it is back");
+}

@@ -65,6 +65,7 @@ pub(super) fn check(setup: &Setup, regrant_ms: u64) -> Result<(), String> {
                 .into(),
         );
     }
+    crate::algo::detector::config::check_watch(&setup.opts)?;
     for key in DetectorOptions::KEYS
         .iter()
         .map(|k| k.name)
@@ -73,8 +74,14 @@ pub(super) fn check(setup: &Setup, regrant_ms: u64) -> Result<(), String> {
         if !setup.opts.contains_key(key) {
             continue;
         }
+        if key == "detector_watch" && detector.is_none() {
+            return Err(
+                "--set detector_watch says whom central's detector watches, and this run has none: add --set detector=fixed|phi|swim"
+                    .into(),
+            );
+        }
         let needs = if key.starts_with("phi_") { "phi" } else { "swim" };
-        if detector != Some(needs) {
+        if key != "detector_watch" && detector != Some(needs) {
             return Err(format!(
                 "--set {key} tunes detector={needs}, which this run of central does not use: add --set detector={needs}"
             ));

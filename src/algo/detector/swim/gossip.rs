@@ -64,12 +64,12 @@ impl Swim {
         self.rumours.push((r, 0));
     }
 
-    /// Takes in gossip.
-    pub(super) fn hear(&mut self, cx: &mut SwimCx<'_>, silence: &mut Silence, rumours: &[Rumour]) {
+    /// Takes in gossip, carried by a message from `from`.
+    pub(super) fn hear(&mut self, cx: &mut SwimCx<'_>, silence: &mut Silence, from: NodeId, rumours: &[Rumour]) {
         for &r in rumours {
             match r {
                 Rumour::Suspect { node, inc, .. } | Rumour::Dead { node, inc, .. } if node == self.me => {
-                    self.refute(cx, inc)
+                    self.refute(cx, from, inc)
                 }
                 Rumour::Alive { node, .. } if node == self.me => {}
                 Rumour::Alive { node, inc } => {
@@ -108,11 +108,13 @@ impl Swim {
         }
     }
 
-    /// Someone believes this node suspect or dead at `inc`: refute with a higher incarnation.
-    pub(super) fn refute(&mut self, cx: &mut SwimCx<'_>, inc: u64) {
+    /// `teller` believes this node suspect or dead at `inc`: refute with a higher incarnation,
+    /// and tell `teller` itself at once.
+    pub(super) fn refute(&mut self, cx: &mut SwimCx<'_>, teller: NodeId, inc: u64) {
         if inc < self.inc {
             // Already refuted, but its holder missed the ALIVE (each rumour is sent a bounded
-            // number of times): tell it again, or that suspicion would run to a confirmation.
+            // number of times, to members drawn at random): tell the one that said so directly,
+            // or its suspicion could run to a confirmation while the gossip keeps missing it.
             let alive = Rumour::Alive {
                 node: self.me,
                 inc: self.inc,
@@ -120,6 +122,7 @@ impl Swim {
             if !self.rumours.iter().any(|r| r.0 == alive) {
                 self.spread(alive);
             }
+            cx.send(teller, SwimMsg::Gossip { rumours: vec![alive] });
             return;
         }
         let refuted_by = inc + 1;
@@ -135,5 +138,14 @@ impl Swim {
         });
         // At once, not at the next gossip round: the suspecters' timers are running.
         self.gossip_round(cx);
+        cx.send(
+            teller,
+            SwimMsg::Gossip {
+                rumours: vec![Rumour::Alive {
+                    node: self.me,
+                    inc: refuted_by,
+                }],
+            },
+        );
     }
 }

@@ -146,6 +146,7 @@ pub trait Election: Sized {
 /// Checks the options this wrapper reads (`mesh`, `majority`, `weights`): the launcher and the
 /// node front door call it so that a bad option is refused rather than ignored.
 pub fn validate(setup: &Setup) -> Result<(), String> {
+    crate::algo::detector::config::check_watch(&setup.opts)?;
     for key in ["mesh", "majority"] {
         if let Some(v) = setup.opts.get(key) {
             if crate::algo::options::boolean(v).is_none() {
