@@ -95,8 +95,8 @@ impl PartitionSweep {
 #[cfg(test)]
 mod sweep_tests {
     use super::*;
-    use std::collections::BTreeMap;
     use crate::check::timeline::{Change, End};
+    use std::collections::BTreeMap;
 
     /// The sweep finds, at every moment of an increasing series, the nodes `state_at` finds
     /// not running: changes at the moments themselves, between them, several at one moment

@@ -49,8 +49,12 @@ use super::swim::Swim;
 use super::Silence;
 use crate::algo::{Context, NodeId, Setup};
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 use std::time::Duration;
+
+mod reach;
+mod sweep;
+
+use reach::Reach;
 
 /// The detector that judges silence.
 #[derive(Debug, Clone)]
@@ -91,32 +95,6 @@ pub struct Liveness {
     news: Vec<NodeId>,
     /// The fixed detector watches every member it reaches (`detector_watch=all`).
     sweep: bool,
-}
-
-/// The nodes a detector may send to.
-#[derive(Debug, Clone)]
-enum Reach {
-    /// Every other member: the one member table every node shares, never copied (a ring of
-    /// 16,384 would otherwise hold 16,384 ids in every node).
-    Members(Arc<[NodeId]>, NodeId),
-    /// These nodes (a mesh's neighbours; phi and SWIM, which keep state per peer anyway).
-    Listed(BTreeSet<NodeId>),
-}
-
-impl Reach {
-    fn contains(&self, n: NodeId) -> bool {
-        match self {
-            Reach::Members(members, me) => n != *me && members.contains(&n),
-            Reach::Listed(set) => set.contains(&n),
-        }
-    }
-
-    fn all(&self) -> Vec<NodeId> {
-        match self {
-            Reach::Members(members, me) => members.iter().copied().filter(|n| n != me).collect(),
-            Reach::Listed(set) => set.iter().copied().collect(),
-        }
-    }
 }
 
 impl Liveness {
@@ -416,44 +394,6 @@ impl Liveness {
         self.news.sort_unstable();
         self.news.dedup();
         cx.set_timer(LiveTimer::Period, next);
-    }
-
-    /// How often the fixed detector sweeps (`detector_watch=all`): half a heartbeat period.
-    fn sweep_period(&self) -> Duration {
-        (self.heartbeat / 2).max(Duration::from_millis(1))
-    }
-
-    /// The fixed detector's sweep over every member it reaches (`detector_watch=all`), every
-    /// half heartbeat period: a member silent for the timeout is suspected (as the leader is
-    /// after a timeout without heartbeats), one silent for half a period is PROBEd. A PROBE and
-    /// its ALIVE must both arrive, so a live member is asked about four or five times before
-    /// the timeout runs out (with the default 100/300 ms): about as many chances as the three
-    /// one-way heartbeats the leader's followers get, so a lost datagram or two is not a
-    /// suspicion. A suspect is left to its re-probes, whose answer withdraws it.
-    fn sweep(&mut self, cx: &mut LiveCx<'_>) {
-        for x in self.reach.all() {
-            if self.is_suspected(x) {
-                continue;
-            }
-            let Some(heard) = self.silence.last_heard(x) else {
-                // Never heard: silent since this node started running.
-                self.silence.reset(x, self.running_since);
-                continue;
-            };
-            let silent = cx.now.saturating_sub(heard);
-            if silent >= self.timeout {
-                self.suspect_fixed(cx, x, "watch");
-            } else if silent >= self.sweep_period() {
-                // Not a probe of the host's waits (`wait: false`): it only asks for ALIVE.
-                cx.send(
-                    x,
-                    LiveMsg::Probe {
-                        epoch: self.epoch,
-                        wait: false,
-                    },
-                );
-            }
-        }
     }
 
     /// Handles a detector timer other than [`LiveTimer::Check`] (which needs the host's list:
