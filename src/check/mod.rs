@@ -29,6 +29,8 @@ pub mod timeline;
 pub mod traffic;
 
 #[cfg(test)]
+mod evidence_tests;
+#[cfg(test)]
 mod explained_tests;
 #[cfg(test)]
 mod network_tests;

@@ -7,15 +7,15 @@ use crate::trace::{Event, JsonlWriter, Record, RunInfo, RunNode};
 
 const START: u64 = 1_700_000_000_000_000;
 
-fn ms(x: u64) -> u64 {
+pub(super) fn ms(x: u64) -> u64 {
     START + x * 1000
 }
 
-fn rec(t_ms: u64, node: Option<NodeId>, event: Event) -> Record {
+pub(super) fn rec(t_ms: u64, node: Option<NodeId>, event: Event) -> Record {
     Record::unstamped(ms(t_ms), node, event)
 }
 
-fn start_ev(n: NodeId, algo: &str) -> Event {
+pub(super) fn start_ev(n: NodeId, algo: &str) -> Event {
     Event::Start {
         addr: format!("127.0.0.1:{}", 9000 + n),
         algo: algo.into(),
@@ -25,17 +25,17 @@ fn start_ev(n: NodeId, algo: &str) -> Event {
 }
 
 /// A synthetic run of `algo` on `ids` (every node spawned and started at +0 ms).
-struct R {
-    algo: String,
-    ids: Vec<NodeId>,
-    set: serde_json::Value,
-    nodes: Vec<Record>,
-    faults: Vec<Record>,
-    resource: Vec<Record>,
+pub(super) struct R {
+    pub(super) algo: String,
+    pub(super) ids: Vec<NodeId>,
+    pub(super) set: serde_json::Value,
+    pub(super) nodes: Vec<Record>,
+    pub(super) faults: Vec<Record>,
+    pub(super) resource: Vec<Record>,
 }
 
 impl R {
-    fn new(algo: &str, ids: &[NodeId]) -> R {
+    pub(super) fn new(algo: &str, ids: &[NodeId]) -> R {
         let mut r = R {
             algo: algo.into(),
             ids: ids.to_vec(),
@@ -58,22 +58,22 @@ impl R {
         r
     }
 
-    fn ev(&mut self, t: u64, n: NodeId, e: Event) -> &mut Self {
+    pub(super) fn ev(&mut self, t: u64, n: NodeId, e: Event) -> &mut Self {
         self.nodes.push(rec(t, Some(n), e));
         self
     }
 
-    fn res(&mut self, t: u64, e: Event) -> &mut Self {
+    pub(super) fn res(&mut self, t: u64, e: Event) -> &mut Self {
         self.resource.push(rec(t, Some(0), e));
         self
     }
 
-    fn fault(&mut self, t: u64, n: NodeId, e: Event) -> &mut Self {
+    pub(super) fn fault(&mut self, t: u64, n: NodeId, e: Event) -> &mut Self {
         self.faults.push(rec(t, Some(n), e));
         self
     }
 
-    fn kill(&mut self, t: u64, n: NodeId) -> &mut Self {
+    pub(super) fn kill(&mut self, t: u64, n: NodeId) -> &mut Self {
         self.fault(
             t,
             n,
@@ -84,13 +84,13 @@ impl R {
         )
     }
 
-    fn restart(&mut self, t: u64, n: NodeId) -> &mut Self {
+    pub(super) fn restart(&mut self, t: u64, n: NodeId) -> &mut Self {
         self.fault(t, n, Event::Restart { pid: 1 });
         let algo = self.algo.clone();
         self.ev(t + 1, n, start_ev(n, &algo))
     }
 
-    fn info(&self) -> RunInfo {
+    pub(super) fn info(&self) -> RunInfo {
         RunInfo {
             algo: self.algo.clone(),
             topology: "mesh:complete".into(),
@@ -109,7 +109,7 @@ impl R {
         }
     }
 
-    fn load(&self, end_ms: u64) -> RunDir {
+    pub(super) fn load(&self, end_ms: u64) -> RunDir {
         let mut node_events = self.nodes.clone();
         node_events.sort_by_key(|r| r.t);
         let mut faults = self.faults.clone();
@@ -119,7 +119,7 @@ impl R {
     }
 }
 
-fn progress_findings(a: &Analysis) -> Vec<Finding> {
+pub(super) fn progress_findings(a: &Analysis) -> Vec<Finding> {
     a.findings().into_iter().filter(|f| f.property == "progress").collect()
 }
 
@@ -471,14 +471,14 @@ fn a_majority_without_a_leader_for_longer_than_the_bound_is_a_violation() {
 }
 
 /// A fresh directory under the system temp dir.
-fn temp(label: &str) -> PathBuf {
+pub(super) fn temp(label: &str) -> PathBuf {
     let p = std::env::temp_dir().join(format!("coordlab-restart-check-{}-{label}", std::process::id()));
     let _ = std::fs::remove_dir_all(&p);
     std::fs::create_dir_all(&p).unwrap();
     p
 }
 
-fn write_run(dir: &Path, r: &R, end_ms: u64) {
+pub(super) fn write_run(dir: &Path, r: &R, end_ms: u64) {
     let run = r.load(end_ms);
     std::fs::write(dir.join("run.json"), serde_json::to_string(&run.info).unwrap()).unwrap();
     for &id in &r.ids {
@@ -491,89 +491,4 @@ fn write_run(dir: &Path, r: &R, end_ms: u64) {
     for rec in &run.faults {
         w.write(rec).unwrap();
     }
-}
-
-#[test]
-fn a_cut_or_empty_trace_is_missing_evidence_not_a_termination_violation() {
-    let dir = temp("cut");
-    let mut r = R::new("bully", &[1, 2, 3]);
-    for n in [1, 2, 3] {
-        r.ev(10, n, Event::Leader { leader: 3, term: 1 });
-    }
-    write_run(&dir, &r, 1000);
-    // Node 2's trace stops mid-line (a full disk): its last line, the leader, is cut.
-    let p2 = dir.join("node-2.jsonl");
-    let text = std::fs::read_to_string(&p2).unwrap();
-    std::fs::write(&p2, &text[..text.len() - 9]).unwrap();
-    // Node 1's trace is empty.
-    std::fs::write(dir.join("node-1.jsonl"), b"").unwrap();
-    let report = check(&dir).unwrap();
-    let a = &report.analysis;
-    assert!(!report.violated, "{}", report.full);
-    assert_eq!(a.bad_lines, 0, "a cut line is not a bad line");
-    let files: Vec<&str> = a.incomplete.iter().map(|(f, _)| f.as_str()).collect();
-    assert_eq!(files, vec!["node-1.jsonl", "node-2.jsonl"]);
-    assert!(
-        report
-            .text
-            .contains("node-2.jsonl is INCOMPLETE: its last line is cut off"),
-        "{}",
-        report.text
-    );
-    assert!(!report.text.contains("VIOLATED: termination"), "{}", report.text);
-    assert_eq!(a.election.as_ref().unwrap().unjudged, vec![1, 2]);
-    let _ = std::fs::remove_dir_all(&dir);
-}
-
-#[test]
-fn a_node_that_stopped_because_it_could_not_write_its_trace_is_not_judged_at_the_end() {
-    let mut r = R::new("bully", &[1, 2, 3]);
-    r.ev(10, 3, Event::Leader { leader: 3, term: 1 })
-        .ev(11, 1, Event::Leader { leader: 3, term: 1 });
-    r.fault(
-        500,
-        2,
-        Event::Exit {
-            pid: 102,
-            status: format!("exit {}", crate::error::WRITE_FAILED),
-        },
-    );
-    let a = analyse(&r.load(1000));
-    assert!(a
-        .incomplete
-        .iter()
-        .any(|(f, why)| f == "node-2.jsonl" && why.contains("could not write it")));
-    assert!(!a.violated(), "{}", summary::render(&a, false));
-}
-
-#[test]
-fn a_fifo_or_a_link_to_dev_zero_among_the_traces_is_refused_at_once() {
-    let dir = temp("hostile");
-    let r = R::new("bully", &[1, 2, 7]);
-    write_run(&dir, &r, 1000);
-    let p7 = dir.join("node-7.jsonl");
-    std::fs::remove_file(&p7).unwrap();
-    nix::unistd::mkfifo(&p7, nix::sys::stat::Mode::from_bits_truncate(0o600)).unwrap();
-    match check(&dir) {
-        Err(e @ CliError::Usage(_)) => assert!(e.to_string().contains("node-7.jsonl: a FIFO"), "{e}"),
-        other => panic!("{other:?}"),
-    }
-    std::fs::remove_file(&p7).unwrap();
-    std::os::unix::fs::symlink("/dev/zero", &p7).unwrap();
-    match check(&dir) {
-        Err(e @ CliError::Usage(_)) => assert!(e.to_string().contains("a character device"), "{e}"),
-        other => panic!("{other:?}"),
-    }
-    let _ = std::fs::remove_dir_all(&dir);
-}
-
-#[test]
-fn a_summary_that_cannot_be_written_is_a_write_failure_with_its_own_exit_status() {
-    let dir = temp("summary");
-    write_run(&dir, &R::new("bully", &[1, 2]), 1000);
-    std::fs::create_dir(dir.join("summary.txt")).unwrap();
-    let e = check(&dir).unwrap_err();
-    assert_eq!(e.exit_code(), 3, "{e}");
-    assert!(e.to_string().contains("cannot write"), "{e}");
-    let _ = std::fs::remove_dir_all(&dir);
 }

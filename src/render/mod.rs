@@ -13,6 +13,8 @@ pub mod story;
 pub mod svg;
 
 #[cfg(test)]
+mod family_tests;
+#[cfg(test)]
 mod graph_tests;
 #[cfg(test)]
 mod tests;

@@ -304,18 +304,23 @@ fn pings_to(s: &Sim<Cr>, target: NodeId, from: Duration) -> usize {
         .count()
 }
 
-#[test]
-fn a_member_declared_dead_is_no_longer_probed() {
+/// Six members after 2 s; node 3 crashed and declared dead by every other member.
+fn dead_3_of_6() -> Sim<Cr> {
     let mut s = sim(6);
     s.run_for(ms(2000));
     s.crash(3);
-    // Until every member has declared it dead.
     let all_dead = |s: &Sim<Cr>| {
         [1, 2, 4, 5, 6]
             .iter()
             .all(|&by| s.node(by).liveness().swim().unwrap().state(3) == Some(&State::Dead))
     };
     assert!(s.run_until(s.now() + ms(5000), all_dead), "3 is declared dead by all");
+    s
+}
+
+#[test]
+fn a_member_declared_dead_is_no_longer_probed() {
+    let mut s = dead_3_of_6();
     let dead = s.now();
     s.run_for(ms(5000));
     assert_eq!(
@@ -334,15 +339,7 @@ fn a_member_declared_dead_is_no_longer_probed() {
 
 #[test]
 fn a_member_declared_dead_that_restarts_rejoins_by_refuting_its_death() {
-    let mut s = sim(6);
-    s.run_for(ms(2000));
-    s.crash(3);
-    let all_dead = |s: &Sim<Cr>| {
-        [1, 2, 4, 5, 6]
-            .iter()
-            .all(|&by| s.node(by).liveness().swim().unwrap().state(3) == Some(&State::Dead))
-    };
-    assert!(s.run_until(s.now() + ms(5000), all_dead));
+    let mut s = dead_3_of_6();
     s.run_for(ms(1000));
     s.restart(3);
     let back = s.now();

@@ -82,6 +82,8 @@
 
 mod handlers;
 mod majority;
+#[cfg(test)]
+mod mesh_tests;
 mod messages;
 mod terms;
 #[cfg(test)]

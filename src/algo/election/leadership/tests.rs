@@ -1,20 +1,19 @@
-//! Simulator tests of the leadership wrapper: majority mode, meshes, ring repair.
+//! Simulator tests of the leadership wrapper: majority mode, pauses and restarts of the leader.
 
 use super::*;
 use crate::algo::election::chang_roberts::ChangRoberts;
 use crate::algo::election::testkit::one_leader_per_term;
 use crate::sim::{ring, NetConfig, Sim};
-use crate::topology::{build, mesh_setups, Graph};
 use crate::trace::Record;
 
-type Cr = Leadership<ChangRoberts>;
+pub(super) type Cr = Leadership<ChangRoberts>;
 
 /// A test-only protocol for meshes: the largest member this node does not suspect leads; it
 /// decides alone and everyone else learns it from the (flooded) heartbeat.
-struct Fixed;
+pub(super) struct Fixed;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-struct Never;
+pub(super) struct Never;
 
 impl Message for Never {
     fn name(&self) -> &'static str {
@@ -45,15 +44,15 @@ impl Election for Fixed {
     fn reset(&mut self) {}
 }
 
-fn ms(n: u64) -> Duration {
+pub(super) fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
 
-fn all(n: u64) -> Vec<NodeId> {
+pub(super) fn all(n: u64) -> Vec<NodeId> {
     (1..=n).collect()
 }
 
-fn majority(mut setups: Vec<Setup>, weights: Option<&str>) -> Vec<Setup> {
+pub(super) fn majority(mut setups: Vec<Setup>, weights: Option<&str>) -> Vec<Setup> {
     for s in &mut setups {
         s.opts.insert("majority".into(), "true".into());
         if let Some(w) = weights {
@@ -63,7 +62,7 @@ fn majority(mut setups: Vec<Setup>, weights: Option<&str>) -> Vec<Setup> {
     setups
 }
 
-fn net(seed: u64) -> NetConfig {
+pub(super) fn net(seed: u64) -> NetConfig {
     NetConfig {
         seed,
         ..NetConfig::default()
@@ -72,7 +71,7 @@ fn net(seed: u64) -> NetConfig {
 
 /// Runs until every node of `group` believes the same leader, in `group`, of a term after
 /// `after`; returns (term, leader).
-fn agree<E: Election>(s: &mut Sim<Leadership<E>>, group: &[NodeId], after: u64) -> (u64, NodeId) {
+pub(super) fn agree<E: Election>(s: &mut Sim<Leadership<E>>, group: &[NodeId], after: u64) -> (u64, NodeId) {
     let limit = s.now() + Duration::from_secs(30);
     let done = s.run_until(limit, |s| {
         let b: Vec<_> = group.iter().map(|&i| s.node(i).belief()).collect();
@@ -84,7 +83,7 @@ fn agree<E: Election>(s: &mut Sim<Leadership<E>>, group: &[NodeId], after: u64) 
 }
 
 /// Every (term, leader) a node recorded about itself, i.e. every claim to lead.
-fn claims(trace: &[Record]) -> Vec<(u64, NodeId)> {
+pub(super) fn claims(trace: &[Record]) -> Vec<(u64, NodeId)> {
     trace
         .iter()
         .filter_map(|r| match r.event {
@@ -94,7 +93,7 @@ fn claims(trace: &[Record]) -> Vec<(u64, NodeId)> {
         .collect()
 }
 
-fn since(s: &Sim<impl Algorithm>, t: Duration) -> Vec<Record> {
+pub(super) fn since(s: &Sim<impl Algorithm>, t: Duration) -> Vec<Record> {
     s.trace
         .iter()
         .filter(|r| r.t >= t.as_micros() as u64)
@@ -102,19 +101,19 @@ fn since(s: &Sim<impl Algorithm>, t: Duration) -> Vec<Record> {
         .collect()
 }
 
-fn sent_by(trace: &[Record], node: NodeId, name: &str) -> usize {
+pub(super) fn sent_by(trace: &[Record], node: NodeId, name: &str) -> usize {
     trace
         .iter()
         .filter(|r| r.node == Some(node) && matches!(&r.event, Event::Send { msg, .. } if msg == name))
         .count()
 }
 
-fn max_term<E: Election>(s: &Sim<Leadership<E>>) -> u64 {
+pub(super) fn max_term<E: Election>(s: &Sim<Leadership<E>>) -> u64 {
     s.ids().iter().map(|&i| s.node(i).belief().0).max().unwrap()
 }
 
 #[test]
-fn majority_elects_with_votes_and_others_learn_from_the_heartbeat() {
+pub(super) fn majority_elects_with_votes_and_others_learn_from_the_heartbeat() {
     let ids = all(5);
     let mut s = Sim::new(net(1), majority(ring(&ids, &ids), None), Cr::new);
     assert_eq!(agree(&mut s, &ids, 0), (1, 5));
@@ -138,7 +137,7 @@ fn majority_elects_with_votes_and_others_learn_from_the_heartbeat() {
 }
 
 #[test]
-fn partition_three_two_only_the_three_side_elects_and_the_old_leader_steps_down() {
+pub(super) fn partition_three_two_only_the_three_side_elects_and_the_old_leader_steps_down() {
     for seed in 0..5 {
         let ids = all(5);
         let mut s = Sim::new(net(seed), majority(ring(&ids, &ids), None), Cr::new);
@@ -171,7 +170,7 @@ fn partition_three_two_only_the_three_side_elects_and_the_old_leader_steps_down(
 }
 
 #[test]
-fn isolated_leader_steps_down_and_the_rest_elect() {
+pub(super) fn isolated_leader_steps_down_and_the_rest_elect() {
     let ids = all(5);
     let mut s = Sim::new(net(2), majority(ring(&ids, &ids), None), Cr::new);
     agree(&mut s, &ids, 0);
@@ -191,7 +190,7 @@ fn isolated_leader_steps_down_and_the_rest_elect() {
 }
 
 #[test]
-fn paused_leader_resumes_without_an_extra_election() {
+pub(super) fn paused_leader_resumes_without_an_extra_election() {
     let ids = all(5);
     let mut s = Sim::new(net(3), majority(ring(&ids, &ids), None), Cr::new);
     agree(&mut s, &ids, 0);
@@ -211,7 +210,7 @@ fn paused_leader_resumes_without_an_extra_election() {
 }
 
 #[test]
-fn restarted_leader_asks_first_and_follows_the_new_one() {
+pub(super) fn restarted_leader_asks_first_and_follows_the_new_one() {
     let ids = all(5);
     let mut s = Sim::new(net(9), majority(ring(&ids, &ids), None), Cr::new);
     agree(&mut s, &ids, 0);
@@ -232,12 +231,12 @@ fn restarted_leader_asks_first_and_follows_the_new_one() {
 
 /// Follower 2 is paused and everything sent to it meanwhile is lost (as when a stopped
 /// process's socket buffer overflows): it wakes with a stale view and a leader timeout due.
-fn stale_follower(majority_mode: bool) -> (Sim<Cr>, Vec<Record>) {
+pub(super) fn stale_follower(majority_mode: bool) -> (Sim<Cr>, Vec<Record>) {
     cut_off_follower(majority_mode, true)
 }
 
 /// Follower 2 is `paused` or merely cut off from every other node for two seconds, then comes back.
-fn cut_off_follower(majority_mode: bool, paused: bool) -> (Sim<Cr>, Vec<Record>) {
+pub(super) fn cut_off_follower(majority_mode: bool, paused: bool) -> (Sim<Cr>, Vec<Record>) {
     let ids = all(5);
     let setups = if majority_mode {
         majority(ring(&ids, &ids), None)
@@ -263,7 +262,7 @@ fn cut_off_follower(majority_mode: bool, paused: bool) -> (Sim<Cr>, Vec<Record>)
 }
 
 #[test]
-fn a_follower_woken_from_a_pause_does_not_count_its_own_sleep_as_the_leaders_silence() {
+pub(super) fn a_follower_woken_from_a_pause_does_not_count_its_own_sleep_as_the_leaders_silence() {
     for majority_mode in [true, false] {
         let (s, after) = stale_follower(majority_mode);
         assert!(
@@ -291,7 +290,7 @@ fn a_follower_woken_from_a_pause_does_not_count_its_own_sleep_as_the_leaders_sil
 }
 
 #[test]
-fn pre_vote_refuses_a_cut_off_follower_while_the_leader_lives() {
+pub(super) fn pre_vote_refuses_a_cut_off_follower_while_the_leader_lives() {
     let (s, after) = cut_off_follower(true, false);
     assert!(after
         .iter()
@@ -307,7 +306,7 @@ fn pre_vote_refuses_a_cut_off_follower_while_the_leader_lives() {
 }
 
 #[test]
-fn weight_not_numbers_decides_which_side_elects() {
+pub(super) fn weight_not_numbers_decides_which_side_elects() {
     // Total weight 9: {1, 2} hold 6 with two nodes, {3, 4, 5} hold 3 with three.
     let ids = all(5);
     let setups = majority(ring(&ids, &ids), Some("1:3,2:3"));
@@ -326,7 +325,7 @@ fn weight_not_numbers_decides_which_side_elects() {
 }
 
 #[test]
-fn majority_keeps_one_leader_per_term_under_loss_crashes_and_partitions() {
+pub(super) fn majority_keeps_one_leader_per_term_under_loss_crashes_and_partitions() {
     for seed in 0..12 {
         let ids = all(6);
         let lossy = NetConfig {
@@ -356,7 +355,7 @@ fn majority_keeps_one_leader_per_term_under_loss_crashes_and_partitions() {
 }
 
 #[test]
-fn a_ring_message_for_a_suspected_node_does_not_loop_forever_at_an_isolated_node() {
+pub(super) fn a_ring_message_for_a_suspected_node_does_not_loop_forever_at_an_isolated_node() {
     // Cut node 2 off while ring messages are in flight: its ACK timeouts make it suspect
     // everyone, and what it holds (ELECTION(4), ELECTED(4)) comes back to it alone. This
     // used to spin forever inside one handler.
@@ -371,178 +370,6 @@ fn a_ring_message_for_a_suspected_node_does_not_loop_forever_at_an_isolated_node
     }
 }
 
-fn order_max(s: &Sim<Cr>) -> NodeId {
+pub(super) fn order_max(s: &Sim<Cr>) -> NodeId {
     s.node(1).belief().1.unwrap_or(6)
-}
-
-fn assert_sends_follow_the_graph(trace: &[Record], g: &Graph, replies: &[&str]) {
-    for r in trace {
-        if let Event::Send { to, msg, .. } = &r.event {
-            let from = r.node.unwrap();
-            let ok = g.neighbours(from).contains(to) || replies.contains(&msg.as_str());
-            assert!(ok, "node {from} sent {msg} to non-neighbour {to}");
-        }
-    }
-}
-
-#[test]
-fn flooded_heartbeats_keep_a_grid_quiet_until_the_leader_dies() {
-    let ids = all(9);
-    let g = build("grid", &ids, 0).unwrap();
-    let jittery = NetConfig {
-        seed: 6,
-        min_delay: ms(1),
-        max_delay: ms(8),
-        ..NetConfig::default()
-    };
-    let mut s = Sim::new(jittery, mesh_setups(&g, &ids), Leadership::<Fixed>::new);
-    assert_eq!(agree(&mut s, &ids, 0), (1, 9));
-    s.run_for(Duration::from_secs(10));
-    assert!(s.ids().iter().all(|&i| s.node(i).belief() == (1, Some(9))));
-    assert!(s.events("suspect").is_empty(), "a live leader was suspected");
-    assert_eq!(s.events("election_start").len(), 9, "one election, joined once by each");
-    // Node 1, two hops from 9's corner... four hops away, heard it only through others.
-    assert!(!g.neighbours(9).contains(&1));
-    assert_sends_follow_the_graph(&s.trace, &g, &[]);
-    s.crash(9);
-    let live = s.live();
-    assert_eq!(agree(&mut s, &live, 1).1, 8);
-    for &i in &live {
-        assert!(s
-            .events("suspect")
-            .iter()
-            .any(|r| r.node == Some(i) && matches!(r.event, Event::Suspect { target: 9, .. })));
-    }
-    assert_sends_follow_the_graph(&s.trace, &g, &[]);
-}
-
-#[test]
-fn chang_roberts_on_mesh_rings_talks_only_to_neighbours() {
-    for topo in ["bidirectional-ring", "ring"] {
-        let ids = [3, 7, 1, 5, 8, 2, 6, 4];
-        let g = build(topo, &ids, 0).unwrap();
-        let mut s = Sim::new(net(7), mesh_setups(&g, &ids), Cr::new);
-        assert_eq!(agree(&mut s, &ids, 0), (1, 8), "{topo}");
-        s.run_for(Duration::from_secs(10));
-        assert!(s.events("suspect").is_empty(), "{topo}: a live leader was suspected");
-        assert!(ids.iter().all(|&i| s.node(i).belief() == (1, Some(8))));
-        // On the one-way ring, ACKs (and NEWERs) answer the predecessor on its own link.
-        assert_sends_follow_the_graph(&s.trace, &g, &["ACK", "NEWER", "ALIVE"]);
-        // With 8 dead there is no path around it: 5 keeps offering its ring messages to
-        // 8 alone, and no election completes until 8 is back.
-        let crashed = s.now();
-        s.crash(8);
-        s.run_for(Duration::from_secs(5));
-        let after = since(&s, crashed);
-        assert!(
-            claims(&after).is_empty(),
-            "{topo}: a ring election completed around a dead node"
-        );
-        assert!(after
-            .iter()
-            .any(|r| r.node == Some(5) && matches!(&r.event, Event::Send { to: 8, msg, .. } if msg == "ELECTION")));
-        assert_sends_follow_the_graph(&s.trace, &g, &["ACK", "NEWER", "ALIVE"]);
-        s.restart(8);
-        assert_eq!(agree(&mut s, &ids, 1).1, 8, "{topo}");
-    }
-}
-
-#[test]
-fn ring_messages_do_not_jump_to_a_successor_that_is_not_a_neighbour() {
-    let ids = all(4);
-    let g = build("grid", &ids, 0).unwrap(); // 1-2 / 3-4: 2's ring successor 3 is not adjacent
-    let mut s = Sim::new(net(8), mesh_setups(&g, &ids), Cr::new);
-    s.run_for(Duration::from_secs(2));
-    assert!(s.events("ignore").iter().any(|r| r.node == Some(2)
-        && matches!(&r.event, Event::Ignore { reason, .. } if reason.contains("ring successor 3 is not a neighbour"))));
-    assert_sends_follow_the_graph(&s.trace, &g, &[]);
-}
-
-#[test]
-fn validate_names_the_bad_option() {
-    let g = build("grid", &all(4), 0).unwrap();
-    let mut setups = mesh_setups(&g, &[]);
-    assert_eq!(validate(&setups[0]), Ok(()));
-    setups[0].opts.insert("majority".into(), "true".into());
-    assert_eq!(
-        validate(&setups[0]).unwrap_err(),
-        "majority=true needs every member reachable directly (coordlab ring, or a mesh with --topology \
-         complete): node 4 is not a neighbour of node 1"
-    );
-    let mut c = mesh_setups(&build("complete", &all(4), 0).unwrap(), &[])[0].clone();
-    c.opts.insert("majority".into(), "yes".into());
-    assert_eq!(validate(&c), Ok(()));
-    let bad = |k: &str, v: &str| {
-        let mut r = ring(&all(3), &[])[0].clone();
-        r.opts.insert("majority".into(), "true".into());
-        r.opts.insert(k.into(), v.into());
-        validate(&r).unwrap_err()
-    };
-    assert_eq!(bad("mesh", "maybe"), "mesh=maybe: expected true or false");
-    assert_eq!(bad("majority", "2"), "majority=2: expected true or false");
-    assert_eq!(
-        bad("weights", "1=5"),
-        "weights: '1=5' is not ID:WEIGHT (e.g. weights=1:5,2:3)"
-    );
-    assert_eq!(bad("weights", "x:5"), "weights: 'x' is not a node id");
-    assert_eq!(bad("weights", "1:y"), "weights: 'y' is not a whole number");
-    assert_eq!(bad("weights", "9:2"), "weights: node 9 is not a member");
-    assert_eq!(
-        bad("weights", "1:0"),
-        "weights: node 1 has weight 0; a weight is 1 to 1000000"
-    );
-    assert_eq!(bad("weights", "1:2,1:3"), "weights: node 1 appears twice");
-    let mut ok = ring(&all(3), &[])[0].clone();
-    ok.opts.insert("majority".into(), "true".into());
-    ok.opts.insert("weights".into(), "1:5, 3:2".into());
-    assert_eq!(validate(&ok), Ok(()));
-    let w = crate::algo::weights::Weights::parse(&ok).unwrap();
-    assert_eq!(w.of(), &std::collections::BTreeMap::from([(1, 5), (2, 1), (3, 2)]));
-}
-
-#[test]
-fn ring_acks_are_owed_then_sent_together_and_a_silent_successor_is_still_skipped() {
-    // Every node initiates: ring 6 sees many forwards per link, yet each predecessor gets
-    // one ACK per flush, a tenth of the timeout after the first forward it acknowledges.
-    let ids = all(6);
-    let mut s = Sim::new(net(3), ring(&ids, &ids), Cr::new);
-    let (_, l) = agree(&mut s, &ids, 0);
-    assert_eq!(l, 6);
-    // The default timeout (300 ms): every owed ACK has left by then.
-    s.run_for(ms(300));
-    let forwards = s.sent("ELECTION") + s.sent("ELECTED");
-    let acks = s.sent("ACK");
-    assert!(acks > 0, "owed ACKs are sent");
-    assert!(
-        acks < forwards,
-        "{acks} ACKs for {forwards} forwards: not one per forward"
-    );
-    for r in &s.trace {
-        if let Event::Send { msg, brief, .. } = &r.event {
-            if msg == "ACK" {
-                assert!(brief.contains("seqs=["), "{brief}");
-            }
-        }
-    }
-    one_leader_per_term(&s);
-    assert!(
-        !s.trace.iter().any(|r| matches!(r.event, Event::Suspect { .. })),
-        "no live successor is suspected for a late ACK"
-    );
-
-    // A successor that dies before it acknowledges is skipped: node 3 crashes as soon as
-    // ELECTION reaches it, and node 2 forwards round it.
-    let mut s = Sim::new(net(4), ring(&ids, &ids), Cr::new);
-    s.run_until(Duration::from_secs(5), |s| {
-        s.trace
-            .iter()
-            .any(|r| r.node == Some(3) && matches!(&r.event, Event::Recv { msg, .. } if msg == "ELECTION"))
-    });
-    s.crash(3);
-    let alive = [1, 2, 4, 5, 6];
-    assert_eq!(agree(&mut s, &alive, 0).1, 6);
-    assert!(s
-        .trace
-        .iter()
-        .any(|r| r.node == Some(2) && matches!(&r.event, Event::Suspect { target: 3, .. })));
 }
