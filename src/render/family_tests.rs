@@ -2,9 +2,9 @@
 //! log of a run with a resource.
 
 use super::draw::count_class as count;
+use super::shiviz;
 use super::story::{Story, Window};
 use super::tests::{false_suspicion, mutex_run, run_dir};
-use super::shiviz;
 use crate::algo::Setup;
 use crate::sim::{NetConfig, Sim};
 use crate::trace::{Event, NodeId};

@@ -301,13 +301,7 @@ mod tests {
     fn message_loss_and_duplication_are_survived() {
         for seed in 0..10 {
             let ids = all(6);
-            let net = NetConfig {
-                seed,
-                drop: 0.1,
-                duplicate: 0.1,
-                min_delay: Duration::from_millis(1),
-                max_delay: Duration::from_millis(4),
-            };
+            let net = crate::algo::election::testkit::lossy_net(seed, 0.1, 4);
             let mut s = Sim::new(net, ring(&ids, &ids), Cr::new);
             // A node whose ACKs were lost can be skipped as if dead and lose: agreement and
             // one leader per term are what loss cannot break.

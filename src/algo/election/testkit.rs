@@ -114,6 +114,16 @@ pub fn net(seed: u64, max_ms: u64) -> NetConfig {
     }
 }
 
+/// A network that drops and duplicates each datagram with probability `p`, with one-way delays
+/// from 1 to `max_ms` milliseconds.
+pub fn lossy_net(seed: u64, p: f64, max_ms: u64) -> NetConfig {
+    NetConfig {
+        drop: p,
+        duplicate: p,
+        ..net(seed, max_ms)
+    }
+}
+
 /// Starts a simulation of protocol `E` under leadership.
 pub fn sim<E: Election + 'static>(net: NetConfig, setups: Vec<Setup>) -> Sim<Leadership<E>> {
     Sim::new(net, setups, Leadership::<E>::new)

@@ -346,5 +346,7 @@ fn bad_input_is_dropped_and_counted_never_a_crash() {
     ));
 }
 
+// Test-only like this file; said again so that tests/layers.rs knows the file for one.
+#[cfg(test)]
 #[path = "voting_tests.rs"]
 mod voting;

@@ -111,20 +111,20 @@ fn validate_names_the_bad_option() {
         r.opts.insert(k.into(), v.into());
         validate(&r).unwrap_err()
     };
-    assert_eq!(bad("mesh", "maybe"), "mesh=maybe: expected true or false");
-    assert_eq!(bad("majority", "2"), "majority=2: expected true or false");
-    assert_eq!(
-        bad("weights", "1=5"),
-        "weights: '1=5' is not ID:WEIGHT (e.g. weights=1:5,2:3)"
-    );
-    assert_eq!(bad("weights", "x:5"), "weights: 'x' is not a node id");
-    assert_eq!(bad("weights", "1:y"), "weights: 'y' is not a whole number");
-    assert_eq!(bad("weights", "9:2"), "weights: node 9 is not a member");
-    assert_eq!(
-        bad("weights", "1:0"),
-        "weights: node 1 has weight 0; a weight is 1 to 1000000"
-    );
-    assert_eq!(bad("weights", "1:2,1:3"), "weights: node 1 appears twice");
+    #[rustfmt::skip]
+    let cases = [
+        ("mesh", "maybe", "mesh=maybe: expected true or false"),
+        ("majority", "2", "majority=2: expected true or false"),
+        ("weights", "1=5", "weights: '1=5' is not ID:WEIGHT (e.g. weights=1:5,2:3)"),
+        ("weights", "x:5", "weights: 'x' is not a node id"),
+        ("weights", "1:y", "weights: 'y' is not a whole number"),
+        ("weights", "9:2", "weights: node 9 is not a member"),
+        ("weights", "1:0", "weights: node 1 has weight 0; a weight is 1 to 1000000"),
+        ("weights", "1:2,1:3", "weights: node 1 appears twice"),
+    ];
+    for (k, v, want) in cases {
+        assert_eq!(bad(k, v), want, "{k}={v}");
+    }
     let mut ok = ring(&all(3), &[])[0].clone();
     ok.opts.insert("majority".into(), "true".into());
     ok.opts.insert("weights".into(), "1:5, 3:2".into());

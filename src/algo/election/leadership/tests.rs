@@ -113,7 +113,7 @@ pub(super) fn max_term<E: Election>(s: &Sim<Leadership<E>>) -> u64 {
 }
 
 #[test]
-pub(super) fn majority_elects_with_votes_and_others_learn_from_the_heartbeat() {
+fn majority_elects_with_votes_and_others_learn_from_the_heartbeat() {
     let ids = all(5);
     let mut s = Sim::new(net(1), majority(ring(&ids, &ids), None), Cr::new);
     assert_eq!(agree(&mut s, &ids, 0), (1, 5));
@@ -137,7 +137,7 @@ pub(super) fn majority_elects_with_votes_and_others_learn_from_the_heartbeat() {
 }
 
 #[test]
-pub(super) fn partition_three_two_only_the_three_side_elects_and_the_old_leader_steps_down() {
+fn partition_three_two_only_the_three_side_elects_and_the_old_leader_steps_down() {
     for seed in 0..5 {
         let ids = all(5);
         let mut s = Sim::new(net(seed), majority(ring(&ids, &ids), None), Cr::new);
@@ -170,7 +170,7 @@ pub(super) fn partition_three_two_only_the_three_side_elects_and_the_old_leader_
 }
 
 #[test]
-pub(super) fn isolated_leader_steps_down_and_the_rest_elect() {
+fn isolated_leader_steps_down_and_the_rest_elect() {
     let ids = all(5);
     let mut s = Sim::new(net(2), majority(ring(&ids, &ids), None), Cr::new);
     agree(&mut s, &ids, 0);
@@ -190,7 +190,7 @@ pub(super) fn isolated_leader_steps_down_and_the_rest_elect() {
 }
 
 #[test]
-pub(super) fn paused_leader_resumes_without_an_extra_election() {
+fn paused_leader_resumes_without_an_extra_election() {
     let ids = all(5);
     let mut s = Sim::new(net(3), majority(ring(&ids, &ids), None), Cr::new);
     agree(&mut s, &ids, 0);
@@ -210,7 +210,7 @@ pub(super) fn paused_leader_resumes_without_an_extra_election() {
 }
 
 #[test]
-pub(super) fn restarted_leader_asks_first_and_follows_the_new_one() {
+fn restarted_leader_asks_first_and_follows_the_new_one() {
     let ids = all(5);
     let mut s = Sim::new(net(9), majority(ring(&ids, &ids), None), Cr::new);
     agree(&mut s, &ids, 0);
@@ -262,7 +262,7 @@ pub(super) fn cut_off_follower(majority_mode: bool, paused: bool) -> (Sim<Cr>, V
 }
 
 #[test]
-pub(super) fn a_follower_woken_from_a_pause_does_not_count_its_own_sleep_as_the_leaders_silence() {
+fn a_follower_woken_from_a_pause_does_not_count_its_own_sleep_as_the_leaders_silence() {
     for majority_mode in [true, false] {
         let (s, after) = stale_follower(majority_mode);
         assert!(
@@ -290,7 +290,7 @@ pub(super) fn a_follower_woken_from_a_pause_does_not_count_its_own_sleep_as_the_
 }
 
 #[test]
-pub(super) fn pre_vote_refuses_a_cut_off_follower_while_the_leader_lives() {
+fn pre_vote_refuses_a_cut_off_follower_while_the_leader_lives() {
     let (s, after) = cut_off_follower(true, false);
     assert!(after
         .iter()
@@ -306,7 +306,7 @@ pub(super) fn pre_vote_refuses_a_cut_off_follower_while_the_leader_lives() {
 }
 
 #[test]
-pub(super) fn weight_not_numbers_decides_which_side_elects() {
+fn weight_not_numbers_decides_which_side_elects() {
     // Total weight 9: {1, 2} hold 6 with two nodes, {3, 4, 5} hold 3 with three.
     let ids = all(5);
     let setups = majority(ring(&ids, &ids), Some("1:3,2:3"));
@@ -325,16 +325,10 @@ pub(super) fn weight_not_numbers_decides_which_side_elects() {
 }
 
 #[test]
-pub(super) fn majority_keeps_one_leader_per_term_under_loss_crashes_and_partitions() {
+fn majority_keeps_one_leader_per_term_under_loss_crashes_and_partitions() {
     for seed in 0..12 {
         let ids = all(6);
-        let lossy = NetConfig {
-            seed,
-            drop: 0.05,
-            duplicate: 0.05,
-            min_delay: ms(1),
-            max_delay: ms(6),
-        };
+        let lossy = crate::algo::election::testkit::lossy_net(seed, 0.05, 6);
         let mut s = Sim::new(lossy, majority(ring(&ids, &ids), Some("6:2")), Cr::new);
         agree(&mut s, &ids, 0);
         let mut rng = Rng::new(seed);
@@ -355,7 +349,7 @@ pub(super) fn majority_keeps_one_leader_per_term_under_loss_crashes_and_partitio
 }
 
 #[test]
-pub(super) fn a_ring_message_for_a_suspected_node_does_not_loop_forever_at_an_isolated_node() {
+fn a_ring_message_for_a_suspected_node_does_not_loop_forever_at_an_isolated_node() {
     // Cut node 2 off while ring messages are in flight: its ACK timeouts make it suspect
     // everyone, and what it holds (ELECTION(4), ELECTED(4)) comes back to it alone. This
     // used to spin forever inside one handler.
