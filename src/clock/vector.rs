@@ -62,10 +62,24 @@ impl VectorClock {
         if !pairs.windows(2).all(|w| w[0].0 < w[1].0) {
             return self.merge_pairs(&VectorClock::from_pairs(pairs.iter().copied()).0);
         }
-        // Nothing new (the common case on a ring: the sender's entries, ours among them, are
-        // mostly what this node has already seen): no allocation.
-        let covered = pairs.iter().all(|&(k, c)| c == 0 || self.get(k) >= c);
-        if covered {
+        // One pass raising the entries this vector has: on a ring the sender's nodes are
+        // almost always all known here, and then nothing is allocated. Any node it lacks sends
+        // it to the merge below, which the raised entries do not change (a maximum twice).
+        let mut lacking = false;
+        let mut i = 0;
+        for &(k, c) in pairs.iter().filter(|p| p.1 > 0) {
+            while i < self.0.len() && self.0[i].0 < k {
+                i += 1;
+            }
+            match self.0.get_mut(i) {
+                Some(p) if p.0 == k => p.1 = p.1.max(c),
+                _ => {
+                    lacking = true;
+                    break;
+                }
+            }
+        }
+        if !lacking {
             return;
         }
         let mut out = Vec::with_capacity(self.0.len() + pairs.len());

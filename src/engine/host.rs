@@ -10,7 +10,7 @@ use crate::algo::{Algorithm, ClockCorrection, Command, Context, Message, Setup};
 use crate::clock::kept::KeptCorrection;
 use crate::clock::lamport::LamportClock;
 use crate::clock::{ClockOptions, Hlc, PhysicalClock, VectorClock};
-use crate::engine::wire::{Envelope, Sealer, Stamps, WireError};
+use crate::engine::wire::{Envelope, Sealer, Sealing, WireError};
 use crate::rng::Rng;
 use crate::trace::{Event, NodeId, Record};
 use std::collections::BTreeMap;
@@ -375,19 +375,16 @@ impl<A: Algorithm> Host<A> {
                     self.tick_clocks(now);
                     let name = msg.name();
                     let brief = msg.brief();
-                    let env = Envelope {
+                    let bytes = self.sealer.seal_parts(Sealing {
                         from: self.me,
                         to,
                         boot: self.boot,
                         seq: self.seq,
                         lamport: self.lamport.c,
-                        stamps: Stamps {
-                            vc: self.vc.as_ref().map(|v| v.pairs().to_vec()).unwrap_or_default(),
-                            hlc: (self.hlc.l, self.hlc.c),
-                        },
-                        msg,
-                    };
-                    let bytes = self.sealer.seal(&env);
+                        vc: self.vc.as_ref().map_or(&[], |v| v.pairs()),
+                        hlc: (self.hlc.l, self.hlc.c),
+                        msg: &msg,
+                    });
                     self.counters.sent += 1;
                     *self.counters.by_type.entry(name).or_default() += 1;
                     let ev = Event::Send {

@@ -3,6 +3,7 @@
 use super::*;
 use crate::algo::election::chang_roberts::CrMsg;
 use crate::algo::election::{chang_roberts::ChangRoberts, LMsg, Leadership};
+use crate::engine::wire::Stamps;
 
 type Cr = Leadership<ChangRoberts>;
 

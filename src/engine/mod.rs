@@ -8,5 +8,6 @@ pub mod durable;
 pub mod host;
 pub mod key;
 pub mod replay;
+pub(crate) mod stamps;
 pub mod timers;
 pub mod wire;

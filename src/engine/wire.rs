@@ -3,20 +3,22 @@
 //! A datagram is a fixed header, the bincode body, and a MAC over both:
 //!
 //! ```text
-//! version u8 | run u64 | from u64 | to u64 | boot u64 | seq u64 | body (lamport, msg) | mac [32]
+//! version u8 | run u64 | from u64 | to u64 | boot u64 | seq u64 | clocks | msg | mac [32]
 //! ```
 //!
-//! (integers little-endian). `run` is derived from the run's key, so a receiver refuses another
+//! (header integers little-endian; the clocks -- Lamport, hybrid, vector -- hand-encoded as in
+//! `stamps.rs`; the message in bincode). `run` is derived from the run's key, so a receiver refuses another
 //! run's datagram by comparing 8 bytes; the MAC is BLAKE3 in keyed mode over everything before
 //! it, with a key derived from the run's key. The header is read without bincode so the cheap
 //! checks (length, version, run, sender, replay window) come before the MAC and the decoding.
 
 use super::key::Key;
+use super::stamps::{put_stamps, Reader};
 use crate::trace::NodeId;
 use serde::{de::DeserializeOwned, Serialize};
 
 /// The wire protocol version; a datagram with another one is dropped.
-pub const VERSION: u8 = 2;
+pub const VERSION: u8 = 3;
 /// The largest datagram a node accepts; anything longer is dropped as too large.
 pub(crate) const MAX_DATAGRAM: usize = 32 * 1024;
 /// Header bytes before the body.
@@ -50,10 +52,30 @@ pub struct Envelope<M> {
     pub msg: M,
 }
 
+/// An envelope to seal, by parts: what [`Sealer::seal_parts`] takes.
+pub struct Sealing<'a, M> {
+    /// The sender.
+    pub from: NodeId,
+    /// The destination.
+    pub to: NodeId,
+    /// The sender's boot id.
+    pub boot: u64,
+    /// The sender's per-boot sequence number.
+    pub seq: u64,
+    /// The sender's Lamport clock at the send.
+    pub lamport: u64,
+    /// The sender's vector clock's pairs, sorted by node (empty when vector clocks are off).
+    pub vc: &'a [(NodeId, u64)],
+    /// The sender's hybrid logical clock.
+    pub hlc: (u64, u32),
+    /// The algorithm's message.
+    pub msg: &'a M,
+}
+
 /// The clocks a datagram piggybacks besides the Lamport clock: the sender's vector clock as
 /// `(node, count)` pairs (zeros left out, so a vector costs only the nodes it has heard of) and
 /// its hybrid logical clock `(l, c)`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Stamps {
     /// The vector clock, sparse.
     pub vc: Vec<(NodeId, u64)>,
@@ -185,14 +207,29 @@ impl Sealer {
 
     /// Encodes and seals an envelope.
     pub fn seal<M: Serialize>(&self, env: &Envelope<M>) -> Vec<u8> {
-        let mut out = Vec::with_capacity(HEADER_LEN + 64 + MAC_LEN);
+        self.seal_parts(Sealing {
+            from: env.from,
+            to: env.to,
+            boot: env.boot,
+            seq: env.seq,
+            lamport: env.lamport,
+            vc: &env.stamps.vc,
+            hlc: env.stamps.hlc,
+            msg: &env.msg,
+        })
+    }
+
+    /// The datagram of an envelope given by parts, the vector clock borrowed (a node sends its
+    /// own clock's pairs without copying them).
+    pub fn seal_parts<M: Serialize>(&self, e: Sealing<'_, M>) -> Vec<u8> {
+        let mut out = Vec::with_capacity(HEADER_LEN + 16 + 3 * e.vc.len() + 32 + MAC_LEN);
         out.push(VERSION);
-        for x in [self.run, env.from, env.to, env.boot, env.seq] {
+        for x in [self.run, e.from, e.to, e.boot, e.seq] {
             out.extend_from_slice(&x.to_le_bytes());
         }
+        put_stamps(&mut out, e.lamport, e.vc, e.hlc);
         // Encoding into a Vec fails only past the size limit, which no message of ours reaches.
-        let body = bincode::serde::encode_to_vec((env.lamport, &env.stamps, &env.msg), CONFIG).unwrap_or_default();
-        out.extend_from_slice(&body);
+        let _ = bincode::serde::encode_into_std_write(e.msg, &mut out, CONFIG);
         let mac = self.mac(&out);
         out.extend_from_slice(mac.as_bytes());
         out
@@ -237,12 +274,15 @@ impl Sealer {
 
     /// Decodes the body of a verified datagram with header `h`.
     pub fn body<M: DeserializeOwned>(h: &Header, bytes: &[u8]) -> Result<Envelope<M>, WireError> {
-        let body = &bytes[HEADER_LEN..bytes.len() - MAC_LEN];
-        let ((lamport, stamps, msg), used): ((u64, Stamps, M), usize) =
+        let mut clocks = Reader::new(&bytes[HEADER_LEN..bytes.len() - MAC_LEN]);
+        let (lamport, vc, hlc) = clocks.stamps()?;
+        let body = clocks.rest();
+        let (msg, used): (M, usize) =
             bincode::serde::decode_from_slice(body, CONFIG).map_err(|e| WireError::Malformed(e.to_string()))?;
         if used != body.len() {
             return Err(WireError::Malformed(format!("{} trailing bytes", body.len() - used)));
         }
+        let stamps = Stamps { vc, hlc };
         Ok(Envelope {
             from: h.from,
             to: h.to,
@@ -343,12 +383,12 @@ mod tests {
             s.open::<M>(&vec![0u8; MAX_DATAGRAM + 1]),
             Err(WireError::TooLarge(MAX_DATAGRAM + 1))
         );
-        // Authentic but undecodable: a huge claimed vector length must hit the limit, not allocate.
+        // Authentic but undecodable: a huge claimed vector length must be refused, not allocated.
         let mut b = vec![VERSION];
         for x in [s.run(), 3, 1, 1, 1] {
             b.extend_from_slice(&x.to_le_bytes());
         }
-        b.extend_from_slice(&[1, 1, 0xfd, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f]);
+        b.extend_from_slice(&[1, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01]);
         let mac = s.mac(&b);
         b.extend_from_slice(mac.as_bytes());
         assert_eq!(s.open::<M>(&b).unwrap_err().class(), "malformed");
