@@ -5,6 +5,7 @@ pub mod config;
 pub mod keyfile;
 pub mod logging;
 pub mod netfilter;
+pub(crate) mod recv_batch;
 pub mod recv_buf;
 pub mod runtime;
 pub mod signals;

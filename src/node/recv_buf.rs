@@ -10,21 +10,28 @@ use std::ops::{Deref, DerefMut};
 /// The largest datagram a node reads whole.
 pub(crate) const RECV_BUF_LEN: usize = 65_536;
 
-/// A zeroed buffer of [`RECV_BUF_LEN`] bytes whose pages are resident only once written.
+/// A zeroed buffer of [`RECV_BUF_LEN`] bytes (or a multiple) whose pages are resident only
+/// once written.
 pub(crate) struct RecvBuf {
     mapped: Option<std::ptr::NonNull<u8>>,
+    len: usize,
     /// Used only when the mapping fails (then zeroed in full, as before).
     fallback: Vec<u8>,
 }
 
 impl RecvBuf {
-    /// A new buffer; never fails (falls back to the heap).
+    /// A new buffer of one datagram; never fails (falls back to the heap).
     pub fn new() -> Self {
+        Self::with_len(RECV_BUF_LEN)
+    }
+
+    /// A new buffer of `len` bytes; never fails (falls back to the heap).
+    pub fn with_len(len: usize) -> Self {
         // SAFETY: a fresh private anonymous mapping; no existing memory is touched.
         let p = unsafe {
             libc::mmap(
                 std::ptr::null_mut(),
-                RECV_BUF_LEN,
+                len,
                 libc::PROT_READ | libc::PROT_WRITE,
                 libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
                 -1,
@@ -34,10 +41,12 @@ impl RecvBuf {
         match p {
             libc::MAP_FAILED => RecvBuf {
                 mapped: None,
-                fallback: vec![0; RECV_BUF_LEN],
+                len,
+                fallback: vec![0; len],
             },
             p => RecvBuf {
                 mapped: std::ptr::NonNull::new(p.cast()),
+                len,
                 fallback: Vec::new(),
             },
         }
@@ -54,9 +63,9 @@ impl Deref for RecvBuf {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
         match self.mapped {
-            // SAFETY: a live mapping of RECV_BUF_LEN bytes, readable, zero-filled by the kernel,
-            // owned by this value alone.
-            Some(p) => unsafe { std::slice::from_raw_parts(p.as_ptr(), RECV_BUF_LEN) },
+            // SAFETY: a live mapping of `len` bytes, readable, zero-filled by the kernel, owned
+            // by this value alone.
+            Some(p) => unsafe { std::slice::from_raw_parts(p.as_ptr(), self.len) },
             None => &self.fallback,
         }
     }
@@ -66,7 +75,7 @@ impl DerefMut for RecvBuf {
     fn deref_mut(&mut self) -> &mut [u8] {
         match self.mapped {
             // SAFETY: as above, and borrowed mutably through `self`.
-            Some(p) => unsafe { std::slice::from_raw_parts_mut(p.as_ptr(), RECV_BUF_LEN) },
+            Some(p) => unsafe { std::slice::from_raw_parts_mut(p.as_ptr(), self.len) },
             None => &mut self.fallback,
         }
     }
@@ -76,7 +85,7 @@ impl Drop for RecvBuf {
     fn drop(&mut self) {
         if let Some(p) = self.mapped {
             // SAFETY: the mapping made in `new`, unmapped once; no borrow outlives `self`.
-            unsafe { libc::munmap(p.as_ptr().cast(), RECV_BUF_LEN) };
+            unsafe { libc::munmap(p.as_ptr().cast(), self.len) };
         }
     }
 }

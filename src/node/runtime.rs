@@ -12,6 +12,7 @@ use super::config::NodeOptions;
 use super::keyfile;
 use super::logging::HumanLog;
 use super::netfilter::{NetFilter, Verdict};
+use super::recv_batch::{RecvBatch, SLOTS};
 use super::signals::{SignalSource, STOP};
 use super::socket::{adopt_udp, bind_udp};
 use super::stored::{load_durable, state_path, store};
@@ -258,10 +259,10 @@ impl<A: Algorithm> Process<A> {
             peers: self.opts.setup.neighbours.clone(),
         };
         let mut start = Some(start);
-        let mut buf = super::recv_buf::RecvBuf::new();
+        let mut batch = RecvBatch::new();
         // Whatever the first message would cost beyond a steady-state one is paid here, before
         // the algorithm starts (see `warmup`): datagrams arriving meanwhile wait in the socket.
-        super::warmup::rehearse(&self.opts.algo, &self.opts.setup, &mut buf);
+        super::warmup::rehearse(&self.opts.algo, &self.opts.setup, batch.first_slot());
         // The rehearsal's throwaway copies (each began as a copy of this node's setup, with
         // every member) and the options built after the fork leave free pages amid the heap,
         // which glibc keeps: given back, as every node of a large ring would otherwise hold
@@ -334,7 +335,7 @@ impl<A: Algorithm> Process<A> {
             }
             // Before its start, the node leaves datagrams in the socket (read once it starts).
             if readable && start.is_none() {
-                more = self.read_socket(&mut buf);
+                more = self.read_socket(&mut batch);
             }
             if self.net.next_due().is_some() {
                 self.deliver_held();
@@ -382,38 +383,46 @@ impl<A: Algorithm> Process<A> {
         self.t0 = Some(Instant::now());
     }
 
-    /// Reads and handles at most [`BUDGET`] datagrams; true if the socket may hold more.
-    fn read_socket(&mut self, buf: &mut [u8]) -> bool {
-        for _ in 0..BUDGET {
-            match self.socket.recv_from(buf) {
-                Ok((len, src)) => {
-                    // One clock reading per datagram (two vDSO calls, tens of nanoseconds): a
-                    // reply handled in the same batch as its request was sent would otherwise
-                    // show a round trip of zero, and its events the batch's stale true time,
-                    // which the clock checker and Cristian's bound cannot tolerate.
-                    let now = self.now();
-                    let from = self.opts.addrs.id_at(&src);
-                    // With no rule in force the filter costs one branch (`bench --only net`).
-                    match self.net.admit(from, &buf[..len], src) {
-                        Verdict::Pass => {}
-                        Verdict::Drop => {
-                            self.host.count_net_drop();
-                            continue;
-                        }
-                        Verdict::Held => continue,
-                    }
-                    // A longer datagram than the buffer arrives truncated and is still refused
-                    // as too large (or as short), never misread.
-                    self.host.deliver(now, from, &buf[..len], src);
-                    self.pump();
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return false,
+    /// Reads and handles at most [`BUDGET`] datagrams (a batch more); true if the socket may
+    /// hold more.
+    fn read_socket(&mut self, batch: &mut RecvBatch) -> bool {
+        let fd = self.socket.as_raw_fd();
+        let mut handled = 0;
+        while handled < BUDGET {
+            let n = match batch.recv(fd) {
+                Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => {
-                    log::warn!("recv_from failed: {e}");
+                    log::warn!("recvmmsg failed: {e}");
                     return false;
                 }
+            };
+            for i in 0..n {
+                let (bytes, src) = batch.get(i);
+                let Some(src) = src else { continue };
+                // One clock reading per datagram (two vDSO calls, tens of nanoseconds): a
+                // reply handled in the same batch as its request was sent would otherwise
+                // show a round trip of zero, and its events the batch's stale true time,
+                // which the clock checker and Cristian's bound cannot tolerate.
+                let now = self.now();
+                let from = self.opts.addrs.id_at(&src);
+                // With no rule in force the filter costs one branch (`bench --only net`).
+                match self.net.admit(from, bytes, src) {
+                    Verdict::Pass => {}
+                    Verdict::Drop => {
+                        self.host.count_net_drop();
+                        continue;
+                    }
+                    Verdict::Held => continue,
+                }
+                self.host.deliver(now, from, bytes, src);
+                self.pump();
             }
+            if n < SLOTS {
+                // Found empty: the next datagram is a new edge for the poll.
+                return false;
+            }
+            handled += n;
         }
         true
     }

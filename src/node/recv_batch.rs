@@ -1,0 +1,176 @@
+//! Datagrams read a batch at a time: one `recvmmsg` returns whatever is waiting, up to
+//! [`SLOTS`] datagrams.
+//!
+//! The loop's socket is edge-triggered (mio), so it must be read until empty. With
+//! `recv_from` that is one call per datagram and one more that fails with `EAGAIN`: on a ring,
+//! where a wake-up brings one datagram, half of the receive calls were that empty one. A
+//! non-blocking `recvmmsg` that returns fewer datagrams than it had room for found the queue
+//! empty, so a wake-up that brings one datagram costs one receive call.
+
+use super::recv_buf::{RecvBuf, RECV_BUF_LEN};
+use nix::libc;
+use std::io;
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
+use std::os::fd::RawFd;
+
+/// Datagrams a call can return.
+pub(crate) const SLOTS: usize = 8;
+
+/// The buffers, headers and source addresses of one batch.
+pub(crate) struct RecvBatch {
+    /// [`SLOTS`] buffers of [`RECV_BUF_LEN`], one mapping: a page is resident only once a
+    /// datagram was written to it (on a ring, only the first slot's first page).
+    buf: RecvBuf,
+    hdrs: [libc::mmsghdr; SLOTS],
+    iovs: [libc::iovec; SLOTS],
+    addrs: [libc::sockaddr_storage; SLOTS],
+}
+
+impl RecvBatch {
+    /// Empty buffers.
+    pub fn new() -> Self {
+        // SAFETY: all-zero bytes are a valid value of these plain C structures.
+        let zeroed = unsafe {
+            std::mem::zeroed::<(
+                [libc::mmsghdr; SLOTS],
+                [libc::iovec; SLOTS],
+                [libc::sockaddr_storage; SLOTS],
+            )>()
+        };
+        RecvBatch {
+            buf: RecvBuf::with_len(SLOTS * RECV_BUF_LEN),
+            hdrs: zeroed.0,
+            iovs: zeroed.1,
+            addrs: zeroed.2,
+        }
+    }
+
+    /// The first slot, for the warm-up to touch.
+    pub fn first_slot(&mut self) -> &mut [u8] {
+        &mut self.buf[..RECV_BUF_LEN]
+    }
+
+    /// Reads what is waiting on `fd` (non-blocking): how many datagrams, 0 if none. Fewer than
+    /// [`SLOTS`] means the socket was found empty.
+    pub fn recv(&mut self, fd: RawFd) -> io::Result<usize> {
+        // The headers point into this value, which may have moved since the last call: set
+        // afresh each time (eight iterations of stores).
+        let base = self.buf.as_mut_ptr();
+        for i in 0..SLOTS {
+            self.iovs[i] = libc::iovec {
+                // SAFETY: slot i lies inside the mapping of SLOTS * RECV_BUF_LEN bytes.
+                iov_base: unsafe { base.add(i * RECV_BUF_LEN) }.cast(),
+                iov_len: RECV_BUF_LEN,
+            };
+            let h = &mut self.hdrs[i].msg_hdr;
+            h.msg_name = (&mut self.addrs[i] as *mut libc::sockaddr_storage).cast();
+            h.msg_namelen = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+            h.msg_iov = &mut self.iovs[i];
+            h.msg_iovlen = 1;
+            h.msg_control = std::ptr::null_mut();
+            h.msg_controllen = 0;
+            h.msg_flags = 0;
+            self.hdrs[i].msg_len = 0;
+        }
+        // SAFETY: every header points at a live buffer and address of this value, which is
+        // borrowed mutably for the call; the kernel writes no more than the lengths given.
+        let n = unsafe {
+            libc::recvmmsg(
+                fd,
+                self.hdrs.as_mut_ptr(),
+                SLOTS as libc::c_uint,
+                libc::MSG_DONTWAIT,
+                std::ptr::null_mut(),
+            )
+        };
+        if n >= 0 {
+            return Ok(n as usize);
+        }
+        let e = io::Error::last_os_error();
+        match e.kind() {
+            io::ErrorKind::WouldBlock => Ok(0),
+            _ => Err(e),
+        }
+    }
+
+    /// Datagram `i` of the last call and where it came from. A datagram longer than a slot
+    /// arrives cut to the slot's length, which is still refused as too large, never misread.
+    pub fn get(&self, i: usize) -> (&[u8], Option<SocketAddr>) {
+        let len = (self.hdrs[i].msg_len as usize).min(RECV_BUF_LEN);
+        let start = i * RECV_BUF_LEN;
+        (&self.buf[start..start + len], socket_addr(&self.addrs[i]))
+    }
+}
+
+/// The address the kernel wrote into `s`, if of an IP family.
+fn socket_addr(s: &libc::sockaddr_storage) -> Option<SocketAddr> {
+    match s.ss_family as libc::c_int {
+        libc::AF_INET => {
+            // SAFETY: the family says the storage holds a sockaddr_in, which it is large and
+            // aligned enough for.
+            let a = unsafe { &*(s as *const libc::sockaddr_storage).cast::<libc::sockaddr_in>() };
+            let ip = Ipv4Addr::from(u32::from_be(a.sin_addr.s_addr));
+            Some(SocketAddr::V4(SocketAddrV4::new(ip, u16::from_be(a.sin_port))))
+        }
+        libc::AF_INET6 => {
+            // SAFETY: as above, for sockaddr_in6.
+            let a = unsafe { &*(s as *const libc::sockaddr_storage).cast::<libc::sockaddr_in6>() };
+            let ip = Ipv6Addr::from(a.sin6_addr.s6_addr);
+            Some(SocketAddr::V6(SocketAddrV6::new(
+                ip,
+                u16::from_be(a.sin6_port),
+                a.sin6_flowinfo,
+                a.sin6_scope_id,
+            )))
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::UdpSocket;
+    use std::os::fd::AsRawFd;
+
+    #[test]
+    fn a_batch_returns_what_waits_in_order_with_senders_and_then_nothing() {
+        let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        rx.set_nonblocking(true).unwrap();
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let mut b = RecvBatch::new();
+        assert_eq!(b.recv(rx.as_raw_fd()).unwrap(), 0);
+        // More than a batch: the first call fills every slot, the second takes the rest.
+        let sent: Vec<Vec<u8>> = (0..SLOTS + 3).map(|i| vec![i as u8; 10 + i]).collect();
+        for d in &sent {
+            tx.send_to(d, rx.local_addr().unwrap()).unwrap();
+        }
+        let mut got = Vec::new();
+        loop {
+            let n = b.recv(rx.as_raw_fd()).unwrap();
+            for i in 0..n {
+                let (d, from) = b.get(i);
+                assert_eq!(from, Some(tx.local_addr().unwrap()));
+                got.push(d.to_vec());
+            }
+            if n < SLOTS {
+                break;
+            }
+        }
+        assert_eq!(got, sent);
+        assert_eq!(b.recv(rx.as_raw_fd()).unwrap(), 0);
+    }
+
+    #[test]
+    fn the_largest_datagram_arrives_whole() {
+        let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        rx.set_nonblocking(true).unwrap();
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        // The largest UDP datagram over IPv4 fits a slot.
+        let big = vec![5u8; 65_507];
+        tx.send_to(&big, rx.local_addr().unwrap()).unwrap();
+        let mut b = RecvBatch::new();
+        assert_eq!(b.recv(rx.as_raw_fd()).unwrap(), 1);
+        assert_eq!(b.get(0).0, &big[..]);
+    }
+}
