@@ -122,11 +122,20 @@ fn bad_mutex_options_are_refused_by_name() {
 
 #[test]
 fn quorum_amnesia_violates_and_durable_grants_or_fencing_do_not() {
-    for (durable, fencing) in [(false, false), (true, false), (false, true)] {
-        let logs = temp_logs(&format!("mutex-amnesia-{durable}-{fencing}"));
+    // The grant kept by a rename alone survives the kill as one also fsynced does.
+    for (durable, fencing, fsync) in [
+        (false, false, false),
+        (true, false, false),
+        (true, false, true),
+        (false, true, false),
+    ] {
+        let logs = temp_logs(&format!("mutex-amnesia-{durable}-{fencing}-{fsync}"));
         let mut extra = vec!["--topology", "complete", "--algo", "quorum", "--demo", "quorum-amnesia"];
         if durable {
             extra.push("--durable");
+        }
+        if fsync {
+            extra.extend(["--set", "fsync=true"]);
         }
         if fencing {
             extra.push("--fencing");

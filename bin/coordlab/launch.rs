@@ -82,7 +82,7 @@ pub(crate) struct LaunchArgs {
     /// Mutual exclusion: the resource rejects stale fencing tokens; same as --set fencing=true.
     #[arg(long)]
     pub(crate) fencing: bool,
-    /// Quorum, Maekawa: coordinators persist their grants (fsync before answering); same as --set durable=true.
+    /// Quorum, Maekawa: coordinators persist their grants (stored before answering); same as --set durable=true.
     #[arg(long)]
     pub(crate) durable: bool,
     /// The console prints only agreement and faults, not the running story.

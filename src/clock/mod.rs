@@ -27,7 +27,15 @@ crate::algo::options::options! {
             "apply clock corrections at once instead of slewing (a clock may then run backwards)";
         vc: Option<bool> = none shown "true", crate::algo::options::Kind::Bool,
             "stamp vector clocks on every datagram and event (default: true up to 64 nodes, false above)";
+        fsync: bool = false, crate::algo::options::Kind::Bool,
+            "fsync every store of persisted state (file and directory) before what depends on it is sent, as a system that must survive a power loss pays (without it a store still survives any kill of the process)";
     }
+}
+
+/// Whether `setup` asks for persisted state to be fsynced (`--set fsync=true`); false when the
+/// keys do not read (the node refused them earlier).
+pub(crate) fn fsync_wanted(setup: &Setup) -> bool {
+    EngineKeys::from_setup(setup).is_ok_and(|k| k.fsync)
 }
 
 /// The engine's clock options ([`EngineKeys`], the size rule of `vc` applied).

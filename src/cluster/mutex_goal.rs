@@ -17,7 +17,7 @@
 //! 1. wait until the GRANTs in the traces show such a P, W and C: C granted P, neither P nor
 //!    W is C, and W has no grant of C; kill C, the coordinator in the intersection;
 //! 2. start it again at once: it forgot its grant to P (with `--durable` it reads it back
-//!    from its fsynced state file);
+//!    from its state file);
 //! 3. C's vote is free again: W (or C's own fresh request, which may outrank W's) makes a
 //!    quorum with it while P still holds; stop after a while and let the checker judge.
 
@@ -300,7 +300,7 @@ impl Amnesia {
                 for c in coordinators {
                     match fleet.restart(c) {
                         Ok(line) if durable => say!(
-                            "2. {line}: it read its grant to node {holder} back from its fsynced state \
+                            "2. {line}: it read its grant to node {holder} back from its state \
                              file (--durable), so its vote stays with node {holder}"
                         ),
                         Ok(line) => say!(

@@ -138,7 +138,8 @@ impl Runner for ProcessRunner {
         // The boot id: the start time, so a restarted node's boot is later and peers open a
         // new replay window for it instead of refusing its datagrams as replays.
         let host = Host::with_key(setup, a, &self.key, wall_us());
-        Process::new(self.opts, host)?.run()
+        let fsync = crate::clock::fsync_wanted(setup);
+        Process::new(self.opts, host, fsync)?.run()
     }
 }
 
@@ -163,10 +164,12 @@ struct Process<A: Algorithm> {
     ready: Option<std::fs::File>,
     /// What `coordlab net` does to incoming datagrams (user backend, and delay in both).
     net: NetFilter,
+    /// Whether a store of persisted state is fsynced (`--set fsync=true`).
+    fsync: bool,
 }
 
 impl<A: Algorithm> Process<A> {
-    fn new(opts: NodeOptions, host: Host<A>) -> Result<Self, CliError> {
+    fn new(opts: NodeOptions, host: Host<A>, fsync: bool) -> Result<Self, CliError> {
         let mut wanted = STOP.to_vec();
         wanted.push(NET_RELOAD);
         let signals = SignalSource::new(&wanted)?;
@@ -225,6 +228,7 @@ impl<A: Algorithm> Process<A> {
             go,
             ready,
             net,
+            fsync,
         })
     }
 
@@ -441,7 +445,7 @@ impl<A: Algorithm> Process<A> {
         if let Some(bytes) = self.host.take_persisted() {
             match state_path(&self.opts) {
                 Some(path) => {
-                    if let Err(e) = store(&path, &bytes) {
+                    if let Err(e) = store(&path, &bytes, self.fsync) {
                         log::error!("cannot persist to {}: {e}", path.display());
                     }
                 }

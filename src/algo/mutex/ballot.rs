@@ -13,7 +13,7 @@ options! {
     /// The keys of every voting protocol (quorum's coordinators, Maekawa's voters).
     pub(crate) struct VoterOptions {
         durable: bool = false, Kind::Bool,
-            "coordinators persist their grant, fsynced before they answer; also --durable";
+            "coordinators persist their grant, stored before they answer; also --durable";
     }
 }
 

@@ -6,7 +6,7 @@
 //! The rules are those of [`voting`](super::voting) with every voter asked and `m` votes needed,
 //! fencing tokens included. A coordinator that restarts forgets what it granted (the course's
 //! amnesia, probability P_v: `coordlab quorum-risk`); `--durable` makes it persist its grant,
-//! fsynced before it answers.
+//! stored before it answers.
 //!
 //! Messages per entry without contention: n REQUEST, n GRANT, n RELEASE (this node's own
 //! coordinator included); under contention also INQUIRE, RELINQUISH and FAILED.

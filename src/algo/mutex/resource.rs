@@ -6,8 +6,8 @@
 //! (Kleppmann's fencing tokens): a begin with a higher token fences off every holder with a
 //! lower one, whose later writes (its `END`) are rejected, so two holders never write at once.
 //!
-//! The highest accepted token is kept on stable storage (`Context::persist`, written and
-//! fsynced by the runtime) before the begin that raised it is accepted, and read back when
+//! The highest accepted token is kept on stable storage (`Context::persist`, stored by
+//! the runtime) before the begin that raised it is accepted, and read back when
 //! the resource restarts: storage that forgot it would let a fenced-off holder in again.
 //!
 //! It is a member of the cluster like any node (id [`RESOURCE_ID`](super::RESOURCE_ID)),

@@ -7,7 +7,7 @@
 //!   (1, itself). A node that restarts never mints at start: it may have minted before, and a
 //!   second token of the same generation would pass every staleness check. It waits for the
 //!   token like any other node, and regenerates it when lost.
-//! - minting (at start or on regeneration): persist the round (fsynced before the token
+//! - minting (at start or on regeneration): persist the round (stored before the token
 //!   leaves or is used), so that no node ever mints the same generation twice, across restarts.
 //! - on TOKEN(gen, seq, idle): a generation older than the highest seen is a stale token (a
 //!   resumed old holder's, or a lost one's copy): dropped and counted. Otherwise: if this node

@@ -50,7 +50,7 @@
 //! puts every stamp of a restarted voter above all it stamped before.
 //!
 //! The voter's lock lives in memory: a voter that restarts forgets it (coordinator amnesia).
-//! With `--durable` it is persisted (written and fsynced by the runtime) before any answer
+//! With `--durable` it is persisted (stored by the runtime) before any answer
 //! leaves, and read back on restart.
 
 use super::wrapper::{Ask, MutexView};

@@ -33,8 +33,8 @@
 //! then lets out what it sent meanwhile: no transfer leaves before its debit is stored, and no
 //! ACK before the credit it acknowledges is. A crash loses only what was never let out (the
 //! debit and its transfer together; a credit whose ACK never left, so its sender sends the
-//! transfer again). Storing at each flush rather than at each transfer keeps the fsyncs to
-//! about 1000 / `flush_ms` per second.
+//! transfer again). Storing at each flush rather than at each transfer keeps the stores (and
+//! with `--set fsync=true` the fsyncs) to about 1000 / `flush_ms` per second.
 //! - on restart with a stored state: take it back (`snapshot snap 0 method restored`), send
 //!   again every transfer not acknowledged (its receiver ignores the ones it applied), say
 //!   HELLO to every neighbour. Without a stored state (none, or one that did not verify) the

@@ -24,7 +24,7 @@ options! {
         retransmit_ms: u64 = 100, Kind::Int { min: 1, max: 1_000_000_000 },
             "how often unacknowledged channel items are sent again";
         flush_ms: u64 = 25, Kind::Int { min: 1, max: 1_000_000_000 },
-            "how often the account's state is stored (fsynced) before what depends on it is sent";
+            "how often the account's state is stored before what depends on it is sent";
         settle_ms: u64 = 500, Kind::Int { min: 1, max: 1_000_000_000 },
             "how long a clock snapshot counts transfers sent before it";
     }

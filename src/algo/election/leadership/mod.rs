@@ -39,8 +39,8 @@
 //!   first hears a leader's heartbeat (hearsay, like a NEWER naming a leader, may be stale): a term it joins through another node's message may have been
 //!   won while it was dead (bully: a higher node back from a crash answers a straggler's
 //!   ELECTION of a term node 4 already won), so it never claims one; it starts a new term.
-//! - terms survive restarts: every move to a newer term is kept on stable storage (written
-//!   and fsynced by the runtime before any message of the same step leaves), and a restarted
+//! - terms survive restarts: every move to a newer term is kept on stable storage (stored
+//!   by the runtime before any message of the same step leaves), and a restarted
 //!   node starts from the term it kept, so it never claims a term it took part in before --
 //!   a leaf whose only neighbour is dead used to come back at term 0 and claim term 1, which
 //!   another node had won. What it cannot know is a term the others reached while it was
