@@ -78,9 +78,12 @@ pub fn run(opts: LaunchOptions, plan: Plan, backend: Backend, schedule: Schedule
     };
     // Before any node, and before the start gate's pipes exist (the table's watchdog must not
     // hold them open): a table must exist before a rule can go in it.
+    super::phases::mark("key");
     let net = NetControl::new(backend, &dir, &super::net_members(&opts, &plan)).map_err(failed)?;
+    super::phases::mark("net");
     let args =
         NodeArgs::new(&opts, &plan, &dir, &key_path).map_err(|e| failed(format!("cannot find my own binary: {e}")))?;
+    super::phases::mark("args");
     // Before the launcher grows (run.json, every node's view): see `fork`. Without one thread
     // (a library started one), or if it cannot start, nodes are exec'd instead.
     // The start gate's pipes exist before the zygote, which hands them down to every node.
