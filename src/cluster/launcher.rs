@@ -119,6 +119,7 @@ pub fn run(opts: LaunchOptions, plan: Plan, backend: Backend, schedule: Schedule
     let mut fleet = Fleet::new(&plan.nodes, args, &dir, start_us)
         .map_err(|e| failed(format!("cannot write {}: {e}", dir.join("faults.jsonl").display())))?;
     fleet.progress = super::progress::progress(&opts.algo, &plan.set);
+    fleet.defer_messages_if_unwatched();
     super::phases::mark("run-dir");
     if let Err(e) = fleet.spawn_all(bound, zygote, gate) {
         fleet.stop_all();
