@@ -355,7 +355,11 @@ impl Launcher {
                 say!("{line}");
             }
         }
-        failed.or_else(|| self.goal.step(&mut self.fleet, &mut self.net, Instant::now()))
+        let ending = failed.or_else(|| self.goal.step(&mut self.fleet, &mut self.net, Instant::now()));
+        if ending.is_none() {
+            self.fleet.parse_pending();
+        }
+        ending
     }
 
     /// Reports the nodes that ended on their own; a node of the first launch that ended

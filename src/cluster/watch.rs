@@ -250,17 +250,26 @@ impl Tail {
         Ok(before..self.records().len())
     }
 
+    /// Parses the lines left unparsed so far, in file order, for the run's check: called once
+    /// the goal was stepped, so that the parsing overlaps the run without delaying the goal.
+    pub(crate) fn parse_pending(&mut self) {
+        let mut raw = std::mem::take(&mut self.raw);
+        if let Some(end) = raw.iter().rposition(|&b| b == b'\n') {
+            for line in raw[..end].split(|&b| b == b'\n') {
+                self.lines += 1;
+                self.read.read_line(&self.name, self.lines, line);
+            }
+        }
+        // The buffer is kept for the next lines.
+        raw.clear();
+        self.raw = raw;
+    }
+
     /// Parses the lines left unparsed, in file order, and stops deferring.
     fn parse_deferred(&mut self) {
+        self.parse_pending();
         self.defer = false;
-        let raw = std::mem::take(&mut self.raw);
-        let Some(end) = raw.iter().rposition(|&b| b == b'\n') else {
-            return;
-        };
-        for line in raw[..end].split(|&b| b == b'\n') {
-            self.lines += 1;
-            self.read.read_line(&self.name, self.lines, line);
-        }
+        self.raw = Vec::new();
         self.live = Vec::new();
     }
 
@@ -420,6 +429,7 @@ mod tests {
         assert_eq!(live, [1, 4, 5], "the leader line and the watched messages, at once");
         assert_eq!(tail.take_last_deferred(), Some(("send", 6)));
         assert_eq!(tail.take_last_deferred(), None);
+        tail.parse_pending();
         w.write(&rec(7, Event::Leader { leader: 3, term: 2 })).unwrap();
         w.write_bytes(b"not json\n").unwrap();
         w.write(&rec(8, recv(3, "ELECTION"))).unwrap();

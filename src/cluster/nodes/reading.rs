@@ -33,6 +33,13 @@ impl Fleet {
         }
     }
 
+    /// Parses the message lines left unparsed so far (`Tail::parse_pending`).
+    pub(crate) fn parse_pending(&mut self) {
+        for n in &mut self.nodes {
+            n.tail.parse_pending();
+        }
+    }
+
     /// Hands over every trace the fleet followed, read to its end, by file name: what the run's
     /// check would otherwise read and parse again.
     pub(crate) fn hand_over_traces(&mut self) -> BTreeMap<String, Jsonl> {
