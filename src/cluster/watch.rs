@@ -91,19 +91,26 @@ fn string_after<'a>(line: &'a [u8], key: &[u8]) -> Option<&'a [u8]> {
     Some(&rest[..rest.iter().position(|&b| b == b'"')?])
 }
 
-/// Messages whose `send`/`recv` lines a launcher's view needs as they happen (a Maekawa node's
-/// votes held: `model::Node::apply`).
-const WATCHED_MESSAGES: [&[u8]; 3] = [b"GRANT", b"RELINQUISH", b"RELEASE"];
+/// The message whose `recv` lines a launcher's view needs as they happen: a vote or the
+/// coordinator's permission held (`model::Node::apply`).
+const GRANT: &[u8] = b"GRANT";
+
+/// The messages that give a grant back: needed as they happen only by a node that was granted
+/// something (before, the view has no grant they could remove). Lamport's `RELEASE`s, one to
+/// every peer per entry, are so left unparsed.
+const GIVEN_BACK: [&[u8]; 2] = [b"RELINQUISH", b"RELEASE"];
 
 /// If `line` is a `send` or `recv` the view does not need at once: its kind and time (the
-/// `"t"` every record begins with), found by a byte scan, without parsing the line.
-fn deferrable(line: &[u8]) -> Option<(&'static str, u64)> {
+/// `"t"` every record begins with), found by a byte scan, without parsing the line. `granted`:
+/// the node has received a [`GRANT`].
+fn deferrable(line: &[u8], granted: bool) -> Option<(&'static str, u64)> {
     let kind = match string_after(line, b"\"ev\":\"")? {
         b"send" => "send",
         b"recv" => "recv",
         _ => return None,
     };
-    if string_after(line, b"\"msg\":\"").is_some_and(|m| WATCHED_MESSAGES.contains(&m)) {
+    let msg = string_after(line, b"\"msg\":\"");
+    if msg.is_some_and(|m| m == GRANT || (granted && GIVEN_BACK.contains(&m))) {
         return None;
     }
     let digits = line.strip_prefix(b"{\"t\":")?;
@@ -136,6 +143,8 @@ pub(crate) struct Tail {
     live: Vec<Record>,
     /// With `defer`: the kind and time of the last line left unparsed.
     last_deferred: Option<(&'static str, u64)>,
+    /// With `defer`: a `GRANT` was received (see [`GIVEN_BACK`]).
+    granted: bool,
 }
 
 impl Tail {
@@ -156,10 +165,11 @@ impl Tail {
             raw: Vec::new(),
             live: Vec::new(),
             last_deferred: None,
+            granted: false,
         }
     }
 
-    /// From now on `send` and `recv` lines (but those of [`WATCHED_MESSAGES`]) are not parsed
+    /// From now on `send` and `recv` lines (but a [`GRANT`] and what gives one back) are not parsed
     /// as they are read, only at [`Tail::finish`]: in a run of many messages the launcher
     /// parsed every line before it could step the goal, and fell behind its nodes (13 MB of
     /// trace in Ricart-Agrawala 20x20). [`Tail::records`] then holds only the other lines'
@@ -232,10 +242,13 @@ impl Tail {
         if self.defer {
             self.raw.extend_from_slice(&complete);
             for line in complete[..end].split(|&b| b == b'\n') {
-                match deferrable(line) {
+                match deferrable(line, self.granted) {
                     Some(seen) => self.last_deferred = Some(seen),
                     None => {
                         if let Ok((r, _)) = Record::from_json_with_changes(line) {
+                            if matches!(&r.event, crate::trace::Event::Recv { msg, .. } if msg.as_bytes() == GRANT) {
+                                self.granted = true;
+                            }
                             self.live.push(r);
                         }
                     }
@@ -420,13 +433,17 @@ mod tests {
         let mut w = MappedTrace::append(&path).unwrap();
         w.write(&rec(1, Event::Leader { leader: 2, term: 1 })).unwrap();
         w.write(&rec(2, send(3, "ELECTION"))).unwrap();
-        w.write(&rec(3, recv(1, "ELECTION"))).unwrap();
+        w.write(&rec(3, send(1, "RELEASE"))).unwrap();
         w.write(&rec(4, recv(1, "GRANT"))).unwrap();
         w.write(&rec(5, send(3, "RELEASE"))).unwrap();
         w.write(&rec(6, send(1, "ELECTION"))).unwrap();
         let new = tail.read_new().unwrap();
         let live: Vec<u64> = tail.records()[new].iter().map(|r| r.t).collect();
-        assert_eq!(live, [1, 4, 5], "the leader line and the watched messages, at once");
+        assert_eq!(
+            live,
+            [1, 4, 5],
+            "the leader line, the grant and what gives it back after it, at once"
+        );
         assert_eq!(tail.take_last_deferred(), Some(("send", 6)));
         assert_eq!(tail.take_last_deferred(), None);
         tail.parse_pending();
