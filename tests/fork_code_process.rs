@@ -44,6 +44,17 @@ fn code_mappings(pid: u32) -> (usize, usize) {
     (from_file, anonymous)
 }
 
+/// How many anonymous executable mappings of process `pid` begin and end on 2 MiB boundaries.
+fn aligned_code(pid: u32) -> usize {
+    let maps = fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
+    maps.lines()
+        .filter(|l| l.split_whitespace().nth(1) == Some("r-xp") && l.split_whitespace().nth(5).is_none())
+        .filter_map(|l| l.split_whitespace().next()?.split_once('-'))
+        .filter_map(|(a, b)| Some((u64::from_str_radix(a, 16).ok()?, u64::from_str_radix(b, 16).ok()?)))
+        .filter(|(a, b)| a % (2 << 20) == 0 && b % (2 << 20) == 0)
+        .count()
+}
+
 #[test]
 fn a_large_launchs_nodes_run_the_zygotes_copy_of_the_code_and_a_restart_maps_its_own() {
     let logs = temp_logs("fork-code-large");
@@ -58,6 +69,13 @@ fn a_large_launchs_nodes_run_the_zygotes_copy_of_the_code_and_a_restart_maps_its
         "node 700 (pid {pid}) maps the binary's code from the file"
     );
     assert!(anonymous >= 1, "node 700 (pid {pid}) has no anonymous code mapping");
+    // The binary's segments are 2 MiB aligned (build.rs) and the copy widened to whole huge
+    // pages, so that a fork copies, and an exit unmaps, one entry per 2 MiB of it.
+    let aligned = aligned_code(pid);
+    assert!(
+        aligned >= 1,
+        "node 700 (pid {pid}) has no anonymous code mapping on 2 MiB boundaries"
+    );
     l.wait_for("node 1024 elected by all", |rd| {
         let ids: Vec<u64> = (1..=1024).collect();
         all_follow(rd, &ids, 1024)

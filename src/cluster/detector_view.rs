@@ -68,6 +68,17 @@ impl Views {
         }
     }
 
+    /// Whether a view reads the messages a node received (phi hears its peers in them).
+    pub(crate) fn watches_messages(&self) -> bool {
+        matches!(self.choice, Choice::Phi(_))
+    }
+
+    /// Node `me` wrote a record at `t` that is not fed (a message line left unparsed).
+    pub(crate) fn touch(&mut self, me: NodeId, t: u64) {
+        let last = self.last.entry(me).or_insert(t);
+        *last = (*last).max(t);
+    }
+
     /// Takes in one record of node `me`'s trace.
     pub(crate) fn feed(&mut self, me: NodeId, r: &Record) {
         self.last.insert(me, r.t);

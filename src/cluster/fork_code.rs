@@ -34,41 +34,82 @@ pub(crate) fn wanted(n: usize) -> bool {
 pub(crate) fn share() -> io::Result<usize> {
     let exe = std::fs::read_link("/proc/self/exe")?;
     let exe = exe.to_string_lossy();
-    let maps = std::fs::read_to_string("/proc/self/maps")?;
+    let maps = parse_maps(&std::fs::read_to_string("/proc/self/maps")?);
     let mut segments = Vec::new();
-    for line in maps.lines() {
-        let mut f = line.split_whitespace();
-        let (Some(range), Some(perms), Some(path)) = (f.next(), f.next(), f.nth(3)) else {
-            continue;
-        };
+    for (i, m) in maps.iter().enumerate() {
         // The binary and its shared libraries (libc's code faulted in every node too).
-        let ours = path == exe || (path.starts_with('/') && path.contains(".so"));
-        if !ours || !(perms == "r-xp" || perms == "r--p") {
+        let ours = m.path == exe || (m.path.starts_with('/') && m.path.contains(".so"));
+        if !ours || !(m.perms == "r-xp" || m.perms == "r--p") {
             continue;
         }
-        let Some((a, b)) = range.split_once('-') else { continue };
-        let (Ok(a), Ok(b)) = (usize::from_str_radix(a, 16), usize::from_str_radix(b, 16)) else {
-            continue;
-        };
-        let prot = match perms {
+        let prot = match m.perms.as_str() {
             "r-xp" => libc::PROT_READ | libc::PROT_EXEC,
             _ => libc::PROT_READ,
         };
-        segments.push((a, b - a, prot));
+        let (from, to) = widened(&maps, i);
+        segments.push((from, to - from, m.start - from, m.end - m.start, prot));
     }
     let mut moved = 0;
-    for (start, len, prot) in segments {
-        // SAFETY: `start..start+len` is a mapping of this process (just read from its maps);
-        // the copy holds the same bytes, and mremap replaces the old mapping with it in one
+    for (at, len, offset, used, prot) in segments {
+        // SAFETY: `at..at+len` holds a mapping of this process (just read from its maps) and
+        // only holes or inaccessible padding beside it (`widened`); the copy holds the same
+        // bytes at the same addresses, and mremap replaces the old mapping with it in one
         // call, so no instruction or read ever sees anything but these bytes.
-        unsafe { replace(start, len, prot)? };
-        moved += len;
+        unsafe { replace(at, len, offset, used, prot)? };
+        moved += used;
     }
     Ok(moved)
 }
 
-/// Replaces the mapping at `start` (`len` bytes) by an anonymous copy with protection `prot`.
-unsafe fn replace(start: usize, len: usize, prot: libc::c_int) -> io::Result<()> {
+/// One line of `/proc/self/maps`.
+struct Mapping {
+    start: usize,
+    end: usize,
+    perms: String,
+    path: String,
+}
+
+fn parse_maps(text: &str) -> Vec<Mapping> {
+    text.lines()
+        .filter_map(|line| {
+            let mut f = line.split_whitespace();
+            let (range, perms) = (f.next()?, f.next()?);
+            let path = f.nth(3).unwrap_or("").to_string();
+            let (a, b) = range.split_once('-')?;
+            Some(Mapping {
+                start: usize::from_str_radix(a, 16).ok()?,
+                end: usize::from_str_radix(b, 16).ok()?,
+                perms: perms.to_string(),
+                path,
+            })
+        })
+        .collect()
+}
+
+/// A huge page's size on x86-64 and arm64 (4 KiB base pages).
+const HUGE: usize = 2 << 20;
+
+/// The range the copy of mapping `i` may take: widened to 2 MiB boundaries where nothing but a
+/// hole or inaccessible padding (`---p`, how the loader fills the gaps of a binary whose
+/// segments are 2 MiB aligned: see build.rs) lies between them, so that the copy's ends too sit
+/// in huge pages; otherwise the mapping itself.
+fn widened(maps: &[Mapping], i: usize) -> (usize, usize) {
+    let m = &maps[i];
+    let free = |from: usize, to: usize| maps.iter().all(|o| o.end <= from || o.start >= to || o.perms == "---p");
+    let down = m.start & !(HUGE - 1);
+    let up = m.end.div_ceil(HUGE) * HUGE;
+    let from = if down < m.start && free(down, m.start) {
+        down
+    } else {
+        m.start
+    };
+    let to = if up > m.end && free(m.end, up) { up } else { m.end };
+    (from, to)
+}
+
+/// Replaces `len` bytes at `start` by anonymous memory with protection `prot` holding a copy of
+/// the `used` bytes at `start + offset` at the same place (zeros around them).
+unsafe fn replace(start: usize, len: usize, offset: usize, used: usize, prot: libc::c_int) -> io::Result<()> {
     let copy = libc::mmap(
         std::ptr::null_mut(),
         len,
@@ -80,7 +121,7 @@ unsafe fn replace(start: usize, len: usize, prot: libc::c_int) -> io::Result<()>
     if copy == libc::MAP_FAILED {
         return Err(io::Error::last_os_error());
     }
-    std::ptr::copy_nonoverlapping(start as *const u8, copy as *mut u8, len);
+    std::ptr::copy_nonoverlapping((start + offset) as *const u8, (copy as *mut u8).add(offset), used);
     if libc::mprotect(copy, len, prot) != 0 {
         let e = io::Error::last_os_error();
         libc::munmap(copy, len);
@@ -104,4 +145,42 @@ unsafe fn replace(start: usize, len: usize, prot: libc::c_int) -> io::Result<()>
     libc::madvise(start as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
     libc::madvise(start as *mut libc::c_void, len, MADV_COLLAPSE);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn maps(text: &str) -> Vec<Mapping> {
+        parse_maps(text)
+    }
+
+    #[test]
+    fn a_segment_widens_to_huge_page_boundaries_over_holes_and_padding_only() {
+        let m = maps(
+            "100000-180000 r--p 00000000 00:01 7 /bin/x\n\
+             180000-200000 ---p 00080000 00:01 7 /bin/x\n\
+             200000-5d0000 r-xp 00200000 00:01 7 /bin/x\n\
+             800000-81f000 r--p 00800000 00:01 7 /bin/x\n\
+             81f000-820000 rw-p 0081f000 00:01 7 /bin/x\n",
+        );
+        // Down into nothing (0x0-0x100000 is a hole), up over the padding.
+        assert_eq!(widened(&m, 0), (0, 0x200000));
+        // Up into the hole before the next segment.
+        assert_eq!(widened(&m, 2), (0x200000, 0x600000));
+        // A writable neighbour in the same 2 MiB stops the widening on that side.
+        assert_eq!(widened(&m, 3), (0x800000, 0x81f000));
+    }
+
+    #[test]
+    fn a_neighbour_in_the_way_keeps_the_mapping_as_it_is() {
+        let m = maps(
+            "7f0000001000-7f0000003000 r--p 00000000 00:01 9 /lib/libc.so.6\n\
+             7f0000003000-7f0000100000 r-xp 00002000 00:01 9 /lib/libc.so.6\n\
+             7f0000100000-7f0000102000 rw-p 00000000 00:00 0\n",
+        );
+        assert_eq!(widened(&m, 1), (0x7f0000003000, 0x7f0000100000));
+        // Down to 0x7f0000000000 is free, up to the next boundary the code itself lies.
+        assert_eq!(widened(&m, 0), (0x7f0000000000, 0x7f0000001000 + 0x2000));
+    }
 }

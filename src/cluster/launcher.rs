@@ -78,9 +78,12 @@ pub fn run(opts: LaunchOptions, plan: Plan, backend: Backend, schedule: Schedule
     };
     // Before any node, and before the start gate's pipes exist (the table's watchdog must not
     // hold them open): a table must exist before a rule can go in it.
+    super::phases::mark("key");
     let net = NetControl::new(backend, &dir, &super::net_members(&opts, &plan)).map_err(failed)?;
+    super::phases::mark("net");
     let args =
         NodeArgs::new(&opts, &plan, &dir, &key_path).map_err(|e| failed(format!("cannot find my own binary: {e}")))?;
+    super::phases::mark("args");
     // Before the launcher grows (run.json, every node's view): see `fork`. Without one thread
     // (a library started one), or if it cannot start, nodes are exec'd instead.
     // The start gate's pipes exist before the zygote, which hands them down to every node.
@@ -116,6 +119,7 @@ pub fn run(opts: LaunchOptions, plan: Plan, backend: Backend, schedule: Schedule
     let mut fleet = Fleet::new(&plan.nodes, args, &dir, start_us)
         .map_err(|e| failed(format!("cannot write {}: {e}", dir.join("faults.jsonl").display())))?;
     fleet.progress = super::progress::progress(&opts.algo, &plan.set);
+    fleet.defer_messages_if_unwatched();
     super::phases::mark("run-dir");
     if let Err(e) = fleet.spawn_all(bound, zygote, gate) {
         fleet.stop_all();
@@ -351,7 +355,11 @@ impl Launcher {
                 say!("{line}");
             }
         }
-        failed.or_else(|| self.goal.step(&mut self.fleet, &mut self.net, Instant::now()))
+        let ending = failed.or_else(|| self.goal.step(&mut self.fleet, &mut self.net, Instant::now()));
+        if ending.is_none() {
+            self.fleet.parse_pending();
+        }
+        ending
     }
 
     /// Reports the nodes that ended on their own; a node of the first launch that ended

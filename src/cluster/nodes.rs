@@ -70,6 +70,14 @@ pub(crate) struct Fleet {
     args: NodeArgs,
     faults: JsonlWriter,
     group: Option<Pid>,
+    /// The index of each node process not reaped yet, by pid: a stop reaps thousands, and
+    /// finding each by a search made it quadratic.
+    by_pid: std::collections::HashMap<Pid, usize>,
+    /// In the clean stop: each exit is only recorded (the traces are read once all are
+    /// reaped, and `faults.jsonl` is flushed once per batch of exits).
+    stopping: bool,
+    /// Lines written to `faults.jsonl` and not flushed yet.
+    unflushed: bool,
 }
 
 /// How long a clean stop waits for the nodes after SIGTERM before SIGKILL.
@@ -97,6 +105,9 @@ impl Fleet {
             args,
             faults,
             group: None,
+            by_pid: std::collections::HashMap::with_capacity(plan.len()),
+            stopping: false,
+            unflushed: false,
         })
     }
 
@@ -113,11 +124,31 @@ impl Fleet {
 
     /// Writes one line of `faults.jsonl` stamped `t` (a fault that took effect at `t`).
     pub(crate) fn fault_at(&mut self, t: u64, node: Option<u64>, event: Event) {
+        self.fault_unflushed(t, node, event);
+        self.flush_faults();
+    }
+
+    /// Writes one line of `faults.jsonl` stamped `t`, flushed by the next [`Self::flush_faults`].
+    fn fault_unflushed(&mut self, t: u64, node: Option<u64>, event: Event) {
         let rec = Record::unstamped(t, node, event);
-        if let Err(e) = self.faults.write(&rec).and_then(|_| self.faults.flush()) {
-            eprintln!("coordlab: cannot write faults.jsonl: {e}");
-            self.write_failures.push(format!("cannot write faults.jsonl: {e}"));
+        self.unflushed = true;
+        if let Err(e) = self.faults.write(&rec) {
+            self.fault_failed(e);
         }
+    }
+
+    /// Flushes what [`Self::fault_unflushed`] wrote.
+    fn flush_faults(&mut self) {
+        if std::mem::take(&mut self.unflushed) {
+            if let Err(e) = self.faults.flush() {
+                self.fault_failed(e);
+            }
+        }
+    }
+
+    fn fault_failed(&mut self, e: io::Error) {
+        eprintln!("coordlab: cannot write faults.jsonl: {e}");
+        self.write_failures.push(format!("cannot write faults.jsonl: {e}"));
     }
 
     /// The index of node `id`, or a line saying there is no such node.
@@ -238,7 +269,10 @@ impl Fleet {
             let (pid, status) = match waitpid(None, Some(WaitPidFlag::WNOHANG)) {
                 Ok(WaitStatus::Exited(pid, code)) => (pid, format!("exit {code}")),
                 Ok(WaitStatus::Signaled(pid, sig, _)) => (pid, format!("signal {}", sig.as_str())),
-                Ok(WaitStatus::StillAlive) | Err(_) => return news,
+                Ok(WaitStatus::StillAlive) | Err(_) => {
+                    self.flush_faults();
+                    return news;
+                }
                 Ok(_) => continue,
             };
             if let Some(line) = self.reaped(pid, status) {
@@ -248,12 +282,13 @@ impl Fleet {
     }
 
     fn reaped(&mut self, pid: Pid, status: String) -> Option<String> {
-        let i = self
-            .nodes
-            .iter()
-            .position(|n| n.pid == Some(pid) && !matches!(n.state, State::Exited(_)))?;
+        let i = self.by_pid.remove(&pid)?;
+        if self.nodes[i].pid != Some(pid) || matches!(self.nodes[i].state, State::Exited(_)) {
+            return None;
+        }
         let id = self.nodes[i].plan.id;
-        self.fault(
+        self.fault_unflushed(
+            wall_us(),
             Some(id),
             Event::Exit {
                 pid: pid.as_raw() as u32,
@@ -272,6 +307,10 @@ impl Fleet {
             ));
         }
         self.nodes[i].state = State::Exited(status.clone());
+        if self.stopping {
+            // Every trace is read to its end once all are reaped (`stop_all`).
+            return None;
+        }
         // Its last trace lines are read now: a node that started and then failed is not one
         // that never started.
         self.refresh_node(i);
@@ -311,6 +350,7 @@ impl Fleet {
     /// any still there after the grace period, every process reaped and its exit recorded.
     pub(crate) fn stop_all(&mut self) {
         self.fault(None, Event::Shutdown {});
+        self.stopping = true;
         let paused: Vec<u64> = self
             .nodes
             .iter()
@@ -356,6 +396,7 @@ impl Fleet {
             eprintln!("coordlab: node {} (pid {:?}) could not be reaped", n.plan.id, n.pid);
         }
         super::phases::mark("reaped");
+        self.stopping = false;
         self.refresh();
     }
 

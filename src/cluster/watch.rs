@@ -77,6 +77,48 @@ impl Drop for Kept {
     }
 }
 
+/// Where `needle` first occurs in `hay`.
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+/// The value of the first `"key":"` string in `line`, up to its closing quote: keys and their
+/// quotes are never escaped in a record, and a quote inside a string value is (`\"`), so the
+/// pattern only matches a real key.
+fn string_after<'a>(line: &'a [u8], key: &[u8]) -> Option<&'a [u8]> {
+    let at = find(line, key)? + key.len();
+    let rest = &line[at..];
+    Some(&rest[..rest.iter().position(|&b| b == b'"')?])
+}
+
+/// The message whose `recv` lines a launcher's view needs as they happen: a vote or the
+/// coordinator's permission held (`model::Node::apply`).
+const GRANT: &[u8] = b"GRANT";
+
+/// The messages that give a grant back: needed as they happen only by a node that was granted
+/// something (before, the view has no grant they could remove). Lamport's `RELEASE`s, one to
+/// every peer per entry, are so left unparsed.
+const GIVEN_BACK: [&[u8]; 2] = [b"RELINQUISH", b"RELEASE"];
+
+/// If `line` is a `send` or `recv` the view does not need at once: its kind and time (the
+/// `"t"` every record begins with), found by a byte scan, without parsing the line. `granted`:
+/// the node has received a [`GRANT`].
+fn deferrable(line: &[u8], granted: bool) -> Option<(&'static str, u64)> {
+    let kind = match string_after(line, b"\"ev\":\"")? {
+        b"send" => "send",
+        b"recv" => "recv",
+        _ => return None,
+    };
+    let msg = string_after(line, b"\"msg\":\"");
+    if msg.is_some_and(|m| m == GRANT || (granted && GIVEN_BACK.contains(&m))) {
+        return None;
+    }
+    let digits = line.strip_prefix(b"{\"t\":")?;
+    let end = digits.iter().position(|b| !b.is_ascii_digit())?;
+    let t = std::str::from_utf8(&digits[..end]).ok()?.parse().ok()?;
+    Some((kind, t))
+}
+
 /// A reader that remembers how far it got in one file, and what it read.
 #[derive(Debug)]
 pub(crate) struct Tail {
@@ -91,6 +133,18 @@ pub(crate) struct Tail {
     read: Jsonl,
     /// The file, once it exists and while the limit of kept files allows.
     file: Option<Kept>,
+    /// Whether `send`/`recv` lines wait unparsed ([`Tail::defer_messages`]).
+    defer: bool,
+    /// With `defer`: every complete line not parsed into `read` yet, in file order, each with
+    /// its newline; parsed in order (line numbers, vector clock changes) by [`Tail::finish`].
+    raw: Vec<u8>,
+    /// With `defer`: the records of the lines the launcher's view needs, parsed as they come
+    /// (vector clocks sent as changes are left out: no view uses them).
+    live: Vec<Record>,
+    /// With `defer`: the kind and time of the last line left unparsed.
+    last_deferred: Option<(&'static str, u64)>,
+    /// With `defer`: a `GRANT` was received (see [`GIVEN_BACK`]).
+    granted: bool,
 }
 
 impl Tail {
@@ -107,18 +161,41 @@ impl Tail {
             lines: 0,
             read: Jsonl::default(),
             file: None,
+            defer: false,
+            raw: Vec::new(),
+            live: Vec::new(),
+            last_deferred: None,
+            granted: false,
         }
     }
 
-    /// Every record read so far, in file order.
+    /// From now on `send` and `recv` lines (but a [`GRANT`] and what gives one back) are not parsed
+    /// as they are read, only at [`Tail::finish`]: in a run of many messages the launcher
+    /// parsed every line before it could step the goal, and fell behind its nodes (13 MB of
+    /// trace in Ricart-Agrawala 20x20). [`Tail::records`] then holds only the other lines'
+    /// records. Only for a launcher whose views need no message but those.
+    pub fn defer_messages(&mut self) {
+        self.defer = true;
+    }
+
+    /// Every record read so far, in file order (with [`Tail::defer_messages`], those of the
+    /// lines parsed as they came).
     pub fn records(&self) -> &[Record] {
-        &self.read.records
+        match self.defer {
+            true => &self.live,
+            false => &self.read.records,
+        }
+    }
+
+    /// The kind and time of the last line read but not parsed yet (and forgets it).
+    pub fn take_last_deferred(&mut self) -> Option<(&'static str, u64)> {
+        self.last_deferred.take()
     }
 
     /// Reads every line completed since the last call; returns where their records are in
     /// [`Tail::records`].
     pub(crate) fn read_new(&mut self) -> io::Result<Range<usize>> {
-        let before = self.read.records.len();
+        let before = self.records().len();
         let opened;
         let file = match &self.file {
             Some(k) => &k.0,
@@ -150,9 +227,11 @@ impl Tail {
                 exists: true,
                 ..Jsonl::default()
             };
+            self.raw.clear();
+            self.live.clear();
             chunk = read_written(file, 0)?;
         }
-        let before = self.read.records.len();
+        let before = self.records().len();
         self.offset += chunk.len() as u64;
         self.partial.extend_from_slice(&chunk);
         let Some(end) = self.partial.iter().rposition(|&b| b == b'\n') else {
@@ -160,11 +239,51 @@ impl Tail {
         };
         let rest = self.partial.split_off(end + 1);
         let complete = std::mem::replace(&mut self.partial, rest);
-        for line in complete[..end].split(|&b| b == b'\n') {
-            self.lines += 1;
-            self.read.read_line(&self.name, self.lines, line);
+        if self.defer {
+            self.raw.extend_from_slice(&complete);
+            for line in complete[..end].split(|&b| b == b'\n') {
+                match deferrable(line, self.granted) {
+                    Some(seen) => self.last_deferred = Some(seen),
+                    None => {
+                        if let Ok((r, _)) = Record::from_json_with_changes(line) {
+                            if matches!(&r.event, crate::trace::Event::Recv { msg, .. } if msg.as_bytes() == GRANT) {
+                                self.granted = true;
+                            }
+                            self.live.push(r);
+                        }
+                    }
+                }
+            }
+        } else {
+            for line in complete[..end].split(|&b| b == b'\n') {
+                self.lines += 1;
+                self.read.read_line(&self.name, self.lines, line);
+            }
         }
-        Ok(before..self.read.records.len())
+        Ok(before..self.records().len())
+    }
+
+    /// Parses the lines left unparsed so far, in file order, for the run's check: called once
+    /// the goal was stepped, so that the parsing overlaps the run without delaying the goal.
+    pub(crate) fn parse_pending(&mut self) {
+        let mut raw = std::mem::take(&mut self.raw);
+        if let Some(end) = raw.iter().rposition(|&b| b == b'\n') {
+            for line in raw[..end].split(|&b| b == b'\n') {
+                self.lines += 1;
+                self.read.read_line(&self.name, self.lines, line);
+            }
+        }
+        // The buffer is kept for the next lines.
+        raw.clear();
+        self.raw = raw;
+    }
+
+    /// Parses the lines left unparsed, in file order, and stops deferring.
+    fn parse_deferred(&mut self) {
+        self.parse_pending();
+        self.defer = false;
+        self.raw = Vec::new();
+        self.live = Vec::new();
     }
 
     /// The node whose file this is starts again: its new boot cuts off a line the killed one
@@ -184,6 +303,7 @@ impl Tail {
     /// while writing it), and hands over everything read: the file as a whole read would find it.
     pub(crate) fn finish(&mut self) -> io::Result<Jsonl> {
         self.read_new()?;
+        self.parse_deferred();
         // The writer is gone: what lies past a NUL byte is read too, as a whole reading of
         // the file reads it (only the zeros at the very end are not lines).
         if let Ok(mut file) = File::open(&self.path) {
@@ -275,6 +395,72 @@ mod tests {
         // The line cut by the kill is not a bad line: the file is marked cut.
         assert_eq!(handed.bad.len(), 2, "{:?}", handed.bad);
         assert!(handed.cut);
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    #[test]
+    fn deferred_message_lines_are_seen_at_once_and_parsed_in_order_at_the_end() {
+        use crate::clock::VectorClock;
+        use crate::trace::{Event, MappedTrace, Record};
+        let (path, mut tail, f) = fresh("tail-deferred");
+        drop(f);
+        tail.defer_messages();
+        // Every record carries its vector clock, written as changes after the first: the
+        // deferred lines' changes must be taken in order at the end.
+        let rec = |t: u64, event: Event| Record {
+            t,
+            node: Some(2),
+            lamport: Some(t),
+            pt: None,
+            vc: Some(VectorClock::from_pairs((1..=8).map(|k| (k, t * 10 + k)))),
+            hlc: None,
+            event,
+        };
+        let send = |to, msg: &str| Event::Send {
+            to,
+            msg: msg.into(),
+            bytes: 10,
+            seq: 1,
+            brief: "ELECTION(2, term=1)".into(),
+        };
+        let recv = |from, msg: &str| Event::Recv {
+            from,
+            msg: msg.into(),
+            bytes: 10,
+            seq: 1,
+            brief: "with \"ev\":\"leader\" inside".into(),
+        };
+        let mut w = MappedTrace::append(&path).unwrap();
+        w.write(&rec(1, Event::Leader { leader: 2, term: 1 })).unwrap();
+        w.write(&rec(2, send(3, "ELECTION"))).unwrap();
+        w.write(&rec(3, send(1, "RELEASE"))).unwrap();
+        w.write(&rec(4, recv(1, "GRANT"))).unwrap();
+        w.write(&rec(5, send(3, "RELEASE"))).unwrap();
+        w.write(&rec(6, send(1, "ELECTION"))).unwrap();
+        let new = tail.read_new().unwrap();
+        let live: Vec<u64> = tail.records()[new].iter().map(|r| r.t).collect();
+        assert_eq!(
+            live,
+            [1, 4, 5],
+            "the leader line, the grant and what gives it back after it, at once"
+        );
+        assert_eq!(tail.take_last_deferred(), Some(("send", 6)));
+        assert_eq!(tail.take_last_deferred(), None);
+        tail.parse_pending();
+        w.write(&rec(7, Event::Leader { leader: 3, term: 2 })).unwrap();
+        w.write_bytes(b"not json\n").unwrap();
+        w.write(&rec(8, recv(3, "ELECTION"))).unwrap();
+        let new = tail.read_new().unwrap();
+        assert_eq!(tail.records()[new].iter().map(|r| r.t).collect::<Vec<_>>(), [7]);
+        assert_eq!(tail.take_last_deferred(), Some(("recv", 8)));
+        drop(w);
+        let handed = tail.finish().unwrap();
+        let whole = crate::trace::read_jsonl_file(&path).unwrap();
+        assert_eq!(handed.records, whole.records);
+        assert_eq!(handed.bad, whole.bad);
+        assert_eq!(handed.records.len(), 8);
+        assert!(handed.records.iter().all(|r| r.vc.is_some()));
+        assert_eq!(handed.bad[0].line, 8);
         std::fs::remove_file(&path).unwrap();
     }
 

@@ -362,10 +362,15 @@ impl<A: Algorithm> Process<A> {
                 if let Some(Err(e)) = self.trace.as_mut().map(MappedTrace::finish) {
                     self.trace_failed.get_or_insert(e.to_string());
                 }
-                return match self.trace_failed.take() {
-                    Some(e) => Err(write_failed(format!("cannot write the trace: {e}"))),
-                    None => Ok(()),
-                };
+                if let Some(e) = self.trace_failed.take() {
+                    return Err(write_failed(format!("cannot write the trace: {e}")));
+                }
+                // The trace is cut to what was written and the human log went out line by
+                // line: the process's end frees the rest, so its destructors (the algorithm's
+                // tables, the buffers' unmapping) are skipped, thousands of nodes stopping at once.
+                std::mem::forget(buf);
+                std::mem::forget(self);
+                return Ok(());
             }
         }
     }

@@ -79,7 +79,7 @@ impl Record {
     }
 
     /// Parses one JSON line of a trace, and its vector clock changes (`dvc`) if it has them.
-    pub(super) fn from_json_with_changes(line: &[u8]) -> serde_json::Result<(Record, Option<VectorClock>)> {
+    pub(crate) fn from_json_with_changes(line: &[u8]) -> serde_json::Result<(Record, Option<VectorClock>)> {
         if let Some(r) = serde_json::from_slice::<MessageLine>(line)
             .ok()
             .and_then(MessageLine::into_record)

@@ -22,6 +22,24 @@ impl Fleet {
         }
     }
 
+    /// Leaves the nodes' `send`/`recv` lines unparsed until the run's check
+    /// (`Tail::defer_messages`) when no view of the launcher reads them: no family progress
+    /// and no phi detector.
+    pub(crate) fn defer_messages_if_unwatched(&mut self) {
+        if self.progress.is_none() && !self.detectors.watches_messages() {
+            for n in &mut self.nodes {
+                n.tail.defer_messages();
+            }
+        }
+    }
+
+    /// Parses the message lines left unparsed so far (`Tail::parse_pending`).
+    pub(crate) fn parse_pending(&mut self) {
+        for n in &mut self.nodes {
+            n.tail.parse_pending();
+        }
+    }
+
     /// Hands over every trace the fleet followed, read to its end, by file name: what the run's
     /// check would otherwise read and parse again.
     pub(crate) fn hand_over_traces(&mut self) -> BTreeMap<String, Jsonl> {
@@ -54,6 +72,14 @@ impl Fleet {
                     }
                 }
                 node.tail = tail;
+                // A message line left unparsed (`Tail::defer_messages`) is still the node's last
+                // event for `status`.
+                if let Some((kind, t)) = node.tail.take_last_deferred() {
+                    if node.last.is_none_or(|(_, last)| last <= t) {
+                        node.last = Some((kind, t));
+                    }
+                    self.detectors.touch(node.plan.id, t);
+                }
             }
             Err(e) => eprintln!("coordlab: cannot read the trace of node {}: {e}", node.plan.id),
         }

@@ -132,6 +132,7 @@ impl Fleet {
         if nix::unistd::getpgid(Some(pid)) == Ok(pid) {
             self.group = Some(pid);
         }
+        self.by_pid.insert(pid, i);
         let node = &mut self.nodes[i];
         node.pid = Some(pid);
         node.state = State::Running;
