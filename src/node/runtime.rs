@@ -368,7 +368,7 @@ impl<A: Algorithm> Process<A> {
                 // The trace is cut to what was written and the human log went out line by
                 // line: the process's end frees the rest, so its destructors (the algorithm's
                 // tables, the buffers' unmapping) are skipped, thousands of nodes stopping at once.
-                std::mem::forget(buf);
+                std::mem::forget(batch);
                 std::mem::forget(self);
                 return Ok(());
             }
