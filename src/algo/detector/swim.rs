@@ -131,6 +131,13 @@ pub(crate) fn suspicion_timeout(confirmations: usize, k: usize, min: Duration, m
     Duration::from_millis((raw * 1000.0).floor().max(0.0) as u64).max(min)
 }
 
+/// The shortest suspicion timeout among `n` members: `suspicion_mult * log10(n) * period`,
+/// log10 floored at 1 (memberlist's `suspicionTimeout`).
+pub(crate) fn shortest_suspicion(p: &SwimParams, n: usize) -> Duration {
+    let scale = (n.max(1) as f64).log10().max(1.0);
+    p.period.mul_f64(p.suspicion_mult as f64 * scale)
+}
+
 impl Swim {
     /// SWIM for `me` over `peers` (the members it may reach), out of `n` members in all.
     pub fn new(params: SwimParams, me: NodeId, peers: impl IntoIterator<Item = NodeId>, n: usize) -> Self {
@@ -176,8 +183,7 @@ impl Swim {
     /// The shortest and longest suspicion timeouts, and the confirmations expected.
     pub(crate) fn suspicion_bounds(&self) -> (Duration, Duration, usize) {
         let p = &self.params;
-        let scale = (self.n as f64).log10().max(1.0);
-        let min = p.period.mul_f64(p.suspicion_mult as f64 * scale);
+        let min = shortest_suspicion(p, self.n);
         let max = min * p.suspicion_max_mult;
         let k = (p.suspicion_mult as usize).saturating_sub(2);
         let k = if self.n.saturating_sub(2) < k { 0 } else { k };
