@@ -117,7 +117,7 @@ const RETRANSMIT_MULT: u32 = 4;
 /// Members each gossip round goes to (memberlist's GossipNodes).
 pub(crate) const GOSSIP_NODES: usize = 3;
 /// Gossip rounds per probe period: memberlist gossips every 200 ms against a 1 s probe
-/// interval; a third of the default 300 ms period is the host's 100 ms heartbeat.
+/// interval; a third of the period (the host's 100 ms heartbeat at a 300 ms period).
 const GOSSIP_PER_PERIOD: u32 = 3;
 
 /// The suspicion timeout after `confirmations` of `k` expected, between `min` and `max`
