@@ -69,7 +69,7 @@ fn td_mean(det: &str) -> f64 {
 fn under_heavy_loss_phi_is_wrong_ten_times_less_often_than_fixed_at_a_detection_time_near_its() {
     let (fixed, _) = heavy("fixed");
     let (phi, _) = heavy("phi");
-    assert!(fixed >= 30, "25% loss fools the fixed timeout tens of times: {fixed}");
+    assert!(fixed >= 20, "25% loss fools the fixed timeout tens of times: {fixed}");
     assert!(phi * 10 <= fixed, "phi {phi} against fixed {fixed}");
     let (f, p) = (td_mean("fixed"), td_mean("phi"));
     assert!(p <= 1.2 * f, "phi's mean detection time {p} ms against fixed's {f} ms");

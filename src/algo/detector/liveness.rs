@@ -247,6 +247,12 @@ impl Liveness {
     }
 
     /// Whether `node` was heard within the timeout before `now`.
+    /// When the fixed detector sweeping every member (`detector_watch=all`) last heard `node`
+    /// (any message: a heartbeat, or an ALIVE answering its PROBE); None without the sweep.
+    pub(crate) fn swept_last_heard(&self, node: NodeId) -> Option<Duration> {
+        self.sweep.then(|| self.silence.last_heard(node)).flatten()
+    }
+
     pub(crate) fn heard_within_timeout(&self, node: NodeId, now: Duration) -> bool {
         self.silence
             .last_heard(node)
