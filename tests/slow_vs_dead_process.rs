@@ -107,7 +107,7 @@ fn check(name: &str, sub: &str, extra: &[&str], detector: &str, must_detect: boo
             (None, Some(1)) => {
                 assert!(line.starts_with("paused "), "{name}: node {id}: {line}");
                 // Lifeguard's goal: paused for less than the shortest suspicion timeout (600 ms
-                // against 900), so its refutation must reach everyone before anyone confirms.
+                // against 800), so its refutation must reach everyone before anyone confirms.
                 if swim {
                     assert!(
                         said_of(&rd, id, "confirm", 0, &killed).is_empty(),

@@ -6,7 +6,8 @@
 //!
 //! The schedule (times jittered by the seed): loss and delay with jitter on every link for
 //! most of the run, a pause shorter than the timeout, a pause longer than it, a node starved
-//! of CPU (a duty cycle of SIGSTOP/SIGCONT), then two kills, the second of the leader.
+//! of CPU (a duty cycle of SIGSTOP/SIGCONT), then two kills, the second of the leader; then,
+//! while the survivors all run, 12 s of heavy loss (25%) and jitter (5..55 ms) on every link.
 //!
 //! Every detector watches every member it reaches (`--set detector_watch=all`): phi and SWIM do
 //! by design, and `fixed` then sweeps every member instead of probing only what its host waits
@@ -14,6 +15,7 @@
 //! on the same pairs: the same crashes to detect, the same pairs to be wrong about. The two
 //! kills are still reported apart (the leader's, the follower's).
 
+pub use super::detector_confirms::{false_confirms, FalseConfirm};
 pub(crate) use super::detector_figures::read_run;
 pub use super::detector_figures::{by_cause, figures, Fate, Figures, Opinion};
 use super::plot::{figure, Axes, Look, Series};
@@ -29,8 +31,17 @@ use std::time::{Duration, Instant};
 const DETECTORS: [&str; 3] = ["fixed", "phi", "swim"];
 /// Nodes per run when `--sizes` is not given: the issue's 8 and 64.
 pub const DETECTOR_SIZES: &[usize] = &[8, 64];
+/// The heartbeat period of every run, ms.
+const HEARTBEAT_MS: u64 = 100;
 /// Seconds each run lasts.
-const RUN_S: f64 = 24.0;
+const RUN_S: f64 = 36.0;
+/// When the phase of heavy loss and jitter begins (before the seed's jitter), s: after the
+/// second kill has been detected.
+const HEAVY_FROM_S: f64 = 21.0;
+/// How long it lasts, s (at least).
+const HEAVY_S: f64 = 12.0;
+/// The share of datagrams lost on every link during it, %.
+const HEAVY_LOSS_PCT: u32 = 25;
 
 /// The seeded schedule, as `--faults` lines, for `n` nodes (node `n` leads a Chang-Roberts
 /// ring: the second kill is of the leader).
@@ -61,12 +72,35 @@ pub fn schedule(seed: u64, n: usize) -> String {
     }
     let _ = writeln!(out, "{:.3} kill {}", jit(15.5), pick(5));
     let _ = writeln!(out, "{:.3} kill {}", jit(18.5), n);
+    // Heavy loss and jitter on every link while the survivors all run: the weather that fools
+    // a fixed timeout tens of times, against which phi and SWIM are to make 10x fewer mistakes.
+    let heavy = jit(HEAVY_FROM_S);
+    let _ = writeln!(out, "{heavy:.3} net loss {HEAVY_LOSS_PCT}");
+    let _ = writeln!(out, "{heavy:.3} net delay 30:25");
+    let calm = HEAVY_FROM_S + HEAVY_S + 0.4;
+    let _ = writeln!(out, "{calm:.3} net loss 5");
+    let _ = writeln!(out, "{calm:.3} net delay 5:20");
     out
 }
 
 /// The `--set` values of a run of `detector`: each watches every member it reaches.
 pub(crate) fn settings(detector: &str) -> [String; 2] {
     [format!("detector={detector}"), "detector_watch=all".into()]
+}
+
+/// The shortest suspicion timeout of `detector`'s runs on `n` nodes (zero for the detectors
+/// that never confirm a death).
+fn shortest_suspicion(detector: &str, n: usize) -> Duration {
+    use crate::algo::detector::Choice;
+    let opts = settings(detector)
+        .iter()
+        .filter_map(|s| s.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    match Choice::from_opts(&opts, Duration::from_millis(HEARTBEAT_MS)) {
+        Choice::Swim(p) => crate::algo::detector::swim::shortest_suspicion(&p, n),
+        _ => Duration::ZERO,
+    }
 }
 
 /// One run: `detector` on `shape` (`ring` or `mesh`), the schedule in `faults`.
@@ -80,7 +114,7 @@ fn run_one(logs: &Path, shape: &str, n: usize, detector: &str, faults: &Path) ->
     let sets = settings(detector);
     let mut child = cmd
         .args(["--logs", &logs.to_string_lossy()])
-        .args(["--timeout-ms", "300", "--heartbeat-ms", "100"])
+        .args(["--timeout-ms", "300", "--heartbeat-ms", &HEARTBEAT_MS.to_string()])
         .args(["--duration", &RUN_S.to_string()])
         .args(["--faults", &faults.to_string_lossy()])
         .args(sets.iter().flat_map(|s| ["--set", s.as_str()]))
@@ -125,6 +159,8 @@ pub struct Row {
     pub detector: String,
     /// Its figures.
     pub figures: Figures,
+    /// SWIM's confirmations of nodes that were not dead, attributed.
+    pub confirms: Vec<FalseConfirm>,
 }
 
 impl Row {
@@ -138,6 +174,12 @@ impl Row {
     pub(crate) fn td_follower(&self) -> Option<f64> {
         let n = self.n as NodeId;
         self.figures.td_each.iter().find(|c| c.0 != n).and_then(|c| c.1)
+    }
+
+    /// Of SWIM's false confirmations, those the goal forbids (of a node not paused longer
+    /// than the suspicion timeout).
+    pub(crate) fn confirms_breaking_goal(&self) -> usize {
+        self.confirms.iter().filter(|c| !c.allowed).count()
     }
 
     /// The row as one JSON object (the issue's keys, plus topology and false confirmations).
@@ -157,6 +199,8 @@ impl Row {
             "mistake_duration_ms": (f.mistake_duration_ms * 10.0).round() / 10.0,
             "query_accuracy": (f.query_accuracy * 1e5).round() / 1e5,
             "false_confirmations": f.false_confirmations,
+            "false_confirmations_breaking_goal": self.confirms_breaking_goal(),
+            "false_confirmations_each": self.confirms.iter().map(FalseConfirm::json).collect::<Vec<_>>(),
             "false_suspicions_of_running": f.false_of_running,
             "false_suspicions_by_cause": {
                 "running_under_loss_and_jitter": f.by_cause[0],
@@ -171,7 +215,7 @@ impl Row {
 /// The table of `rows`.
 pub fn table(rows: &[Row]) -> String {
     let mut out = format!(
-        "{:<8} {:<6} {:>7} {:>8} {:>8} {:>8} {:>7} {:>7} {:>10} {:>15} {:>12} {:>8} {:>8} {:>6}\n",
+        "{:<8} {:<6} {:>7} {:>8} {:>8} {:>8} {:>7} {:>7} {:>10} {:>15} {:>12} {:>8} {:>8} {:>10}\n",
         "topology",
         "det",
         "crashes",
@@ -185,14 +229,14 @@ pub fn table(rows: &[Row]) -> String {
         "mistakes/nh",
         "TM ms",
         "P_A",
-        "f.conf"
+        "f.conf/bad"
     );
     for r in rows {
         let f = &r.figures;
         let td = |x: Option<f64>| x.map_or("missed".to_string(), |x| format!("{x:.0}"));
         let _ = writeln!(
             out,
-            "{:<8} {:<6} {:>7} {:>8} {:>8.0} {:>8.0} {:>7} {:>7} {:>10} {:>15} {:>12.0} {:>8.0} {:>8.5} {:>6}",
+            "{:<8} {:<6} {:>7} {:>8} {:>8.0} {:>8.0} {:>7} {:>7} {:>10} {:>15} {:>12.0} {:>8.0} {:>8.5} {:>10}",
             format!("{} {}", r.shape, r.n),
             r.detector,
             f.crashes,
@@ -209,7 +253,7 @@ pub fn table(rows: &[Row]) -> String {
             f.mistake_rate_per_node_hour,
             f.mistake_duration_ms,
             f.query_accuracy,
-            f.false_confirmations
+            format!("{}/{}", f.false_confirmations, r.confirms_breaking_goal())
         );
     }
     out
@@ -251,6 +295,7 @@ fn run_all(tmp: &Path, sizes: &[usize], seed: u64, json: bool) -> Result<(), Cli
     let mut rows = Vec::new();
     let mut texts = String::new();
     let mut unfinished = String::new();
+    let mut confirm_lines = String::new();
     let began = Instant::now();
     for &n in sizes {
         let faults = tmp.join(format!("detectors-{n}.faults"));
@@ -275,11 +320,17 @@ fn run_all(tmp: &Path, sizes: &[usize], seed: u64, json: bool) -> Result<(), Cli
                 let nodes: Vec<NodeId> = (1..=n as u64).collect();
                 let mut figures = figures(&nodes, start, end, &fates, &opinions);
                 figures.by_cause = by_cause(&run, &opinions);
+                // Attributed now: the run directory is deleted below.
+                let confirms = false_confirms(&run, start, shortest_suspicion(det, n));
+                for c in &confirms {
+                    let _ = writeln!(confirm_lines, "{shape} {n} {det}: {}", c.line());
+                }
                 let row = Row {
                     shape: shape.into(),
                     n,
                     detector: det.into(),
                     figures,
+                    confirms,
                 };
                 if json {
                     println!("{}", row.json());
@@ -295,7 +346,7 @@ fn run_all(tmp: &Path, sizes: &[usize], seed: u64, json: bool) -> Result<(), Cli
     let sizes_s = sizes.iter().map(usize::to_string).collect::<Vec<_>>().join(",");
     let t = table(&rows);
     if !json {
-        print!("{t}");
+        print!("{t}{confirm_lines}");
     }
     let out = Path::new("bench");
     std::fs::create_dir_all(out).map_err(|e| failed(e.to_string()))?;
@@ -307,9 +358,14 @@ fn run_all(tmp: &Path, sizes: &[usize], seed: u64, json: bool) -> Result<(), Cli
          TD ldr, TD fol: of the leader's crash and of the follower's; every detector watches every member \
          (`--set detector_watch=all`). \
          false sus: suspicions of a node that was not dead, split by cause (run/pau/sta/cut: of a running node under the loss and jitter every link had, of a node paused, starved of CPU, or cut off from its observer at the time or within 1.5 s before); TM: how long they were held; P_A: the share of \
-         (observer, live target) time without a wrong suspicion; f.conf: SWIM's dead declarations of live nodes.\n\n\
+         (observer, live target) time without a wrong suspicion; f.conf/bad: SWIM's dead declarations of live nodes, \
+         and of those the ones the goal forbids (of a node not paused longer than the shortest suspicion timeout).\n\n\
          ![T_D against mistakes](detectors.svg)\n"
     );
+    let md = match confirm_lines.is_empty() {
+        true => md,
+        false => format!("{md}\nSWIM's declarations of death of nodes that were not dead, each attributed:\n\n```\n{confirm_lines}```\n"),
+    };
     let md = match unfinished.is_empty() {
         true => md,
         false => format!("{md}\nRuns that did not finish (no row):\n\n```\n{unfinished}```\n"),

@@ -59,6 +59,7 @@ fn the_leaders_crash_and_the_followers_are_reported_apart() {
         n: 8,
         detector: "fixed".into(),
         figures,
+        confirms: Vec::new(),
     };
     assert_eq!((row.td_leader(), row.td_follower()), (Some(250.0), None));
     let t = table(std::slice::from_ref(&row));

@@ -6,6 +6,7 @@ mod bully_best;
 pub mod cases;
 mod claims;
 mod clock;
+mod detector_confirms;
 mod detector_figures;
 pub mod detectors;
 mod distalgo;

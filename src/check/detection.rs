@@ -225,6 +225,14 @@ impl Truth {
         bad
     }
 
+    /// The last stop of `node` that began at or before `t`: when it began, and when it was
+    /// resumed (None: not before the end of the run; the resume may come after `t`).
+    pub(crate) fn stop_around(&self, node: NodeId, t: u64) -> Option<(u64, Option<u64>)> {
+        let v = self.stops.get(&node)?;
+        let i = v.iter().rposition(|x| x.1 && x.0 <= t)?;
+        Some((v[i].0, v[i + 1..].iter().find(|x| !x.1).map(|x| x.0)))
+    }
+
     /// Why `by` suspecting `target` at `t` was a mistake (the target was not dead then).
     pub fn cause(&self, by: NodeId, target: NodeId, t: u64) -> Cause {
         let from = t.saturating_sub(LOOKBACK_US);

@@ -204,7 +204,7 @@ mod tests {
         }
         // 2 last beat at 1.9 s, 3 at 1.95 s; asked at 2.0 s: both well below the threshold.
         let now = v.line(1, 2_000_000, false).expect("a phi view");
-        assert!(now.starts_with("phi (suspect at 8):"), "{now}");
+        assert!(now.starts_with("phi (suspect at 80):"), "{now}");
         assert!(now.contains(" 2=0.") && now.contains(" 3=0."), "{now}");
         // A second later, node 2 silent since 1.9 s is far past the threshold.
         let later = v.line(1, 2_900_000, false).expect("a phi view");

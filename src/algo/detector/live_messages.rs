@@ -69,6 +69,8 @@ pub enum LiveTimer {
     Period,
     /// SWIM's timers.
     Swim(SwimTimer),
+    /// Phi: this peer's phi reaches the threshold now, unless it was heard meanwhile.
+    PhiDue(NodeId),
 }
 
 crate::algo::compose::slot! {

@@ -247,6 +247,12 @@ impl Liveness {
     }
 
     /// Whether `node` was heard within the timeout before `now`.
+    /// When the fixed detector sweeping every member (`detector_watch=all`) last heard `node`
+    /// (any message: a heartbeat, or an ALIVE answering its PROBE); None without the sweep.
+    pub(crate) fn swept_last_heard(&self, node: NodeId) -> Option<Duration> {
+        self.sweep.then(|| self.silence.last_heard(node)).flatten()
+    }
+
     pub(crate) fn heard_within_timeout(&self, node: NodeId, now: Duration) -> bool {
         self.silence
             .last_heard(node)
@@ -380,6 +386,17 @@ impl Liveness {
                     }
                 }
                 let over: Vec<NodeId> = p.peers().filter(|&n| p.over(n, cx.now)).collect();
+                // A peer whose phi crosses the threshold before the next look is judged at that
+                // moment: a look once a period would add half a period to the detection time.
+                let until = cx.now + self.heartbeat;
+                for n in p
+                    .peers()
+                    .filter(|n| !over.contains(n) && !self.silence.is_suspected(*n))
+                {
+                    if let Some(due) = p.due(n).filter(|&d| d > cx.now && d < until) {
+                        cx.set_timer(LiveTimer::PhiDue(n), due - cx.now);
+                    }
+                }
                 for n in over {
                     self.suspect_phi(cx, n);
                 }
@@ -416,6 +433,11 @@ impl Liveness {
             }
             LiveTimer::Reprobe(_) | LiveTimer::Check => {}
             LiveTimer::Period => self.on_period(cx),
+            LiveTimer::PhiDue(n) => {
+                if matches!(&self.mode, Mode::Phi(p) if p.over(n, cx.now)) {
+                    self.suspect_phi(cx, n);
+                }
+            }
             LiveTimer::Swim(t) => {
                 if let Mode::Swim(s) = &mut self.mode {
                     cx.within::<SwimSlot, _>(|c| s.on_timer(c, t));

@@ -4,6 +4,8 @@
 
 pub mod config;
 mod heartbeat;
+#[cfg(test)]
+mod heavy_loss_tests;
 mod live_messages;
 pub mod liveness;
 pub mod phi;

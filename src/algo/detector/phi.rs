@@ -8,7 +8,8 @@
 //! ring or a complete mesh, every other member; on a sparse mesh, its neighbours); only
 //! BEATs enter the window, so protocol bursts do not shrink the mean, but any message from a
 //! peer restarts its silence (it proves the peer alive). A peer is suspected when its phi
-//! exceeds the threshold (checked every period), unsuspected when it is heard again.
+//! exceeds the threshold (looked at every period, and at the moment it will cross the threshold
+//! if that comes before the next look), unsuspected when it is heard again.
 
 use crate::algo::NodeId;
 use std::collections::{BTreeMap, VecDeque};
@@ -169,6 +170,31 @@ impl Phi {
         let mean = p.window.mean() + self.params.pause.as_secs_f64() * 1000.0;
         let std = p.window.std().max(self.params.min_std.as_secs_f64() * 1000.0);
         phi(elapsed, mean, std)
+    }
+
+    /// When `node`'s phi reaches the threshold if nothing more is heard from it (None: not
+    /// watched), so that it is suspected then rather than at the next period's look.
+    pub(crate) fn due(&self, node: NodeId) -> Option<Duration> {
+        let p = self.peers.get(&node)?;
+        let mean = p.window.mean() + self.params.pause.as_secs_f64() * 1000.0;
+        let std = p.window.std().max(self.params.min_std.as_secs_f64() * 1000.0);
+        let threshold = self.params.threshold;
+        // Phi grows with the silence: bisect for the silence at which it reaches the
+        // threshold (a hundred deviations is beyond the largest threshold accepted).
+        let (mut lo, mut hi) = (0.0, mean + 100.0 * std);
+        if phi(hi, mean, std) < threshold {
+            return None;
+        }
+        for _ in 0..48 {
+            let mid = (lo + hi) / 2.0;
+            if phi(mid, mean, std) >= threshold {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        // Rounded up, so that phi is over the threshold at the moment returned.
+        Some(p.last + Duration::from_micros((hi * 1000.0).ceil() as u64 + 1))
     }
 
     /// Whether `node`'s phi is above the threshold at `now`.

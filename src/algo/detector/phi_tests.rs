@@ -79,6 +79,21 @@ fn regular_beats_keep_phi_low_and_silence_raises_it_past_the_threshold() {
 }
 
 #[test]
+fn the_moment_phi_reaches_the_threshold_is_computed_ahead() {
+    let ms = Duration::from_millis;
+    let mut p = Phi::new(params(), [2], ms(0));
+    for t in (100..=2000).step_by(100) {
+        p.beat(2, ms(t));
+    }
+    // As above: about 331 ms after the last beat; over from then on, and not a ms before.
+    let due = p.due(2).expect("watched");
+    assert!(due > ms(2000 + 320) && due < ms(2000 + 340), "{due:?}");
+    assert!(p.over(2, due));
+    assert!(!p.over(2, due - ms(1)));
+    assert_eq!(p.due(3), None, "not watched");
+}
+
+#[test]
 fn irregular_arrivals_widen_the_distribution() {
     let ms = Duration::from_millis;
     let mut steady = Phi::new(params(), [2], ms(0));
@@ -122,6 +137,15 @@ pub(crate) mod hosted {
         Sim::new(net, setups, Cr::new)
     }
 
+    /// The default threshold.
+    fn threshold() -> f64 {
+        let opts = [("detector".to_string(), "phi".to_string())].into_iter().collect();
+        match crate::algo::detector::Choice::from_opts(&opts, ms(100)) {
+            crate::algo::detector::Choice::Phi(p) => p.threshold,
+            other => panic!("{other:?}"),
+        }
+    }
+
     fn suspicions(s: &Sim<Cr>, after: Duration) -> Vec<&Record> {
         let from = after.as_micros() as u64;
         s.events("suspect").into_iter().filter(|r| r.t >= from).collect()
@@ -147,7 +171,13 @@ pub(crate) mod hosted {
                 unreachable!()
             };
             assert_eq!(cause, "phi");
-            assert!(phi.is_some_and(|p| p >= 8.0), "phi {phi:?} is over the threshold");
+            // Judged the moment phi crossed the threshold, not at the next look a period later
+            // (when it would be far above: phi grows faster than the square of the silence).
+            let t = threshold();
+            assert!(
+                phi.is_some_and(|p| (t..t + 0.5).contains(&p)),
+                "phi {phi:?} just over {t}"
+            );
             assert!(r.t - crashed.as_micros() as u64 <= 600_000, "within 600 ms");
         }
         assert!(s.live().iter().all(|&i| s.node(i).belief().1 == Some(4)));

@@ -117,7 +117,7 @@ const RETRANSMIT_MULT: u32 = 4;
 /// Members each gossip round goes to (memberlist's GossipNodes).
 pub(crate) const GOSSIP_NODES: usize = 3;
 /// Gossip rounds per probe period: memberlist gossips every 200 ms against a 1 s probe
-/// interval; a third of the default 300 ms period is the host's 100 ms heartbeat.
+/// interval; a third of the period (the host's 100 ms heartbeat at a 300 ms period).
 const GOSSIP_PER_PERIOD: u32 = 3;
 
 /// The suspicion timeout after `confirmations` of `k` expected, between `min` and `max`
@@ -129,6 +129,13 @@ pub(crate) fn suspicion_timeout(confirmations: usize, k: usize, min: Duration, m
     let frac = ((confirmations as f64) + 1.0).ln() / ((k as f64) + 1.0).ln();
     let raw = max.as_secs_f64() - frac * (max.as_secs_f64() - min.as_secs_f64());
     Duration::from_millis((raw * 1000.0).floor().max(0.0) as u64).max(min)
+}
+
+/// The shortest suspicion timeout among `n` members: `suspicion_mult * log10(n) * period`,
+/// log10 floored at 1 (memberlist's `suspicionTimeout`).
+pub(crate) fn shortest_suspicion(p: &SwimParams, n: usize) -> Duration {
+    let scale = (n.max(1) as f64).log10().max(1.0);
+    p.period.mul_f64(p.suspicion_mult as f64 * scale)
 }
 
 impl Swim {
@@ -176,8 +183,7 @@ impl Swim {
     /// The shortest and longest suspicion timeouts, and the confirmations expected.
     pub(crate) fn suspicion_bounds(&self) -> (Duration, Duration, usize) {
         let p = &self.params;
-        let scale = (self.n as f64).log10().max(1.0);
-        let min = p.period.mul_f64(p.suspicion_mult as f64 * scale);
+        let min = shortest_suspicion(p, self.n);
         let max = min * p.suspicion_max_mult;
         let k = (p.suspicion_mult as usize).saturating_sub(2);
         let k = if self.n.saturating_sub(2) < k { 0 } else { k };

@@ -95,6 +95,47 @@ fn fixed_watching_every_member_does_not_suspect_members_that_are_only_lossy_and_
 }
 
 #[test]
+fn watching_every_member_the_host_suspects_its_leader_only_after_a_timeout_of_real_silence() {
+    // Under heavy loss the leader's heartbeats are lost three in a row now and then while it
+    // answers the sweep's PROBEs: the host's leader rule must not take that for silence.
+    for seed in [1, 2, 3] {
+        let net = NetConfig {
+            seed,
+            min_delay: ms(5),
+            max_delay: ms(60),
+            drop: 0.25,
+            duplicate: 0.0,
+        };
+        let mut s = sim(8, net, Some("all"));
+        s.run_for(ms(20_000));
+        for r in s.events("suspect") {
+            if let Event::Suspect {
+                cause,
+                silence_ms,
+                timeout_ms,
+                ..
+            } = &r.event
+            {
+                if cause == "heartbeat" {
+                    assert!(
+                        silence_ms >= timeout_ms,
+                        "seed {seed}: node {:?} suspected its leader {silence_ms} ms after last hearing it: {r:?}",
+                        r.node
+                    );
+                }
+            }
+        }
+        // A leader truly silent is still found: killed, every member comes to suspect it.
+        let leader = s.node(1).belief().1.expect("a leader");
+        s.crash(leader);
+        s.run_for(ms(2000));
+        for by in s.live() {
+            assert!(s.node(by).liveness().is_suspected(leader), "seed {seed}: node {by}");
+        }
+    }
+}
+
+#[test]
 fn a_node_stalled_longer_than_the_timeout_accuses_nobody_when_it_wakes() {
     let mut s = sim(6, NetConfig::default(), Some("all"));
     s.run_for(ms(2000));

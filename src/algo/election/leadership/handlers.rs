@@ -308,6 +308,14 @@ impl<E: Election> Leadership<E> {
                 // Phi and SWIM may not agree yet: their own judgement then starts the election
                 // (see `detector_news`).
                 if let Some(l) = self.core.leader.filter(|&l| l != me) {
+                    // The sweep (`detector_watch=all`) heard the leader answer within the
+                    // timeout: its heartbeats were lost, it was not silent. Look again when
+                    // that answer is a timeout old.
+                    let answered = self.core.live.swept_last_heard(l).map(|t| t + self.core.setup.timeout);
+                    if let Some(due) = answered.filter(|&due| due > cx.now) {
+                        cx.set_timer(LTimer::LeaderTimeout, due - cx.now);
+                        return;
+                    }
                     if self.core.suspect(cx, l, "heartbeat") {
                         self.start_election(cx);
                     }
