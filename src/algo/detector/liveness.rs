@@ -246,19 +246,6 @@ impl Liveness {
         }
     }
 
-    /// Whether `node` was heard within the timeout before `now`.
-    /// When the fixed detector sweeping every member (`detector_watch=all`) last heard `node`
-    /// (any message: a heartbeat, or an ALIVE answering its PROBE); None without the sweep.
-    pub(crate) fn swept_last_heard(&self, node: NodeId) -> Option<Duration> {
-        self.sweep.then(|| self.silence.last_heard(node)).flatten()
-    }
-
-    pub(crate) fn heard_within_timeout(&self, node: NodeId, now: Duration) -> bool {
-        self.silence
-            .last_heard(node)
-            .is_some_and(|t| now.saturating_sub(t) < self.timeout)
-    }
-
     /// Starts the silence clock of `node` afresh (a new node to watch, e.g. a new leader).
     pub fn reset(&mut self, node: NodeId, now: Duration) {
         // Not phi's clock: phi hears every peer's BEATs all along, and a reset comes also on

@@ -3,6 +3,19 @@
 use super::*;
 
 impl Liveness {
+    /// When the fixed detector sweeping every member (`detector_watch=all`) last heard `node`
+    /// (any message: a heartbeat, or an ALIVE answering its PROBE); None without the sweep.
+    pub(crate) fn swept_last_heard(&self, node: NodeId) -> Option<Duration> {
+        self.sweep.then(|| self.silence.last_heard(node)).flatten()
+    }
+
+    /// Whether `node` was heard within the timeout before `now`.
+    pub(crate) fn heard_within_timeout(&self, node: NodeId, now: Duration) -> bool {
+        self.silence
+            .last_heard(node)
+            .is_some_and(|t| now.saturating_sub(t) < self.timeout)
+    }
+
     /// How often the fixed detector sweeps (`detector_watch=all`): half a heartbeat period.
     pub(super) fn sweep_period(&self) -> Duration {
         (self.heartbeat / 2).max(Duration::from_millis(1))

@@ -1,0 +1,203 @@
+//! Tests of [`watch`](super).
+
+use super::*;
+use std::io::Write;
+
+/// A fresh file `name` in the temp dir, a tail on it, and the file open for appending.
+fn fresh(name: &str) -> (std::path::PathBuf, Tail, File) {
+    let path = std::env::temp_dir().join(format!("coordlab-{name}-{}.jsonl", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    let tail = Tail::new(path.clone());
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .unwrap();
+    (path, tail, f)
+}
+
+#[test]
+fn only_complete_lines_are_read_and_each_once() {
+    let (path, mut tail, mut f) = fresh("tail");
+    assert!(tail.read_new().unwrap().is_empty());
+    let line = r#"{"t":1,"node":2,"ev":"leader","leader":2,"term":1}"#;
+    write!(f, "{line}\n{}", &line[..10]).unwrap();
+    f.flush().unwrap();
+    assert_eq!(tail.read_new().unwrap().len(), 1);
+    assert!(tail.read_new().unwrap().is_empty());
+    write!(f, "{}\nnot json\n", &line[10..]).unwrap();
+    f.flush().unwrap();
+    let recs = tail.read_new().unwrap();
+    assert_eq!(recs.len(), 1);
+    assert_eq!(tail.records()[recs][0].node, Some(2));
+    assert_eq!(tail.finish().unwrap().bad.len(), 1);
+    std::fs::remove_file(&path).unwrap();
+}
+
+#[test]
+fn what_a_tail_hands_over_is_what_reading_the_whole_file_finds() {
+    let (path, mut tail, mut f) = fresh("tail-whole");
+    let leader = r#"{"t":1,"node":2,"ev":"leader","leader":2,"term":1}"#;
+    let send = r#"{"t":2,"node":2,"ev":"send","to":3,"msg":"X","bytes":1,"seq":1}"#;
+    write!(f, "{leader}\n\n{}", &send[..7]).unwrap();
+    f.flush().unwrap();
+    tail.read_new().unwrap();
+    write!(f, "{}\nnot json\n{{\"t\":3,\"ev\":\"future_kind\"}}\n", &send[7..]).unwrap();
+    f.write_all(b"\xff\xfe\n").unwrap();
+    tail.read_new().unwrap();
+    // Killed in the middle of a line: no newline after it.
+    write!(f, "{}", &leader[..20]).unwrap();
+    f.flush().unwrap();
+    let handed = tail.finish().unwrap();
+    let whole = crate::trace::read_jsonl_file(&path).unwrap();
+    assert_eq!(handed.records, whole.records);
+    assert_eq!(handed.bad, whole.bad);
+    assert_eq!(handed.unknown, whole.unknown);
+    assert_eq!(handed.exists, whole.exists);
+    assert_eq!(handed.cut, whole.cut);
+    assert_eq!(handed.records.len(), 3);
+    // The line cut by the kill is not a bad line: the file is marked cut.
+    assert_eq!(handed.bad.len(), 2, "{:?}", handed.bad);
+    assert!(handed.cut);
+    std::fs::remove_file(&path).unwrap();
+}
+
+#[test]
+fn deferred_message_lines_are_seen_at_once_and_parsed_in_order_at_the_end() {
+    use crate::clock::VectorClock;
+    use crate::trace::{Event, MappedTrace, Record};
+    let (path, mut tail, f) = fresh("tail-deferred");
+    drop(f);
+    tail.defer_messages();
+    // Every record carries its vector clock, written as changes after the first: the
+    // deferred lines' changes must be taken in order at the end.
+    let rec = |t: u64, event: Event| Record {
+        t,
+        node: Some(2),
+        lamport: Some(t),
+        pt: None,
+        vc: Some(VectorClock::from_pairs((1..=8).map(|k| (k, t * 10 + k)))),
+        hlc: None,
+        event,
+    };
+    let send = |to, msg: &str| Event::Send {
+        to,
+        msg: msg.into(),
+        bytes: 10,
+        seq: 1,
+        brief: "ELECTION(2, term=1)".into(),
+    };
+    let recv = |from, msg: &str| Event::Recv {
+        from,
+        msg: msg.into(),
+        bytes: 10,
+        seq: 1,
+        brief: "with \"ev\":\"leader\" inside".into(),
+    };
+    let mut w = MappedTrace::append(&path).unwrap();
+    w.write(&rec(1, Event::Leader { leader: 2, term: 1 })).unwrap();
+    w.write(&rec(2, send(3, "ELECTION"))).unwrap();
+    w.write(&rec(3, send(1, "RELEASE"))).unwrap();
+    w.write(&rec(4, recv(1, "GRANT"))).unwrap();
+    w.write(&rec(5, send(3, "RELEASE"))).unwrap();
+    w.write(&rec(6, send(1, "ELECTION"))).unwrap();
+    let new = tail.read_new().unwrap();
+    let live: Vec<u64> = tail.records()[new].iter().map(|r| r.t).collect();
+    assert_eq!(
+        live,
+        [1, 4, 5],
+        "the leader line, the grant and what gives it back after it, at once"
+    );
+    assert_eq!(tail.take_last_deferred(), Some(("send", 6)));
+    assert_eq!(tail.take_last_deferred(), None);
+    tail.parse_pending();
+    w.write(&rec(7, Event::Leader { leader: 3, term: 2 })).unwrap();
+    w.write_bytes(b"not json\n").unwrap();
+    w.write(&rec(8, recv(3, "ELECTION"))).unwrap();
+    let new = tail.read_new().unwrap();
+    assert_eq!(tail.records()[new].iter().map(|r| r.t).collect::<Vec<_>>(), [7]);
+    assert_eq!(tail.take_last_deferred(), Some(("recv", 8)));
+    drop(w);
+    let handed = tail.finish().unwrap();
+    let whole = crate::trace::read_jsonl_file(&path).unwrap();
+    assert_eq!(handed.records, whole.records);
+    assert_eq!(handed.bad, whole.bad);
+    assert_eq!(handed.records.len(), 8);
+    assert!(handed.records.iter().all(|r| r.vc.is_some()));
+    assert_eq!(handed.bad[0].line, 8);
+    std::fs::remove_file(&path).unwrap();
+}
+
+#[test]
+fn a_mapped_writers_zeros_are_not_read_and_lines_written_over_them_are() {
+    use crate::trace::{Event, MappedTrace, Record};
+    let (path, mut tail, f) = fresh("tail-mapped");
+    drop(f);
+    let rec = |t: u64| Record {
+        t,
+        node: Some(2),
+        lamport: Some(t),
+        pt: None,
+        vc: None,
+        hlc: None,
+        event: Event::Leader { leader: 2, term: t },
+    };
+    let mut w = MappedTrace::append(&path).unwrap();
+    w.write(&rec(1)).unwrap();
+    assert!(
+        std::fs::metadata(&path).unwrap().len() > w.len(),
+        "zeros follow the line"
+    );
+    assert_eq!(tail.read_new().unwrap().len(), 1);
+    assert!(tail.read_new().unwrap().is_empty(), "the zeros are no line");
+    w.write(&rec(2)).unwrap();
+    w.write_bytes(b"{\"t\":3,").unwrap();
+    assert_eq!(tail.read_new().unwrap().len(), 1, "the line written over the zeros");
+    // Killed: the window's zeros stay in the file.
+    std::mem::forget(w);
+    let handed = tail.finish().unwrap();
+    let whole = crate::trace::read_jsonl_file(&path).unwrap();
+    assert_eq!(handed.records, whole.records);
+    assert_eq!(handed.records.iter().map(|r| r.t).collect::<Vec<_>>(), [1, 2]);
+    assert!(handed.cut && whole.cut && handed.bad.is_empty() && whole.bad.is_empty());
+    std::fs::remove_file(&path).unwrap();
+}
+
+#[test]
+fn after_a_kill_mid_line_and_a_restart_the_tail_reads_the_new_boot_from_the_cut() {
+    use crate::clock::VectorClock;
+    use crate::trace::{Event, MappedTrace, Record};
+    let (path, mut tail, f) = fresh("tail-restart");
+    drop(f);
+    let rec = |t: u64| Record {
+        t,
+        node: Some(2),
+        lamport: Some(t),
+        pt: None,
+        vc: Some(VectorClock::from_pairs((1..=64).map(|k| (k, t + k)))),
+        hlc: None,
+        event: Event::Leader { leader: 2, term: t },
+    };
+    let mut w = MappedTrace::append(&path).unwrap();
+    for t in 1..=3 {
+        w.write(&rec(t)).unwrap();
+    }
+    w.write_bytes(b"{\"t\":4,\"node\":2,\"dvc\":{\"2\":9").unwrap();
+    assert_eq!(tail.read_new().unwrap().len(), 3);
+    std::mem::forget(w);
+    tail.restarted();
+    // The new boot cuts the unfinished line, maps a window as long as the old one, and
+    // writes its own lines (the first with its whole clock) from where the cut was.
+    let mut w = MappedTrace::append(&path).unwrap();
+    assert!(std::fs::metadata(&path).unwrap().len() > tail.offset);
+    for t in 5..=6 {
+        w.write(&rec(t)).unwrap();
+    }
+    assert_eq!(tail.read_new().unwrap().len(), 2);
+    drop(w);
+    let handed = tail.finish().unwrap();
+    assert!(handed.bad.is_empty() && !handed.cut, "{:?}", handed.bad);
+    assert_eq!(handed.records, [1, 2, 3, 5, 6].map(rec));
+    assert_eq!(handed.records, crate::trace::read_jsonl_file(&path).unwrap().records);
+    std::fs::remove_file(&path).unwrap();
+}
