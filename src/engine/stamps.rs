@@ -10,7 +10,7 @@
 //! seal time. Nodes are sent in increasing order, so a node is its distance from the previous
 //! one (one byte on a ring).
 
-use super::wire::WireError;
+use super::wire::{Stamps, WireError};
 use crate::trace::NodeId;
 
 /// Appends `x` as LEB128.
@@ -75,8 +75,8 @@ impl<'a> Reader<'a> {
         Err(malformed("integer over 64 bits"))
     }
 
-    /// The Lamport clock, the vector clock's pairs and the hybrid clock.
-    pub(crate) fn stamps(&mut self) -> Result<(u64, Vec<(NodeId, u64)>, (u64, u32)), WireError> {
+    /// The Lamport clock, and the vector and hybrid clocks.
+    pub(crate) fn stamps(&mut self) -> Result<(u64, Stamps), WireError> {
         let lamport = self.varint()?;
         let l = self.varint()?;
         let c = u32::try_from(self.varint()?).map_err(|_| malformed("hybrid counter over 32 bits"))?;
@@ -91,7 +91,7 @@ impl<'a> Reader<'a> {
             node = node.wrapping_add(self.varint()?);
             vc.push((node, self.varint()?));
         }
-        Ok((lamport, vc, (l, c)))
+        Ok((lamport, Stamps { vc, hlc: (l, c) }))
     }
 }
 
@@ -132,7 +132,8 @@ mod tests {
         put_stamps(&mut out, 42, &vc, (1_700_000_000_000_000, 5));
         out.extend_from_slice(b"msg");
         let mut r = Reader::new(&out);
-        assert_eq!(r.stamps().unwrap(), (42, vc, (1_700_000_000_000_000, 5)));
+        let hlc = (1_700_000_000_000_000, 5);
+        assert_eq!(r.stamps().unwrap(), (42, Stamps { vc, hlc }));
         assert_eq!(r.rest(), b"msg");
     }
 

@@ -275,14 +275,13 @@ impl Sealer {
     /// Decodes the body of a verified datagram with header `h`.
     pub fn body<M: DeserializeOwned>(h: &Header, bytes: &[u8]) -> Result<Envelope<M>, WireError> {
         let mut clocks = Reader::new(&bytes[HEADER_LEN..bytes.len() - MAC_LEN]);
-        let (lamport, vc, hlc) = clocks.stamps()?;
+        let (lamport, stamps) = clocks.stamps()?;
         let body = clocks.rest();
         let (msg, used): (M, usize) =
             bincode::serde::decode_from_slice(body, CONFIG).map_err(|e| WireError::Malformed(e.to_string()))?;
         if used != body.len() {
             return Err(WireError::Malformed(format!("{} trailing bytes", body.len() - used)));
         }
-        let stamps = Stamps { vc, hlc };
         Ok(Envelope {
             from: h.from,
             to: h.to,
