@@ -32,12 +32,6 @@ crate::algo::options::options! {
     }
 }
 
-/// Whether `setup` asks for persisted state to be fsynced (`--set fsync=true`); false when the
-/// keys do not read (the node refused them earlier).
-pub(crate) fn fsync_wanted(setup: &Setup) -> bool {
-    EngineKeys::from_setup(setup).is_ok_and(|k| k.fsync)
-}
-
 /// The engine's clock options ([`EngineKeys`], the size rule of `vc` applied).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct ClockOptions {

@@ -33,6 +33,12 @@ pub fn open(file: &[u8]) -> Result<Vec<u8>, String> {
     Ok(payload.to_vec())
 }
 
+/// Whether `setup` asks for persisted state to be fsynced (`--set fsync=true`, an engine key);
+/// false when the keys do not read (the node refused them earlier).
+pub(crate) fn fsync_wanted(setup: &crate::algo::Setup) -> bool {
+    crate::clock::EngineKeys::from_setup(setup).is_ok_and(|k| k.fsync)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

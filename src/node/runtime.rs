@@ -138,7 +138,7 @@ impl Runner for ProcessRunner {
         // The boot id: the start time, so a restarted node's boot is later and peers open a
         // new replay window for it instead of refusing its datagrams as replays.
         let host = Host::with_key(setup, a, &self.key, wall_us());
-        let fsync = crate::clock::fsync_wanted(setup);
+        let fsync = crate::engine::durable::fsync_wanted(setup);
         Process::new(self.opts, host, fsync)?.run()
     }
 }
