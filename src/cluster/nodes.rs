@@ -370,13 +370,19 @@ impl Fleet {
                 .filter(|n| n.state == State::Running)
                 .filter_map(|n| n.pid)
         };
-        if let Some(g) = self
+        let group = self
             .group
-            .filter(|&g| running().any(|p| nix::unistd::getpgid(Some(p)) == Ok(g)))
-        {
+            .filter(|&g| running().any(|p| nix::unistd::getpgid(Some(p)) == Ok(g)));
+        // Found before any node is woken: once the group's thousands of nodes run their stop,
+        // the launcher gets a small share of the cores, and a signal to each node after the
+        // group's took it 1.8-4.1 s at 16,384 nodes.
+        let outside: Vec<_> = running()
+            .filter(|&p| group.is_none_or(|g| nix::unistd::getpgid(Some(p)) != Ok(g)))
+            .collect();
+        if let Some(g) = group {
             let _ = nix::sys::signal::killpg(g, Signal::SIGTERM);
         }
-        for pid in running() {
+        for pid in outside {
             let _ = kill(pid, Signal::SIGTERM);
         }
         super::phases::mark("sigterm");
