@@ -49,15 +49,7 @@ fn each_false_confirmation_is_attributed_and_judged_against_the_shortest_timeout
         // Of the dead: no mistake.
         rec(9900 * ms, 4, confirm(5, 900)),
     ];
-    let info = crate::trace::RunInfo {
-        algo: "chang-roberts".into(),
-        topology: "ring".into(),
-        nodes: Vec::new(),
-        start_us: 0,
-        options: serde_json::Value::Null,
-        control: None,
-    };
-    let run = RunDir::whole("t", info, events, faults, Vec::new());
+    let run = RunDir::of_ring_test(events, faults);
     let c = false_confirms(&run, 0, Duration::from_millis(900));
     let brief: Vec<(NodeId, NodeId, &str, bool)> = c
         .iter()

@@ -48,15 +48,7 @@ fn each_node_is_judged_by_its_fate() {
         rec(5400 * ms, 2, suspect(3)),
         rec(6000 * ms, 3, suspect(4)),
     ];
-    let info = crate::trace::RunInfo {
-        algo: "chang-roberts".into(),
-        topology: "ring".into(),
-        nodes: Vec::new(),
-        start_us: 0,
-        options: serde_json::Value::Null,
-        control: None,
-    };
-    let run = RunDir::whole("t", info, events, faults, Vec::new());
+    let run = RunDir::of_ring_test(events, faults);
     let s = stories(&run, &[1, 2, 3, 4], 8000 * ms, false);
     assert_eq!(
         s[0].fates,

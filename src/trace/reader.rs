@@ -252,6 +252,20 @@ impl RunDir {
             .or_else(|| self.node_events.last().map(|r| r.t))
     }
 
+    #[cfg(test)]
+    /// A test's complete run of Chang-Roberts on a ring: these events and faults, no resource.
+    pub(crate) fn of_ring_test(node_events: Vec<Record>, faults: Vec<Record>) -> Self {
+        let info = RunInfo {
+            algo: "chang-roberts".into(),
+            topology: "ring".into(),
+            nodes: Vec::new(),
+            start_us: 0,
+            options: serde_json::Value::Null,
+            control: None,
+        };
+        RunDir::whole("t", info, node_events, faults, Vec::new())
+    }
+
     /// A complete run made in memory (the simulator's, or a test's), named `path`: nothing
     /// missing, nothing bad, every record as given.
     pub fn whole(
