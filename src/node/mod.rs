@@ -10,6 +10,7 @@ pub mod recv_buf;
 pub mod runtime;
 pub mod signals;
 pub mod socket;
+mod state_slots;
 mod stored;
 pub mod warmup;
 

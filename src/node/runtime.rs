@@ -15,7 +15,7 @@ use super::netfilter::{NetFilter, Verdict};
 use super::recv_batch::{RecvBatch, SLOTS};
 use super::signals::{SignalSource, STOP};
 use super::socket::{adopt_udp, bind_udp};
-use super::stored::{load_durable, state_path, store};
+use super::stored::{load_durable, state_path, StateFile};
 use crate::algo::{Algorithm, Setup};
 use crate::catalog::{self as registry, Runner};
 use crate::engine::host::{Host, Now};
@@ -164,8 +164,8 @@ struct Process<A: Algorithm> {
     ready: Option<std::fs::File>,
     /// What `coordlab net` does to incoming datagrams (user backend, and delay in both).
     net: NetFilter,
-    /// Whether a store of persisted state is fsynced (`--set fsync=true`).
-    fsync: bool,
+    /// Where persisted state goes (None: no log directory, nothing survives a restart).
+    state: Option<StateFile>,
 }
 
 impl<A: Algorithm> Process<A> {
@@ -215,6 +215,7 @@ impl<A: Algorithm> Process<A> {
         if let Some(line) = net.reload() {
             log::info!("{line}");
         }
+        let state = state_path(&opts).map(|p| StateFile::new(p, fsync));
         Ok(Process {
             opts,
             host,
@@ -228,7 +229,7 @@ impl<A: Algorithm> Process<A> {
             go,
             ready,
             net,
-            fsync,
+            state,
         })
     }
 
@@ -448,10 +449,10 @@ impl<A: Algorithm> Process<A> {
     /// Sends what the host wants sent and logs what it recorded.
     fn pump(&mut self) {
         if let Some(bytes) = self.host.take_persisted() {
-            match state_path(&self.opts) {
-                Some(path) => {
-                    if let Err(e) = store(&path, &bytes, self.fsync) {
-                        log::error!("cannot persist to {}: {e}", path.display());
+            match &mut self.state {
+                Some(state) => {
+                    if let Err(e) = state.store(&bytes) {
+                        log::error!("cannot persist the state: {e}");
                     }
                 }
                 None => log::warn!("state to persist but no log directory: it will not survive a restart"),

@@ -1,10 +1,14 @@
 //! What a node keeps across a restart: its state file, read back and verified at start,
-//! and written atomically (temporary file, rename; fsynced with `--set fsync=true`).
+//! and written atomically (two slots in turns; fsynced with `--set fsync=true`).
 
 use super::config::NodeOptions;
+use super::state_slots as slots;
 use crate::algo::Setup;
 use crate::error::{failed, CliError};
-use std::io;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
 
 /// Where a node keeps the state its algorithm persists: `state-<id>.bin` in its log directory
 /// (None: no log directory, nothing survives a restart).
@@ -21,12 +25,12 @@ pub(super) fn load_durable(opts: &NodeOptions, setup: &mut Setup) -> Result<(), 
     let Some(path) = state_path(opts) else {
         return Ok(());
     };
-    let file = match std::fs::read(&path) {
-        Ok(bytes) => bytes,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+    let read = match read_state(&path) {
+        Ok(Some(read)) => read,
+        Ok(None) => return Ok(()),
         Err(e) => return Err(failed(format!("cannot read {}: {e}", path.display()))),
     };
-    match crate::engine::durable::open(&file) {
+    match read {
         Ok(payload) => setup.durable = Some(payload),
         Err(why) => {
             let why = format!("{}: {why}", path.display());
@@ -39,26 +43,132 @@ pub(super) fn load_durable(opts: &NodeOptions, setup: &mut Setup) -> Result<(), 
     Ok(())
 }
 
-/// Writes `bytes` (sealed with its checksum) to `path` via a temporary file renamed over the
-/// old one, so that a kill at any moment leaves the old state or the new, never half of one.
+/// What the state file at `path` holds (None: there is none), or why it does not verify.
+fn read_state(path: &Path) -> io::Result<Option<Result<Vec<u8>, String>>> {
+    let file = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    Ok(Some(match slots::current(&file) {
+        Some(c) => c.map(|c| c.payload),
+        // The layout before the slots: one framed payload.
+        None => crate::engine::durable::open(&file),
+    }))
+}
+
+/// A node's state file, kept open: each store is one write into the slot not holding the
+/// current state (`state_slots.rs`), so that a kill at any moment leaves the old state or the
+/// new, never half of one.
 ///
-/// A process's kill does not take the page cache with it: the renamed file is what the next
-/// boot reads. `fsync` (the file, then its directory) is for a machine that loses power, which
-/// the lab never does; it cost 1.5-8 ms a store here (ext4), paid by every node of a ring's
-/// ELECTION lap before it forwards, so it is asked for (`--set fsync=true`), not the default.
-pub(super) fn store(path: &std::path::Path, bytes: &[u8], fsync: bool) -> io::Result<()> {
-    use std::io::Write;
-    let tmp = path.with_extension("tmp");
-    let mut f = std::fs::File::create(&tmp)?;
-    f.write_all(&crate::engine::durable::seal(bytes))?;
-    if fsync {
-        f.sync_all()?;
-    }
-    std::fs::rename(&tmp, path)?;
-    if fsync {
-        if let Some(dir) = path.parent() {
-            std::fs::File::open(dir)?.sync_all()?;
+/// A process's kill does not take the page cache with it: what was written is what the next
+/// boot reads. `fsync` is for a machine that loses power, which the lab never does; it cost
+/// 1.5-8 ms a store here (ext4), paid by every node of a ring's ELECTION lap before it
+/// forwards, so it is asked for (`--set fsync=true`), not the default.
+pub(super) struct StateFile {
+    path: PathBuf,
+    fsync: bool,
+    /// The open file and where the next store goes, once the first store found or made it.
+    open: Option<Open>,
+}
+
+/// An open state file of the slot layout.
+struct Open {
+    file: File,
+    span: usize,
+    /// The store number and slot of the current state.
+    seq: u64,
+    slot: usize,
+}
+
+impl StateFile {
+    /// The state file at `path`; nothing is opened before the first store.
+    pub fn new(path: PathBuf, fsync: bool) -> Self {
+        StateFile {
+            path,
+            fsync,
+            open: None,
         }
     }
-    Ok(())
+
+    /// Stores `payload` as the node's state.
+    pub fn store(&mut self, payload: &[u8]) -> io::Result<()> {
+        if self.open.is_none() {
+            self.open = self.reopen()?;
+        }
+        match &mut self.open {
+            Some(o) if slots::SLOT_HEAD + payload.len() <= o.span => {
+                let (seq, slot) = (o.seq + 1, 1 - o.slot);
+                let at = slots::slot_offset(o.span, slot) as u64;
+                o.file.write_all_at(&slots::slot(seq, payload), at)?;
+                if self.fsync {
+                    o.file.sync_data()?;
+                }
+                (o.seq, o.slot) = (seq, slot);
+                Ok(())
+            }
+            // The first store, or one wider than the slots: a new file.
+            _ => {
+                let seq = self.open.as_ref().map_or(1, |o| o.seq + 1);
+                self.open = Some(self.create(seq, payload)?);
+                Ok(())
+            }
+        }
+    }
+
+    /// The file a node that ran before left, if it is of the slot layout and verifies: a
+    /// restarted node's stores go on from its store number.
+    fn reopen(&self) -> io::Result<Option<Open>> {
+        let bytes = match std::fs::read(&self.path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e),
+        };
+        let Some(Ok(c)) = slots::current(&bytes) else {
+            return Ok(None);
+        };
+        let file = OpenOptions::new().write(true).open(&self.path)?;
+        Ok(Some(Open {
+            file,
+            span: c.span,
+            seq: c.seq,
+            slot: c.slot,
+        }))
+    }
+
+    /// A new file holding `payload` in slot 0, made whole under a temporary name and renamed
+    /// into place.
+    fn create(&self, seq: u64, payload: &[u8]) -> io::Result<Open> {
+        let span = slots::span_for(payload.len());
+        let tmp = self.path.with_extension("tmp");
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&tmp)?;
+        let mut bytes = slots::header(span).to_vec();
+        bytes.extend_from_slice(&slots::slot(seq, payload));
+        file.write_all(&bytes)?;
+        if self.fsync {
+            file.sync_all()?;
+        }
+        std::fs::rename(&tmp, &self.path)?;
+        if self.fsync {
+            if let Some(dir) = self.path.parent() {
+                File::open(dir)?.sync_all()?;
+            }
+        }
+        // The open file is the renamed one: later stores write through it.
+        Ok(Open {
+            file,
+            span,
+            seq,
+            slot: 0,
+        })
+    }
 }
+
+#[cfg(test)]
+#[path = "stored_tests.rs"]
+mod tests;
