@@ -293,6 +293,17 @@ impl<A: Algorithm> Host<A> {
         self.outbox.drain(..)
     }
 
+    /// The datagrams waiting to leave, left in place (a driver sending them as one batch
+    /// reads them here, then [`Host::clear_outbox`]).
+    pub fn outbox(&self) -> &[Outgoing] {
+        &self.outbox
+    }
+
+    /// Drops the datagrams waiting to leave (sent, or never to be).
+    pub fn clear_outbox(&mut self) {
+        self.outbox.clear();
+    }
+
     /// Takes the durable state the algorithm asked to persist since the last call: a driver
     /// stores it before it sends the outbox.
     pub(crate) fn take_persisted(&mut self) -> Option<Vec<u8>> {

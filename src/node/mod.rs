@@ -8,6 +8,7 @@ pub mod netfilter;
 pub(crate) mod recv_batch;
 pub mod recv_buf;
 pub mod runtime;
+mod send_batch;
 pub mod signals;
 pub mod socket;
 mod state_slots;

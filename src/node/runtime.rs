@@ -13,6 +13,7 @@ use super::keyfile;
 use super::logging::HumanLog;
 use super::netfilter::{NetFilter, Verdict};
 use super::recv_batch::{RecvBatch, SLOTS};
+use super::send_batch::SendBatch;
 use super::signals::{SignalSource, STOP};
 use super::socket::{adopt_udp, bind_udp};
 use super::stored::{load_durable, state_path, StateFile};
@@ -164,6 +165,8 @@ struct Process<A: Algorithm> {
     ready: Option<std::fs::File>,
     /// What `coordlab net` does to incoming datagrams (user backend, and delay in both).
     net: NetFilter,
+    /// The headers of the last batch of datagrams sent, kept for the next.
+    sender: SendBatch,
     /// Where persisted state goes (None: no log directory, nothing survives a restart).
     state: Option<StateFile>,
 }
@@ -230,6 +233,7 @@ impl<A: Algorithm> Process<A> {
             ready,
             net,
             state,
+            sender: SendBatch::default(),
         })
     }
 
@@ -471,18 +475,24 @@ impl<A: Algorithm> Process<A> {
         }
         if self.trace_failed.is_some() {
             // The node stops: what it sends now would have no `send` in its trace.
-            self.host.take_outbox().for_each(drop);
+            self.host.clear_outbox();
             return;
         }
-        for out in self.host.take_outbox() {
-            let Some(addr) = self.opts.addrs.get(&out.to) else {
-                log::error!("no address for node {}: message not sent", out.to);
-                continue;
-            };
-            if let Err(e) = self.socket.send_to(&out.bytes, *addr) {
-                log::warn!("send to node {} ({addr}) failed, datagram lost: {e}", out.to);
+        let mut to = Vec::new();
+        let mut datagrams = Vec::new();
+        for out in self.host.outbox() {
+            match self.opts.addrs.get(&out.to) {
+                Some(addr) => {
+                    to.push(out.to);
+                    datagrams.push((out.bytes.as_slice(), *addr));
+                }
+                None => log::error!("no address for node {}: message not sent", out.to),
             }
         }
+        self.sender.send(self.socket.as_raw_fd(), &datagrams, |i, e| {
+            log::warn!("send to node {} ({}) failed, datagram lost: {e}", to[i], datagrams[i].1);
+        });
+        self.host.clear_outbox();
     }
 
     fn flush_trace(&mut self) {
