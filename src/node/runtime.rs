@@ -278,6 +278,13 @@ impl<A: Algorithm> Process<A> {
         // them for its whole life.
         // SAFETY: a plain call into the allocator; this node runs one thread.
         unsafe { nix::libc::malloc_trim(0) };
+        // The state file is made now, not by the first store: that store is on the algorithm's
+        // path (a Chang-Roberts node's first ELECTION), and making a file costs an inode.
+        if let Some(state) = &mut self.state {
+            if let Err(e) = state.prepare() {
+                log::error!("cannot make the state file: {e}");
+            }
+        }
         // Warmed up: the launcher lets every node start once all have closed this.
         drop(self.ready.take());
         let mut events = Events::with_capacity(64);

@@ -50,11 +50,13 @@ fn read_state(path: &Path) -> io::Result<Option<Result<Vec<u8>, String>>> {
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e),
     };
-    Ok(Some(match slots::current(&file) {
-        Some(c) => c.map(|c| c.payload),
+    Ok(match slots::current(&file) {
+        // Made at the node's start; nothing stored since.
+        Some(Ok(c)) if c.seq == 0 => None,
+        Some(c) => Some(c.map(|c| c.payload)),
         // The layout before the slots: one framed payload.
-        None => crate::engine::durable::open(&file),
-    }))
+        None => Some(crate::engine::durable::open(&file)),
+    })
 }
 
 /// A node's state file, kept open: each store is one write into the slot not holding the
@@ -89,6 +91,18 @@ impl StateFile {
             fsync,
             open: None,
         }
+    }
+
+    /// Opens the file a node that ran before left, or makes one holding nothing yet (store
+    /// number 0, an empty payload), so that the first store is a write like every other.
+    pub fn prepare(&mut self) -> io::Result<()> {
+        if self.open.is_none() {
+            self.open = match self.reopen()? {
+                Some(o) => Some(o),
+                None => Some(self.create(0, b"")?),
+            };
+        }
+        Ok(())
     }
 
     /// Stores `payload` as the node's state.

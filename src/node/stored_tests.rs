@@ -105,3 +105,25 @@ fn a_damaged_file_is_refused_and_the_next_store_starts_a_good_one() {
     std::fs::write(&path, crate::engine::durable::seal(b"old layout")).unwrap();
     assert_eq!(read(&path), b"old layout");
 }
+
+#[test]
+fn a_file_made_at_start_holds_nothing_until_the_first_store() {
+    let d = dir();
+    let path = d.0.join("state-6.bin");
+    let mut s = StateFile::new(path.clone(), false);
+    s.prepare().unwrap();
+    assert!(path.exists());
+    assert!(read_state(&path).unwrap().is_none(), "nothing stored yet");
+    s.store(b"first").unwrap();
+    let c = slots::current(&std::fs::read(&path).unwrap()).unwrap().unwrap();
+    assert_eq!((c.payload.as_slice(), c.seq, c.slot), (&b"first"[..], 1, 1));
+    // A kill during that first store leaves the file holding nothing, not a damaged one.
+    let f = OpenOptions::new().write(true).open(&path).unwrap();
+    f.write_all_at(&[0xff; 8], slots::slot_offset(c.span, 1) as u64)
+        .unwrap();
+    assert!(read_state(&path).unwrap().is_none());
+    // A restarted node prepares the file it left, keeping what it holds.
+    StateFile::new(path.clone(), false).store(b"kept").unwrap();
+    StateFile::new(path.clone(), false).prepare().unwrap();
+    assert_eq!(read(&path), b"kept");
+}
