@@ -279,8 +279,9 @@ impl<A: Algorithm> Process<A> {
         // SAFETY: a plain call into the allocator; this node runs one thread.
         unsafe { nix::libc::malloc_trim(0) };
         // The state file is made now, not by the first store: that store is on the algorithm's
-        // path (a Chang-Roberts node's first ELECTION), and making a file costs an inode.
-        if let Some(state) = &mut self.state {
+        // path (a Chang-Roberts node's first ELECTION), and making a file costs an inode. Only
+        // for an algorithm seen persisting in its rehearsal: the others never pay for the file.
+        if let (Some(state), true) = (&mut self.state, super::warmup::rehearsal_persisted()) {
             if let Err(e) = state.prepare() {
                 log::error!("cannot make the state file: {e}");
             }

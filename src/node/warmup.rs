@@ -26,6 +26,7 @@ use crate::catalog::{self as registry, GroupRunner};
 use crate::engine::host::{Host, Now};
 use crate::node::logging::fmt_wall;
 use crate::trace::{wall_us, Event, VcChanges};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 /// Rounds of delivering what was sent, per phase: enough for a message to go round a ring of
@@ -145,6 +146,9 @@ impl GroupRunner for Rehearsal {
         let mut line = Vec::with_capacity(1024);
         let mut text = String::new();
         for (h, &me) in hosts.iter_mut().zip(&ids) {
+            if h.take_persisted().is_some() {
+                PERSISTED.store(true, Ordering::Relaxed);
+            }
             let _ = h.take_outbox().count();
             let mut vc = VcChanges::default();
             for rec in h.take_records().take(RECORDS) {
@@ -156,6 +160,15 @@ impl GroupRunner for Rehearsal {
         }
         std::hint::black_box((line, text));
     }
+}
+
+/// Whether a rehearsal in this process (or in the zygote it was forked from) saw the algorithm
+/// persist state: its node then makes its state file before the go, not on its first store.
+static PERSISTED: AtomicBool = AtomicBool::new(false);
+
+/// Whether the algorithm persisted state when rehearsed here or in the zygote.
+pub(crate) fn rehearsal_persisted() -> bool {
+    PERSISTED.load(Ordering::Relaxed)
 }
 
 /// Delivers what the hosts send to one another for [`ROUNDS`] rounds (what is addressed
