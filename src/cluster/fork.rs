@@ -216,13 +216,15 @@ fn rehearse_once(args: &NodeArgs, nodes: &[NodePlan], launcher: Pid) -> bool {
     let Some(first) = nodes.iter().find(|n| !args.is_resource(n.id)) else {
         return false;
     };
-    crate::node::logging::init();
     let opts = args.options(first, true, -1, None, launcher);
     let mut setup = opts.setup;
     setup.restarted = false;
     setup.durable = None;
     let mut buf = [0u8; 64];
     crate::node::warmup::rehearse(&opts.algo, &setup, &mut buf);
+    // After the rehearsal: a line it logged would reach the launcher's terminal (the zygote's
+    // stderr), not a node's log.
+    crate::node::logging::init();
     // What the rehearsal freed goes back to the system before any node is forked.
     // SAFETY: a plain call into the allocator of this single-threaded process.
     unsafe { libc::malloc_trim(0) };
