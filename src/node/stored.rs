@@ -1,5 +1,6 @@
 //! What a node keeps across a restart: its state file, read back and verified at start,
-//! and written atomically (temporary file, rename; fsynced with `--set fsync=true`).
+//! and written atomically (a file named once written, or a temporary file renamed; fsynced
+//! with `--set fsync=true`).
 
 use super::config::NodeOptions;
 use crate::algo::Setup;
