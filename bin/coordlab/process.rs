@@ -96,6 +96,7 @@ impl ProcessArgs {
             go_fd: self.inherited.go_fd,
             ready_fd: self.inherited.ready_fd,
             key_file: self.key,
+            warmed: false,
         })
     }
 }

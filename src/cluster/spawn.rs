@@ -159,6 +159,7 @@ impl NodeArgs {
             addrs: self.addrs.clone(),
             log_dir: Some(self.log_dir.clone()),
             key_file: Some(self.key.clone()),
+            warmed: false,
         }
     }
 

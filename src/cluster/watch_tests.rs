@@ -201,3 +201,28 @@ fn after_a_kill_mid_line_and_a_restart_the_tail_reads_the_new_boot_from_the_cut(
     assert_eq!(handed.records, crate::trace::read_jsonl_file(&path).unwrap().records);
     std::fs::remove_file(&path).unwrap();
 }
+
+#[test]
+fn a_poll_reads_lines_longer_than_its_first_piece_whole_and_tells_the_files_end_from_zeros() {
+    let (path, _, mut f) = fresh("tail-pieces");
+    // Lines several times the first read's size, then a writer's zeros.
+    let long = format!(
+        "{{\"t\":1,\"ev\":\"note\",\"text\":\"{}\"}}\n",
+        "x".repeat(3 * FIRST_PIECE)
+    );
+    f.write_all(long.as_bytes()).unwrap();
+    f.write_all(long.as_bytes()).unwrap();
+    f.write_all(&[0u8; 100]).unwrap();
+    f.flush().unwrap();
+    let file = File::open(&path).unwrap();
+    let (read, at_end) = read_written(&file, 0).unwrap();
+    assert_eq!(read, format!("{long}{long}").as_bytes());
+    assert!(!at_end);
+    let (read, at_end) = read_written(&file, 2 * long.len() as u64).unwrap();
+    assert!(read.is_empty() && !at_end, "zeros are a writer's window, not the end");
+    let (read, at_end) = read_written(&file, 2 * long.len() as u64 + 100).unwrap();
+    assert!(read.is_empty() && at_end, "nothing at all: the end of the file");
+    let (read, at_end) = read_written(&file, 10_000).unwrap();
+    assert!(read.is_empty() && at_end, "past the end (a file cut shorter)");
+    std::fs::remove_file(&path).unwrap();
+}

@@ -33,6 +33,9 @@ pub struct NodeOptions {
     /// The run's key file (`--key FILE`, required: every datagram is sealed and checked with
     /// the key), read once the other options passed their checks.
     pub key_file: Option<PathBuf>,
+    /// The zygote this node was forked from rehearsed the algorithm before forking it (see
+    /// `node::warmup`), so the node inherits what a rehearsal warms and skips its own.
+    pub warmed: bool,
 }
 
 /// Every member's address, looked up both ways: by id to send, by address to name a sender.

@@ -150,10 +150,44 @@ impl StateFile {
         }))
     }
 
-    /// A new file holding `payload` in slot 0, made whole under a temporary name and renamed
-    /// into place.
+    /// A new file holding `payload` in slot 0, made whole before it gets its name.
+    ///
+    /// Where no file has the name yet (a node's start), the file is made with no name
+    /// (`O_TMPFILE`) and named once written (`linkat`): the run directory's lock is taken once,
+    /// not twice as by a temporary file and a rename. A system-wide profile of a 4,096-node
+    /// launch found the nodes spinning on that lock (`rwsem_down_write_slowpath`) when all made
+    /// their files at once. Over an existing file (a wider state, a damaged file) or where the
+    /// file system has no `O_TMPFILE`: a temporary file renamed into place.
     fn create(&self, seq: u64, payload: &[u8]) -> io::Result<Open> {
         let span = slots::span_for(payload.len());
+        let mut bytes = slots::header(span).to_vec();
+        bytes.extend_from_slice(&slots::slot(seq, payload));
+        let dir = match self.path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        if !self.path.exists() {
+            if let Some(mut file) = unnamed_in(dir) {
+                file.write_all(&bytes)?;
+                if self.fsync {
+                    file.sync_all()?;
+                }
+                match name_it(&file, &self.path) {
+                    Ok(()) => {
+                        sync_dir(dir, self.fsync)?;
+                        return Ok(Open {
+                            file,
+                            span,
+                            seq,
+                            slot: 0,
+                        });
+                    }
+                    // Named meanwhile (by a boot of this node killed mid-store): rename instead.
+                    Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                    Err(e) => return Err(e),
+                }
+            }
+        }
         let tmp = self.path.with_extension("tmp");
         let mut file = OpenOptions::new()
             .read(true)
@@ -161,18 +195,12 @@ impl StateFile {
             .create(true)
             .truncate(true)
             .open(&tmp)?;
-        let mut bytes = slots::header(span).to_vec();
-        bytes.extend_from_slice(&slots::slot(seq, payload));
         file.write_all(&bytes)?;
         if self.fsync {
             file.sync_all()?;
         }
         std::fs::rename(&tmp, &self.path)?;
-        if self.fsync {
-            if let Some(dir) = self.path.parent() {
-                File::open(dir)?.sync_all()?;
-            }
-        }
+        sync_dir(dir, self.fsync)?;
         // The open file is the renamed one: later stores write through it.
         Ok(Open {
             file,
@@ -181,6 +209,42 @@ impl StateFile {
             slot: 0,
         })
     }
+}
+
+/// A new file with no name in `dir`, open for reading and writing; None where the file system
+/// cannot make one.
+fn unnamed_in(dir: &Path) -> Option<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(nix::libc::O_TMPFILE)
+        .mode(0o666)
+        .open(dir)
+        .ok()
+}
+
+/// Gives the unnamed file `f` the name `path` (fails with `AlreadyExists` if taken). Through
+/// `/proc/self/fd`, which needs no privilege (`AT_EMPTY_PATH` would).
+fn name_it(f: &File, path: &Path) -> io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let proc_path = format!("/proc/self/fd/{}", f.as_raw_fd());
+    nix::unistd::linkat(
+        nix::fcntl::AT_FDCWD,
+        proc_path.as_str(),
+        nix::fcntl::AT_FDCWD,
+        path,
+        nix::fcntl::AtFlags::AT_SYMLINK_FOLLOW,
+    )
+    .map_err(io::Error::from)
+}
+
+/// Syncs `dir` when fsync is asked for (a new name in it).
+fn sync_dir(dir: &Path, fsync: bool) -> io::Result<()> {
+    if fsync {
+        File::open(dir)?.sync_all()?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -41,9 +41,7 @@ const RECORDS: usize = 64;
 /// buffer: datagrams are small, so only that page is ever used; touching all of it would cost
 /// resident memory). Never fails: a rehearsal that cannot run only leaves the first hop cold.
 pub(crate) fn rehearse(name: &str, setup: &Setup, buf: &mut [u8]) {
-    let first = buf.len().min(4096);
-    buf[..first].fill(0);
-    std::hint::black_box(&buf);
+    touch(buf);
     let group = group_setups(setup);
     let setups = match group.iter().all(|s| registry::check_setup(name, s).is_ok()) {
         true => group,
@@ -64,6 +62,14 @@ pub(crate) fn rehearse(name: &str, setup: &Setup, buf: &mut [u8]) {
 fn register_thread_local() {
     thread_local!(static TOUCHED: std::cell::Cell<Option<Box<u8>>> = const { std::cell::Cell::new(None) });
     TOUCHED.with(|t| t.set(Some(Box::new(1))));
+}
+
+/// Touches the first page of `buf` (the receive buffer): the part of a rehearsal a node forked
+/// from a zygote that rehearsed still needs, as the buffer is its own.
+pub(crate) fn touch(buf: &mut [u8]) {
+    let first = buf.len().min(4096);
+    buf[..first].fill(0);
+    std::hint::black_box(&buf);
 }
 
 /// This node and its neighbours, each as a member of a small ring of just them (in the real

@@ -59,6 +59,7 @@ impl Fleet {
     pub(super) fn refresh_node(&mut self, i: usize) {
         let node = &mut self.nodes[i];
         match node.tail.read_new() {
+            Ok(new) if new.is_empty() && node.tail.last_deferred().is_none() => {}
             Ok(new) => {
                 // The records stay in the tail (the run's check takes them over); lend them out
                 // while the node's own view is updated.
