@@ -42,7 +42,7 @@ const HEAVY_FROM_S: f64 = 21.0;
 /// How long it lasts, s (at least).
 const HEAVY_S: f64 = 12.0;
 /// The share of datagrams lost on every link during it, %.
-const HEAVY_LOSS_PCT: u32 = 25;
+pub(crate) const HEAVY_LOSS_PCT: u32 = 25;
 
 /// The seeded schedule, as `--faults` lines, for `n` nodes (node `n` leads a Chang-Roberts
 /// ring: the second kill is of the leader).
@@ -207,6 +207,7 @@ impl Row {
             "false_suspicions_of_running": f.false_of_running,
             "detector_datagrams_per_node_s": (self.cost.detector_per_node_s * 10.0).round() / 10.0,
             "datagrams_per_node_s": (self.cost.all_per_node_s * 10.0).round() / 10.0,
+            "detector_datagrams_per_node_s_heavy_loss": (self.cost.heavy_detector_per_node_s * 10.0).round() / 10.0,
             "false_suspicions_by_cause": {
                 "running_under_loss_and_jitter": f.by_cause[0],
                 "paused": f.by_cause[1],
@@ -220,7 +221,7 @@ impl Row {
 /// The table of `rows`.
 pub fn table(rows: &[Row]) -> String {
     let mut out = format!(
-        "{:<8} {:<6} {:>7} {:>8} {:>8} {:>8} {:>7} {:>7} {:>10} {:>15} {:>12} {:>8} {:>8} {:>10} {:>11}\n",
+        "{:<8} {:<6} {:>7} {:>8} {:>8} {:>8} {:>7} {:>7} {:>10} {:>15} {:>12} {:>8} {:>8} {:>10} {:>15}\n",
         "topology",
         "det",
         "crashes",
@@ -242,7 +243,7 @@ pub fn table(rows: &[Row]) -> String {
         let td = |x: Option<f64>| x.map_or("missed".to_string(), |x| format!("{x:.0}"));
         let _ = writeln!(
             out,
-            "{:<8} {:<6} {:>7} {:>8} {:>8.0} {:>8.0} {:>7} {:>7} {:>10} {:>15} {:>12.0} {:>8.0} {:>8.5} {:>10} {:>11}",
+            "{:<8} {:<6} {:>7} {:>8} {:>8.0} {:>8.0} {:>7} {:>7} {:>10} {:>15} {:>12.0} {:>8.0} {:>8.5} {:>10} {:>15}",
             format!("{} {}", r.shape, r.n),
             r.detector,
             f.crashes,
@@ -260,7 +261,10 @@ pub fn table(rows: &[Row]) -> String {
             f.mistake_duration_ms,
             f.query_accuracy,
             format!("{}/{}", f.false_confirmations, r.confirms_breaking_goal()),
-            format!("{:.0}/{:.0}", r.cost.detector_per_node_s, r.cost.all_per_node_s)
+            format!(
+                "{:.0}/{:.0}/{:.0}",
+                r.cost.detector_per_node_s, r.cost.heavy_detector_per_node_s, r.cost.all_per_node_s
+            )
         );
     }
     out
@@ -369,8 +373,9 @@ fn run_all(tmp: &Path, sizes: &[usize], seed: u64, json: bool) -> Result<(), Cli
          false sus: suspicions of a node that was not dead, split by cause (run/pau/sta/cut: of a running node under the loss and jitter every link had, of a node paused, starved of CPU, or cut off from its observer at the time or within 1.5 s before); TM: how long they were held; P_A: the share of \
          (observer, live target) time without a wrong suspicion; f.conf/bad: SWIM's dead declarations of live nodes, \
          and of those the ones the goal forbids (of a node not paused longer than the shortest suspicion timeout); \
-         dgram/n/s: datagrams sent per node per second of its life, the detector's own (PROBE, ALIVE, BEAT, PING, \
-         PING-REQ, ACK, NACK, GOSSIP) / all (with the host's heartbeats, ring ACKs and elections), from the traces' send records.\n\n\
+         dgram/n/s: datagrams sent per node per second of its life, from the traces' send records: the detector's own \
+         (PROBE, ALIVE, BEAT, PING, PING-REQ, ACK, NACK, GOSSIP) over the run / the same during the heavy-loss phase / \
+         all over the run (with the host's heartbeats, ring ACKs and elections).\n\n\
          ![T_D against mistakes](detectors.svg)\n"
     );
     let md = match confirm_lines.is_empty() {

@@ -63,6 +63,7 @@ fn the_leaders_crash_and_the_followers_are_reported_apart() {
         cost: Cost {
             detector_per_node_s: 141.2,
             all_per_node_s: 160.04,
+            heavy_detector_per_node_s: 180.0,
         },
     };
     assert_eq!((row.td_leader(), row.td_follower()), (Some(250.0), None));
@@ -72,7 +73,7 @@ fn the_leaders_crash_and_the_followers_are_reported_apart() {
     assert!(line.contains(" 250  missed "), "{line}");
     assert_eq!(row.json()["td_leader_ms"], 250.0);
     assert!(row.json()["td_follower_ms"].is_null());
-    assert!(line.ends_with(" 141/160"), "{line}");
+    assert!(line.ends_with(" 141/180/160"), "{line}");
     assert_eq!(row.json()["detector_datagrams_per_node_s"], 141.2);
     assert_eq!(row.json()["datagrams_per_node_s"], 160.0);
 }

@@ -25,6 +25,10 @@ options! {
             "phi: the smallest standard deviation of inter-arrival times assumed, ms";
         phi_pause_ms: u64 = 70, Kind::Int { min: 0, max: 60_000 },
             "phi: acceptable heartbeat pause added to the mean inter-arrival time, ms";
+        // BEATs are phi's only evidence, so how often they go is what phi's accuracy is
+        // bought with: see docs/detectors.md ("phi's beat period") for why this default.
+        phi_beat_ms: u64 = 25, Kind::Int { min: 0, max: 60_000 },
+            "phi: a BEAT goes to every peer it reaches this often, ms (0: the heartbeat period)";
         swim_period_ms: u64 = 200, Kind::Int { min: 1, max: 60_000 },
             "swim: one probe per period, ms (stretched by the local health multiplier)";
         // memberlist's LAN profile waits half its period (1 s / 500 ms); a third here leaves
@@ -86,7 +90,8 @@ pub struct PhiParams {
     pub min_std: Duration,
     /// Added to the mean (`acceptable-heartbeat-pause`).
     pub pause: Duration,
-    /// How often beats are sent (`heartbeat-interval`), also the first estimate of the mean.
+    /// How often beats are sent (`heartbeat-interval`; the key `phi_beat_ms`), also the first
+    /// estimate of the mean.
     pub period: Duration,
 }
 
@@ -113,8 +118,9 @@ impl Choice {
         Choice::from_opts(&setup.opts, setup.heartbeat)
     }
 
-    /// The detector the `--set` options `opts` ask for, with beats every `heartbeat` (the
-    /// launcher reads it too, to show each node's view in `status`).
+    /// The detector the `--set` options `opts` ask for, with a heartbeat period of `heartbeat`
+    /// (phi's beat period when `phi_beat_ms` is 0; the launcher reads it too, to show each
+    /// node's view in `status`).
     pub(crate) fn from_opts(opts: &BTreeMap<String, String>, heartbeat: Duration) -> Choice {
         let o = DetectorOptions::read_map(opts, &[]);
         let ms = Duration::from_millis;
@@ -124,7 +130,10 @@ impl Choice {
                 window: o.phi_window.max(2) as usize,
                 min_std: ms(o.phi_min_std_ms),
                 pause: ms(o.phi_pause_ms),
-                period: heartbeat,
+                period: match o.phi_beat_ms {
+                    0 => heartbeat,
+                    b => ms(b),
+                },
             }),
             "swim" => Choice::Swim(SwimParams {
                 period: ms(o.swim_period_ms),
