@@ -27,7 +27,7 @@ options! {
             "phi: acceptable heartbeat pause added to the mean inter-arrival time, ms";
         // BEATs are phi's only evidence, so how often they go is what phi's accuracy is
         // bought with: see docs/detectors.md ("phi's beat period") for why this default.
-        phi_beat_ms: u64 = 25, Kind::Int { min: 0, max: 60_000 },
+        phi_beat_ms: u64 = 80, Kind::Int { min: 0, max: 60_000 },
             "phi: a BEAT goes to every peer it reaches this often, ms (0: the heartbeat period)";
         swim_period_ms: u64 = 200, Kind::Int { min: 1, max: 60_000 },
             "swim: one probe per period, ms (stretched by the local health multiplier)";
@@ -37,6 +37,11 @@ options! {
             "swim: how long a direct probe's ACK is awaited before asking others, ms";
         // memberlist asks 3; 6 (every other member of 8) halves the suspicions of live
         // members under heavy loss, and costs nothing while probes are answered.
+        // A probe of a live member fails only when every PING and every relayed path is lost:
+        // re-sending the direct PING while it goes unanswered is what makes that rare under
+        // heavy loss (docs/detectors.md, "SWIM under heavy loss").
+        swim_retry_ms: u64 = 20, Kind::Int { min: 0, max: 60_000 },
+            "swim: an unanswered direct PING is sent again this often within the period, ms (0: never)";
         swim_k: u64 = 6, Kind::Int { min: 0, max: 16 },
             "swim: members asked to probe indirectly when a direct probe goes unanswered";
         // memberlist's LAN value; at a 200 ms period the shortest timeout is 800 ms on up to
@@ -102,6 +107,8 @@ pub struct SwimParams {
     pub period: Duration,
     /// A direct probe's answer is awaited this long (`ProbeTimeout`).
     pub probe_timeout: Duration,
+    /// An unanswered direct PING is sent again this often (zero: never).
+    pub retry: Duration,
     /// Indirect probers asked (`IndirectChecks`).
     pub k: usize,
     /// `SuspicionMult`.
@@ -138,6 +145,7 @@ impl Choice {
             "swim" => Choice::Swim(SwimParams {
                 period: ms(o.swim_period_ms),
                 probe_timeout: ms(o.swim_probe_timeout_ms),
+                retry: ms(o.swim_retry_ms),
                 k: o.swim_k as usize,
                 suspicion_mult: o.swim_suspicion_mult as u32,
                 suspicion_max_mult: o.swim_suspicion_max_mult as u32,

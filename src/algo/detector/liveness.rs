@@ -237,7 +237,10 @@ impl Liveness {
         match &mut self.mode {
             Mode::Phi(p) => p.heard(node, cx.now),
             // SWIM withdraws a suspicion only on a higher incarnation.
-            Mode::Swim(s) if s.knows(node) => return self.silence.touch(node, cx.now),
+            Mode::Swim(s) if s.knows(node) => {
+                s.heard_from(node);
+                return self.silence.touch(node, cx.now);
+            }
             _ => {}
         }
         if let Some(ev) = self.silence.heard(node, cx.now) {

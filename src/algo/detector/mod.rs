@@ -22,5 +22,3 @@ pub use config::Choice;
 pub use heartbeat::Silence;
 pub use live_messages::DETECTOR_MESSAGES;
 pub use liveness::{LiveMsg, LiveTimer, Liveness};
-#[cfg(test)]
-mod scratch_tests;
