@@ -16,13 +16,13 @@
 //! kills are still reported apart (the leader's, the follower's).
 
 pub use super::detector_confirms::{false_confirms, FalseConfirm};
-pub use cost::Cost;
 pub(crate) use super::detector_figures::read_run;
 pub use super::detector_figures::{by_cause, figures, Fate, Figures, Opinion};
 use super::plot::{figure, Axes, Look, Series};
 use crate::error::{failed, CliError};
 use crate::rng::Rng;
 use crate::trace::{NodeId, RunDir};
+pub use cost::Cost;
 use std::fmt::Write as _;
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -129,13 +129,19 @@ fn every_detector_message_is_counted_as_the_detectors() {
         LiveMsg::Probe { epoch: 0, wait: true },
         LiveMsg::Alive { epoch: 0 },
         LiveMsg::Beat,
-        LiveMsg::Swim(SwimMsg::Ping { seq: 0, rumours: vec![] }),
+        LiveMsg::Swim(SwimMsg::Ping {
+            seq: 0,
+            rumours: vec![],
+        }),
         LiveMsg::Swim(SwimMsg::PingReq {
             seq: 0,
             target: 1,
             rumours: vec![],
         }),
-        LiveMsg::Swim(SwimMsg::Ack { seq: 0, rumours: vec![] }),
+        LiveMsg::Swim(SwimMsg::Ack {
+            seq: 0,
+            rumours: vec![],
+        }),
         LiveMsg::Swim(SwimMsg::Nack { seq: 0 }),
         LiveMsg::Swim(SwimMsg::Gossip { rumours: vec![] }),
     ];

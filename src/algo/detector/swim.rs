@@ -350,7 +350,12 @@ impl Swim {
                 }
             }
             SwimTimer::Retry(seq) => {
-                let Some(target) = self.probe.as_ref().filter(|p| p.seq == seq && !p.acked).map(|p| p.target) else {
+                let Some(target) = self
+                    .probe
+                    .as_ref()
+                    .filter(|p| p.seq == seq && !p.acked)
+                    .map(|p| p.target)
+                else {
                     return;
                 };
                 if self.state(target) == Some(&State::Dead) {

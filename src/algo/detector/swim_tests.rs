@@ -386,7 +386,10 @@ fn an_unanswered_ping_is_sent_again_every_retry_interval_while_an_answer_could_s
     let first = s
         .events("suspect")
         .into_iter()
-        .find(|r| r.t >= crashed.as_micros() as u64 && matches!(&r.event, Event::Suspect { target: 3, cause, .. } if cause == "swim"))
+        .find(|r| {
+            r.t >= crashed.as_micros() as u64
+                && matches!(&r.event, Event::Suspect { target: 3, cause, .. } if cause == "swim")
+        })
         .expect("3 suspected first hand");
     let by = first.node.expect("a node");
     let end = Duration::from_micros(first.t);
@@ -418,7 +421,10 @@ fn without_retries_a_probe_sends_one_direct_ping() {
     let first = s
         .events("suspect")
         .into_iter()
-        .find(|r| r.t >= crashed.as_micros() as u64 && matches!(&r.event, Event::Suspect { target: 3, cause, .. } if cause == "swim"))
+        .find(|r| {
+            r.t >= crashed.as_micros() as u64
+                && matches!(&r.event, Event::Suspect { target: 3, cause, .. } if cause == "swim")
+        })
         .expect("3 suspected first hand");
     let by = first.node.expect("a node");
     let end = Duration::from_micros(first.t);
