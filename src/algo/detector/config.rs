@@ -15,9 +15,9 @@ options! {
         detector_watch: &'static str = waits, Kind::Choice(&["waits", "all"]),
             "whom a node watches: what its algorithm waits on (fixed only), or every member it reaches";
         // Far above Akka's 8: the normal model's tail is too thin for lost beats. With the
-        // deviation's floor at 5 ms and a 70 ms pause, a steady link is suspected ~240-300 ms
-        // into a silence, while under 25% loss (a wider window) it takes ~650 ms
-        // (src/algo/detector/heavy_loss_tests.rs).
+        // deviation's floor at 5 ms and a 70 ms pause, a steady link beating every 100 ms is
+        // suspected ~240-300 ms into a silence, while under 25% loss (a wider window) it takes
+        // ~650 ms (src/algo/detector/heavy_loss_tests.rs).
         phi_threshold: f64 = 80, Kind::Float { min: 0.5, max: 100.0 },
             "phi: suspect a peer once phi (-log10 of the chance it is still alive) exceeds this";
         phi_window: u64 = 100, Kind::Int { min: 2, max: 10_000 }, "phi: inter-arrival times kept per peer";
@@ -25,8 +25,9 @@ options! {
             "phi: the smallest standard deviation of inter-arrival times assumed, ms";
         phi_pause_ms: u64 = 70, Kind::Int { min: 0, max: 60_000 },
             "phi: acceptable heartbeat pause added to the mean inter-arrival time, ms";
-        // BEATs are phi's only evidence, so how often they go is what phi's accuracy is
-        // bought with: see docs/detectors.md ("phi's beat period") for why this default.
+        // BEATs are phi's only evidence, so how often they go is what its accuracy is bought
+        // with; 80 ms sends what fixed's sweep sends (docs/detectors.md, Measured, "datagrams
+        // counted, phi's beat period, SWIM's re-sent PINGs").
         phi_beat_ms: u64 = 80, Kind::Int { min: 0, max: 60_000 },
             "phi: a BEAT goes to every peer it reaches this often, ms (0: the heartbeat period)";
         swim_period_ms: u64 = 200, Kind::Int { min: 1, max: 60_000 },
@@ -39,7 +40,8 @@ options! {
         // members under heavy loss, and costs nothing while probes are answered.
         // A probe of a live member fails only when every PING and every relayed path is lost:
         // re-sending the direct PING while it goes unanswered is what makes that rare under
-        // heavy loss (docs/detectors.md, "SWIM under heavy loss").
+        // heavy loss (docs/detectors.md, Measured, "datagrams counted, phi's beat period,
+        // SWIM's re-sent PINGs").
         swim_retry_ms: u64 = 20, Kind::Int { min: 0, max: 60_000 },
             "swim: an unanswered direct PING is sent again this often within the period, ms (0: never)";
         swim_k: u64 = 6, Kind::Int { min: 0, max: 16 },

@@ -94,7 +94,8 @@ fn under_heavy_loss_swim_declares_no_running_member_dead_and_detects_within_a_se
     // PINGs (`swim_retry_ms`) and any message of the target answering its probe also make its
     // suspicions of live members rarer than fixed's (6 against 26 here, where up to 60 ms of
     // delay each way leaves late ACKs outside the period), where a single PING a period made
-    // them several times more frequent (docs/detectors.md, "SWIM under heavy loss").
+    // them several times more frequent (docs/detectors.md, Measured, "datagrams counted,
+    // phi's beat period, SWIM's re-sent PINGs").
     let (fixed, _) = heavy("fixed");
     let (swim, confirms) = heavy("swim");
     let (once, _) = heavy_with("swim", &[("swim_retry_ms", "0")]);
