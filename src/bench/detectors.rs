@@ -22,6 +22,7 @@ use super::plot::{figure, Axes, Look, Series};
 use crate::error::{failed, CliError};
 use crate::rng::Rng;
 use crate::trace::{NodeId, RunDir};
+pub use cost::Cost;
 use std::fmt::Write as _;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -41,7 +42,7 @@ const HEAVY_FROM_S: f64 = 21.0;
 /// How long it lasts, s (at least).
 const HEAVY_S: f64 = 12.0;
 /// The share of datagrams lost on every link during it, %.
-const HEAVY_LOSS_PCT: u32 = 25;
+pub(crate) const HEAVY_LOSS_PCT: u32 = 25;
 
 /// The seeded schedule, as `--faults` lines, for `n` nodes (node `n` leads a Chang-Roberts
 /// ring: the second kill is of the leader).
@@ -161,6 +162,8 @@ pub struct Row {
     pub figures: Figures,
     /// SWIM's confirmations of nodes that were not dead, attributed.
     pub confirms: Vec<FalseConfirm>,
+    /// Datagrams sent per node-second.
+    pub cost: Cost,
 }
 
 impl Row {
@@ -202,6 +205,9 @@ impl Row {
             "false_confirmations_breaking_goal": self.confirms_breaking_goal(),
             "false_confirmations_each": self.confirms.iter().map(FalseConfirm::json).collect::<Vec<_>>(),
             "false_suspicions_of_running": f.false_of_running,
+            "detector_datagrams_per_node_s": (self.cost.detector_per_node_s * 10.0).round() / 10.0,
+            "datagrams_per_node_s": (self.cost.all_per_node_s * 10.0).round() / 10.0,
+            "detector_datagrams_per_node_s_heavy_loss": (self.cost.heavy_detector_per_node_s * 10.0).round() / 10.0,
             "false_suspicions_by_cause": {
                 "running_under_loss_and_jitter": f.by_cause[0],
                 "paused": f.by_cause[1],
@@ -215,7 +221,7 @@ impl Row {
 /// The table of `rows`.
 pub fn table(rows: &[Row]) -> String {
     let mut out = format!(
-        "{:<8} {:<6} {:>7} {:>8} {:>8} {:>8} {:>7} {:>7} {:>10} {:>15} {:>12} {:>8} {:>8} {:>10}\n",
+        "{:<8} {:<6} {:>7} {:>8} {:>8} {:>8} {:>7} {:>7} {:>10} {:>15} {:>12} {:>8} {:>8} {:>10} {:>15}\n",
         "topology",
         "det",
         "crashes",
@@ -229,14 +235,15 @@ pub fn table(rows: &[Row]) -> String {
         "mistakes/nh",
         "TM ms",
         "P_A",
-        "f.conf/bad"
+        "f.conf/bad",
+        "dgram/n/s"
     );
     for r in rows {
         let f = &r.figures;
         let td = |x: Option<f64>| x.map_or("missed".to_string(), |x| format!("{x:.0}"));
         let _ = writeln!(
             out,
-            "{:<8} {:<6} {:>7} {:>8} {:>8.0} {:>8.0} {:>7} {:>7} {:>10} {:>15} {:>12.0} {:>8.0} {:>8.5} {:>10}",
+            "{:<8} {:<6} {:>7} {:>8} {:>8.0} {:>8.0} {:>7} {:>7} {:>10} {:>15} {:>12.0} {:>8.0} {:>8.5} {:>10} {:>15}",
             format!("{} {}", r.shape, r.n),
             r.detector,
             f.crashes,
@@ -253,7 +260,11 @@ pub fn table(rows: &[Row]) -> String {
             f.mistake_rate_per_node_hour,
             f.mistake_duration_ms,
             f.query_accuracy,
-            format!("{}/{}", f.false_confirmations, r.confirms_breaking_goal())
+            format!("{}/{}", f.false_confirmations, r.confirms_breaking_goal()),
+            format!(
+                "{:.0}/{:.0}/{:.0}",
+                r.cost.detector_per_node_s, r.cost.heavy_detector_per_node_s, r.cost.all_per_node_s
+            )
         );
     }
     out
@@ -325,12 +336,14 @@ fn run_all(tmp: &Path, sizes: &[usize], seed: u64, json: bool) -> Result<(), Cli
                 for c in &confirms {
                     let _ = writeln!(confirm_lines, "{shape} {n} {det}: {}", c.line());
                 }
+                let cost = cost::cost(&run, &nodes, start, end, &fates);
                 let row = Row {
                     shape: shape.into(),
                     n,
                     detector: det.into(),
                     figures,
                     confirms,
+                    cost,
                 };
                 if json {
                     println!("{}", row.json());
@@ -359,7 +372,10 @@ fn run_all(tmp: &Path, sizes: &[usize], seed: u64, json: bool) -> Result<(), Cli
          (`--set detector_watch=all`). \
          false sus: suspicions of a node that was not dead, split by cause (run/pau/sta/cut: of a running node under the loss and jitter every link had, of a node paused, starved of CPU, or cut off from its observer at the time or within 1.5 s before); TM: how long they were held; P_A: the share of \
          (observer, live target) time without a wrong suspicion; f.conf/bad: SWIM's dead declarations of live nodes, \
-         and of those the ones the goal forbids (of a node not paused longer than the shortest suspicion timeout).\n\n\
+         and of those the ones the goal forbids (of a node not paused longer than the shortest suspicion timeout); \
+         dgram/n/s: datagrams sent per node per second of its life, from the traces' send records: the detector's own \
+         (PROBE, ALIVE, BEAT, PING, PING-REQ, ACK, NACK, GOSSIP) over the run / the same during the heavy-loss phase / \
+         all over the run (with the host's heartbeats, ring ACKs and elections).\n\n\
          ![T_D against mistakes](detectors.svg)\n"
     );
     let md = match confirm_lines.is_empty() {
@@ -374,6 +390,9 @@ fn run_all(tmp: &Path, sizes: &[usize], seed: u64, json: bool) -> Result<(), Cli
     std::fs::write(out.join("detectors.svg"), plot(&rows)).map_err(|e| failed(e.to_string()))?;
     Ok(())
 }
+
+#[path = "detectors_cost.rs"]
+mod cost;
 
 #[cfg(test)]
 #[path = "detectors_tests.rs"]

@@ -60,6 +60,11 @@ fn the_leaders_crash_and_the_followers_are_reported_apart() {
         detector: "fixed".into(),
         figures,
         confirms: Vec::new(),
+        cost: Cost {
+            detector_per_node_s: 141.2,
+            all_per_node_s: 160.04,
+            heavy_detector_per_node_s: 180.0,
+        },
     };
     assert_eq!((row.td_leader(), row.td_follower()), (Some(250.0), None));
     let t = table(std::slice::from_ref(&row));
@@ -68,6 +73,9 @@ fn the_leaders_crash_and_the_followers_are_reported_apart() {
     assert!(line.contains(" 250  missed "), "{line}");
     assert_eq!(row.json()["td_leader_ms"], 250.0);
     assert!(row.json()["td_follower_ms"].is_null());
+    assert!(line.ends_with(" 141/180/160"), "{line}");
+    assert_eq!(row.json()["detector_datagrams_per_node_s"], 141.2);
+    assert_eq!(row.json()["datagrams_per_node_s"], 160.0);
 }
 
 #[test]
@@ -95,4 +103,50 @@ fn every_detector_runs_watching_every_member_and_the_settings_are_valid() {
             assert_eq!(crate::catalog::check_setup(algo, &setup), Ok(()), "{det} {algo}");
         }
     }
+}
+
+#[test]
+fn the_cost_counts_each_node_while_it_lived() {
+    let s = 1_000_000;
+    // Three nodes over 10 s; node 3 killed at 4 s, restarted at 6 s: 10 + 10 + 8 node-seconds.
+    let fates = [(4 * s, 3, Fate::Killed), (6 * s, 3, Fate::Restarted)];
+    let node_s = cost::live_seconds(&[1, 2, 3], 0, 10 * s, &fates);
+    assert!((node_s - 28.0).abs() < 1e-9, "{node_s}");
+    // Killed for good: from the kill to the end does not count.
+    let node_s = cost::live_seconds(&[1, 2, 3], 0, 10 * s, &fates[..1]);
+    assert!((node_s - 24.0).abs() < 1e-9, "{node_s}");
+    let c = cost::rates(560, 700, 28.0);
+    assert_eq!((c.detector_per_node_s, c.all_per_node_s), (20.0, 25.0));
+    assert_eq!(cost::rates(5, 5, 0.0), Cost::default());
+}
+
+#[test]
+fn every_detector_message_is_counted_as_the_detectors() {
+    use crate::algo::detector::swim::SwimMsg;
+    use crate::algo::detector::{LiveMsg, DETECTOR_MESSAGES};
+    use crate::algo::Message;
+    let all = [
+        LiveMsg::Probe { epoch: 0, wait: true },
+        LiveMsg::Alive { epoch: 0 },
+        LiveMsg::Beat,
+        LiveMsg::Swim(SwimMsg::Ping {
+            seq: 0,
+            rumours: vec![],
+        }),
+        LiveMsg::Swim(SwimMsg::PingReq {
+            seq: 0,
+            target: 1,
+            rumours: vec![],
+        }),
+        LiveMsg::Swim(SwimMsg::Ack {
+            seq: 0,
+            rumours: vec![],
+        }),
+        LiveMsg::Swim(SwimMsg::Nack { seq: 0 }),
+        LiveMsg::Swim(SwimMsg::Gossip { rumours: vec![] }),
+    ];
+    for m in &all {
+        assert!(DETECTOR_MESSAGES.contains(&m.name()), "{}", m.name());
+    }
+    assert_eq!(DETECTOR_MESSAGES.len(), all.len());
 }

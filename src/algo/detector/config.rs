@@ -15,9 +15,9 @@ options! {
         detector_watch: &'static str = waits, Kind::Choice(&["waits", "all"]),
             "whom a node watches: what its algorithm waits on (fixed only), or every member it reaches";
         // Far above Akka's 8: the normal model's tail is too thin for lost beats. With the
-        // deviation's floor at 5 ms and a 70 ms pause, a steady link is suspected ~240-300 ms
-        // into a silence, while under 25% loss (a wider window) it takes ~650 ms
-        // (src/algo/detector/heavy_loss_tests.rs).
+        // deviation's floor at 5 ms and a 70 ms pause, a steady link beating every 100 ms is
+        // suspected ~240-300 ms into a silence, while under 25% loss (a wider window) it takes
+        // ~650 ms (src/algo/detector/heavy_loss_tests.rs).
         phi_threshold: f64 = 80, Kind::Float { min: 0.5, max: 100.0 },
             "phi: suspect a peer once phi (-log10 of the chance it is still alive) exceeds this";
         phi_window: u64 = 100, Kind::Int { min: 2, max: 10_000 }, "phi: inter-arrival times kept per peer";
@@ -25,6 +25,11 @@ options! {
             "phi: the smallest standard deviation of inter-arrival times assumed, ms";
         phi_pause_ms: u64 = 70, Kind::Int { min: 0, max: 60_000 },
             "phi: acceptable heartbeat pause added to the mean inter-arrival time, ms";
+        // BEATs are phi's only evidence, so how often they go is what its accuracy is bought
+        // with; 80 ms sends what fixed's sweep sends (docs/detectors.md, Measured, "datagrams
+        // counted, phi's beat period, SWIM's re-sent PINGs").
+        phi_beat_ms: u64 = 80, Kind::Int { min: 0, max: 60_000 },
+            "phi: a BEAT goes to every peer it reaches this often, ms (0: the heartbeat period)";
         swim_period_ms: u64 = 200, Kind::Int { min: 1, max: 60_000 },
             "swim: one probe per period, ms (stretched by the local health multiplier)";
         // memberlist's LAN profile waits half its period (1 s / 500 ms); a third here leaves
@@ -33,6 +38,12 @@ options! {
             "swim: how long a direct probe's ACK is awaited before asking others, ms";
         // memberlist asks 3; 6 (every other member of 8) halves the suspicions of live
         // members under heavy loss, and costs nothing while probes are answered.
+        // A probe of a live member fails only when every PING and every relayed path is lost:
+        // re-sending the direct PING while it goes unanswered is what makes that rare under
+        // heavy loss (docs/detectors.md, Measured, "datagrams counted, phi's beat period,
+        // SWIM's re-sent PINGs").
+        swim_retry_ms: u64 = 20, Kind::Int { min: 0, max: 60_000 },
+            "swim: an unanswered direct PING is sent again this often within the period, ms (0: never)";
         swim_k: u64 = 6, Kind::Int { min: 0, max: 16 },
             "swim: members asked to probe indirectly when a direct probe goes unanswered";
         // memberlist's LAN value; at a 200 ms period the shortest timeout is 800 ms on up to
@@ -86,7 +97,8 @@ pub struct PhiParams {
     pub min_std: Duration,
     /// Added to the mean (`acceptable-heartbeat-pause`).
     pub pause: Duration,
-    /// How often beats are sent (`heartbeat-interval`), also the first estimate of the mean.
+    /// How often beats are sent (`heartbeat-interval`; the key `phi_beat_ms`), also the first
+    /// estimate of the mean.
     pub period: Duration,
 }
 
@@ -97,6 +109,8 @@ pub struct SwimParams {
     pub period: Duration,
     /// A direct probe's answer is awaited this long (`ProbeTimeout`).
     pub probe_timeout: Duration,
+    /// An unanswered direct PING is sent again this often (zero: never).
+    pub retry: Duration,
     /// Indirect probers asked (`IndirectChecks`).
     pub k: usize,
     /// `SuspicionMult`.
@@ -113,8 +127,9 @@ impl Choice {
         Choice::from_opts(&setup.opts, setup.heartbeat)
     }
 
-    /// The detector the `--set` options `opts` ask for, with beats every `heartbeat` (the
-    /// launcher reads it too, to show each node's view in `status`).
+    /// The detector the `--set` options `opts` ask for, with a heartbeat period of `heartbeat`
+    /// (phi's beat period when `phi_beat_ms` is 0; the launcher reads it too, to show each
+    /// node's view in `status`).
     pub(crate) fn from_opts(opts: &BTreeMap<String, String>, heartbeat: Duration) -> Choice {
         let o = DetectorOptions::read_map(opts, &[]);
         let ms = Duration::from_millis;
@@ -124,11 +139,15 @@ impl Choice {
                 window: o.phi_window.max(2) as usize,
                 min_std: ms(o.phi_min_std_ms),
                 pause: ms(o.phi_pause_ms),
-                period: heartbeat,
+                period: match o.phi_beat_ms {
+                    0 => heartbeat,
+                    b => ms(b),
+                },
             }),
             "swim" => Choice::Swim(SwimParams {
                 period: ms(o.swim_period_ms),
                 probe_timeout: ms(o.swim_probe_timeout_ms),
+                retry: ms(o.swim_retry_ms),
                 k: o.swim_k as usize,
                 suspicion_mult: o.swim_suspicion_mult as u32,
                 suspicion_max_mult: o.swim_suspicion_max_mult as u32,

@@ -78,3 +78,9 @@ crate::algo::compose::slot! {
     pub(super) struct SwimSlot;
     impl for LiveMsg, LiveTimer: SwimMsg => LiveMsg::Swim, SwimTimer => LiveTimer::Swim
 }
+
+/// The names of the detector's own messages as the trace records them ([`LiveMsg`]'s
+/// `name`): what a detector costs on the wire, apart from its host's protocol.
+pub const DETECTOR_MESSAGES: &[&str] = &[
+    "PROBE", "ALIVE", "BEAT", "PING", "PING_REQ", "SWIM_ACK", "NACK", "GOSSIP",
+];

@@ -30,8 +30,8 @@
 //!   default (`waits`) sends exactly what it always did.
 //!
 //! Which detector judges silence is the `detector` key ([`Choice`]): `fixed` is all of the
-//! above; `phi` ([`Phi`]) and `swim` ([`Swim`]) run their own traffic (BEAT; PING, PING-REQ,
-//! ACK, NACK with gossip) every heartbeat period and decide who is suspected, on their own
+//! above; `phi` ([`Phi`]) and `swim` ([`Swim`]) run their own traffic (BEAT every `phi_beat_ms`;
+//! PING, PING-REQ, ACK, NACK with gossip every SWIM period) and decide who is suspected, on their own
 //! timers ([`Liveness::take_news`] tells the host) and when the host asks
 //! ([`Liveness::suspect`] returns false when the detector does not agree: the host carries on
 //! waiting). Nodes outside the detector's watch (a non-neighbour on a sparse mesh) are judged
@@ -153,10 +153,11 @@ impl Liveness {
             Mode::Phi(p) => p.restart(cx.now),
             Mode::Swim(s) => cx.within::<SwimSlot, _>(|c| s.start(c)),
         }
-        if self.sweep {
-            cx.set_timer(LiveTimer::Period, self.sweep_period());
-        } else if !matches!(self.mode, Mode::Fixed) {
-            cx.set_timer(LiveTimer::Period, self.heartbeat);
+        match &self.mode {
+            _ if self.sweep => cx.set_timer(LiveTimer::Period, self.sweep_period()),
+            Mode::Fixed => {}
+            Mode::Phi(p) => cx.set_timer(LiveTimer::Period, p.params.period),
+            Mode::Swim(_) => cx.set_timer(LiveTimer::Period, self.heartbeat),
         }
     }
 
@@ -236,7 +237,10 @@ impl Liveness {
         match &mut self.mode {
             Mode::Phi(p) => p.heard(node, cx.now),
             // SWIM withdraws a suspicion only on a higher incarnation.
-            Mode::Swim(s) if s.knows(node) => return self.silence.touch(node, cx.now),
+            Mode::Swim(s) if s.knows(node) => {
+                s.heard_from(node);
+                return self.silence.touch(node, cx.now);
+            }
             _ => {}
         }
         if let Some(ev) = self.silence.heard(node, cx.now) {
@@ -362,10 +366,10 @@ impl Liveness {
             return;
         }
         let before = self.silence.suspected().clone();
-        let mut next = self.heartbeat;
-        match &mut self.mode {
+        let next = match &mut self.mode {
             Mode::Fixed => return,
             Mode::Phi(p) => {
+                let next = p.params.period;
                 // Phi keeps a window per peer: its reach is always listed.
                 if let Reach::Listed(reach) = &self.reach {
                     for &n in reach {
@@ -375,7 +379,7 @@ impl Liveness {
                 let over: Vec<NodeId> = p.peers().filter(|&n| p.over(n, cx.now)).collect();
                 // A peer whose phi crosses the threshold before the next look is judged at that
                 // moment: a look once a period would add half a period to the detection time.
-                let until = cx.now + self.heartbeat;
+                let until = cx.now + next;
                 for n in p
                     .peers()
                     .filter(|n| !over.contains(n) && !self.silence.is_suspected(*n))
@@ -387,13 +391,14 @@ impl Liveness {
                 for n in over {
                     self.suspect_phi(cx, n);
                 }
+                next
             }
             Mode::Swim(s) => {
                 let silence = &mut self.silence;
                 cx.within::<SwimSlot, _>(|c| s.on_period(c, silence));
-                next = s.period();
+                s.period()
             }
-        }
+        };
         self.note_news(&before);
         self.news.sort_unstable();
         self.news.dedup();

@@ -20,4 +20,5 @@ mod watch_tests;
 
 pub use config::Choice;
 pub use heartbeat::Silence;
+pub use live_messages::DETECTOR_MESSAGES;
 pub use liveness::{LiveMsg, LiveTimer, Liveness};

@@ -129,12 +129,58 @@ pub(crate) mod hosted {
     }
 
     pub(crate) fn sim(detector: &str, n: u64, net: NetConfig) -> Sim<Cr> {
+        sim_with(detector, n, net, &[])
+    }
+
+    /// As [`sim`], with more `--set` keys.
+    fn sim_with(detector: &str, n: u64, net: NetConfig, extra: &[(&str, &str)]) -> Sim<Cr> {
         let ids: Vec<NodeId> = (1..=n).collect();
         let mut setups = ring(&ids, &[1]);
         for s in &mut setups {
             s.opts.insert("detector".into(), detector.into());
+            for (k, v) in extra {
+                s.opts.insert(k.to_string(), v.to_string());
+            }
         }
         Sim::new(net, setups, Cr::new)
+    }
+
+    #[test]
+    fn phi_beats_every_phi_beat_ms_and_judges_silence_against_that_spacing() {
+        // Five nodes each beating to its four peers every 40 ms for 2 s: 50 rounds.
+        let mut fast = sim_with("phi", 5, NetConfig::default(), &[("phi_beat_ms", "40")]);
+        fast.run_for(ms(2000));
+        let beats = fast.sent("BEAT");
+        assert!((5 * 4 * 49..=5 * 4 * 51).contains(&beats), "{beats} BEATs");
+        // 0: the heartbeat period (100 ms), 20 rounds.
+        let mut slow = sim_with("phi", 5, NetConfig::default(), &[("phi_beat_ms", "0")]);
+        slow.run_for(ms(2000));
+        let beats = slow.sent("BEAT");
+        assert!((5 * 4 * 19..=5 * 4 * 21).contains(&beats), "{beats} BEATs");
+        // Phi is computed from those beats: low while they come.
+        for s in [&fast, &slow] {
+            let now = s.node(1).liveness().phis(s.now());
+            assert!(now.iter().all(|&(_, p)| p < 1.0), "{now:?}");
+        }
+        // And a crash is suspected by every other member sooner than with the slower beats.
+        let td = |s: &mut Sim<Cr>| {
+            s.crash(3);
+            let at = s.now();
+            s.run_for(ms(1000));
+            let sus = suspicions(s, at);
+            let last = [1, 2, 4, 5]
+                .iter()
+                .map(|&by| {
+                    sus.iter()
+                        .find(|r| r.node == Some(by) && matches!(r.event, Event::Suspect { target: 3, .. }))
+                        .map(|r| r.t - at.as_micros() as u64)
+                        .unwrap_or_else(|| panic!("node {by} never suspected 3"))
+                })
+                .max();
+            last.expect("four observers")
+        };
+        let (f, s) = (td(&mut fast), td(&mut slow));
+        assert!(f < s, "40 ms beats: {f} µs, 100 ms: {s} µs");
     }
 
     /// The default threshold.

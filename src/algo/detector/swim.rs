@@ -104,6 +104,8 @@ pub struct Swim {
     pub lhm: u32,
     /// Members counted for the suspicion timeout (this node included).
     n: usize,
+    /// When the probe in flight is judged (the end of its period).
+    probe_ends: Duration,
 }
 
 /// What SWIM asks its host to do (send, set a timer, record, or change a suspicion).
@@ -167,6 +169,7 @@ impl Swim {
             relays: BTreeMap::new(),
             lhm: 0,
             n: n.max(1),
+            probe_ends: Duration::ZERO,
         }
     }
 
@@ -265,6 +268,28 @@ impl Swim {
         let rumours = self.gossip(Some(target));
         cx.send(target, SwimMsg::Ping { seq, rumours });
         cx.set_timer(SwimTimer::ProbeTimeout(seq), self.probe_timeout());
+        self.probe_ends = cx.now + self.period();
+        if let Some(r) = self.retry_after(cx.now) {
+            cx.set_timer(SwimTimer::Retry(seq), r);
+        }
+    }
+
+    /// When to PING the target of the probe in flight again, if at all: every `swim_retry_ms`
+    /// (stretched by the LHM) while an answer could still come back before the period ends,
+    /// a probe timeout (the round trip allowed) after it is sent.
+    fn retry_after(&self, now: Duration) -> Option<Duration> {
+        let r = self.params.retry * (self.lhm + 1);
+        (!r.is_zero() && now + r + self.probe_timeout() <= self.probe_ends).then_some(r)
+    }
+
+    /// A message of any kind from `node` arrived: the probe of `node` in flight counts as
+    /// answered. It proves `node` alive as well as its ACK would, and under heavy loss a probe
+    /// whose PINGs and relays were all lost often overlaps a message from its target (a first-hand
+    /// suspicion 11 ms after hearing the target, in the simulator at 25% loss).
+    pub(crate) fn heard_from(&mut self, node: NodeId) {
+        if let Some(p) = self.probe.as_mut().filter(|p| p.target == node && !p.acked) {
+            p.acked = true;
+        }
     }
 
     /// The next member to probe: round robin over the members not declared dead (memberlist
@@ -322,6 +347,24 @@ impl Swim {
                 for h in chosen {
                     let rumours = self.gossip(None);
                     cx.send(h, SwimMsg::PingReq { seq, target, rumours });
+                }
+            }
+            SwimTimer::Retry(seq) => {
+                let Some(target) = self
+                    .probe
+                    .as_ref()
+                    .filter(|p| p.seq == seq && !p.acked)
+                    .map(|p| p.target)
+                else {
+                    return;
+                };
+                if self.state(target) == Some(&State::Dead) {
+                    return;
+                }
+                let rumours = self.gossip(Some(target));
+                cx.send(target, SwimMsg::Ping { seq, rumours });
+                if let Some(r) = self.retry_after(cx.now) {
+                    cx.set_timer(SwimTimer::Retry(seq), r);
                 }
             }
             SwimTimer::Relay(seq) => {

@@ -86,6 +86,8 @@ pub enum SwimMsg {
 pub enum SwimTimer {
     /// The direct probe `seq` went unanswered for the probe timeout.
     ProbeTimeout(u64),
+    /// The direct probe `seq` is still unanswered: PING its target again.
+    Retry(u64),
     /// A relayed ping `seq` went unanswered.
     Relay(u64),
     /// Time to look at the suspicion of this member.

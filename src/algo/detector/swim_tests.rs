@@ -361,3 +361,72 @@ fn a_member_declared_dead_that_restarts_rejoins_by_refuting_its_death() {
     s.run_for(ms(2000));
     assert!(pings_to(&s, 3, back) > 0, "3 is probed again once it is back");
 }
+
+/// PINGs `from` sent to `target` in [`at`, `until`), with their times (µs).
+fn pings_between(s: &Sim<Cr>, from: NodeId, target: NodeId, at: Duration, until: Duration) -> Vec<u64> {
+    let (a, b) = (at.as_micros() as u64, until.as_micros() as u64);
+    s.events("send")
+        .into_iter()
+        .filter(|r| r.node == Some(from) && (a..b).contains(&r.t))
+        .filter(|r| matches!(&r.event, Event::Send { to, msg, .. } if *to == target && msg == "PING"))
+        .map(|r| r.t)
+        .collect()
+}
+
+#[test]
+fn an_unanswered_ping_is_sent_again_every_retry_interval_while_an_answer_could_still_count() {
+    let mut s = sim(5);
+    s.run_for(ms(2000));
+    s.crash(3);
+    let crashed = s.now();
+    s.run_for(ms(3000));
+    // Some member's probe found 3 dead: within its period (200 ms; probe timeout 70 ms) its
+    // PINGs went at 0, 20, .., 120 ms: the next would leave less than a probe timeout for the
+    // ACK before the period is judged.
+    let first = s
+        .events("suspect")
+        .into_iter()
+        .find(|r| {
+            r.t >= crashed.as_micros() as u64
+                && matches!(&r.event, Event::Suspect { target: 3, cause, .. } if cause == "swim")
+        })
+        .expect("3 suspected first hand");
+    let by = first.node.expect("a node");
+    let end = Duration::from_micros(first.t);
+    let pings = pings_between(&s, by, 3, end.saturating_sub(ms(200)), end);
+    assert_eq!(pings.len(), 7, "{pings:?}");
+    for w in pings.windows(2) {
+        assert_eq!(w[1] - w[0], 20_000, "{pings:?}");
+    }
+    // A live member answers the first PING: no PING is sent twice.
+    let mut calm = sim(5);
+    calm.run_for(ms(3000));
+    let (pings, acks) = (calm.sent("PING"), calm.sent("SWIM_ACK"));
+    assert_eq!(pings, acks, "every PING answered once, none re-sent");
+}
+
+#[test]
+fn without_retries_a_probe_sends_one_direct_ping() {
+    let ids: Vec<NodeId> = (1..=5).collect();
+    let mut setups = ring(&ids, &[1]);
+    for s in &mut setups {
+        s.opts.insert("detector".into(), "swim".into());
+        s.opts.insert("swim_retry_ms".into(), "0".into());
+    }
+    let mut s = Sim::new(NetConfig::default(), setups, Cr::new);
+    s.run_for(ms(2000));
+    s.crash(3);
+    let crashed = s.now();
+    s.run_for(ms(3000));
+    let first = s
+        .events("suspect")
+        .into_iter()
+        .find(|r| {
+            r.t >= crashed.as_micros() as u64
+                && matches!(&r.event, Event::Suspect { target: 3, cause, .. } if cause == "swim")
+        })
+        .expect("3 suspected first hand");
+    let by = first.node.expect("a node");
+    let end = Duration::from_micros(first.t);
+    assert_eq!(pings_between(&s, by, 3, end.saturating_sub(ms(200)), end).len(), 1);
+}
