@@ -144,10 +144,10 @@ impl Runner for ProcessRunner {
     }
 }
 
-/// One node process's I/O around its host.
 #[path = "runtime_pump.rs"]
 mod pump;
 
+/// One node process's I/O around its host.
 struct Process<A: Algorithm> {
     opts: NodeOptions,
     host: Host<A>,

@@ -32,19 +32,15 @@ impl<A: Algorithm> Process<A> {
             self.host.clear_outbox();
             return;
         }
-        let mut to = Vec::new();
         let mut datagrams = Vec::new();
         for out in self.host.outbox() {
             match self.opts.addrs.get(&out.to) {
-                Some(addr) => {
-                    to.push(out.to);
-                    datagrams.push((out.bytes.as_slice(), *addr));
-                }
+                Some(addr) => datagrams.push((out.to, out.bytes.as_slice(), *addr)),
                 None => log::error!("no address for node {}: message not sent", out.to),
             }
         }
-        self.sender.send(self.socket.as_raw_fd(), &datagrams, |i, e| {
-            log::warn!("send to node {} ({}) failed, datagram lost: {e}", to[i], datagrams[i].1);
+        self.sender.send(self.socket.as_raw_fd(), &datagrams, |to, addr, e| {
+            log::warn!("send to node {to} ({addr}) failed, datagram lost: {e}");
         });
         self.host.clear_outbox();
     }

@@ -21,16 +21,21 @@ pub(crate) struct SendBatch {
 }
 
 impl SendBatch {
-    /// Sends each of `datagrams` to its address on `fd`; `lost(i, error)` for each that the
-    /// kernel refused (its index in `datagrams`).
-    pub fn send(&mut self, fd: RawFd, datagrams: &[(&[u8], SocketAddr)], mut lost: impl FnMut(usize, io::Error)) {
+    /// Sends each of `datagrams` (a tag of the caller's, the bytes, the address) on `fd`;
+    /// `lost(tag, address, error)` for each that the kernel refused.
+    pub fn send<T>(
+        &mut self,
+        fd: RawFd,
+        datagrams: &[(T, &[u8], SocketAddr)],
+        mut lost: impl FnMut(&T, SocketAddr, io::Error),
+    ) {
         if datagrams.is_empty() {
             return;
         }
         self.names.clear();
-        self.names.extend(datagrams.iter().map(|&(_, a)| SockAddr::from(a)));
+        self.names.extend(datagrams.iter().map(|&(_, _, a)| SockAddr::from(a)));
         self.iovs.clear();
-        self.iovs.extend(datagrams.iter().map(|&(b, _)| libc::iovec {
+        self.iovs.extend(datagrams.iter().map(|&(_, b, _)| libc::iovec {
             iov_base: b.as_ptr() as *mut libc::c_void,
             iov_len: b.len(),
         }));
@@ -66,7 +71,8 @@ impl SendBatch {
                     continue;
                 }
                 // The first datagram left is the one refused: it is lost, the rest still go.
-                lost(at, e);
+                let (tag, _, addr) = &datagrams[at];
+                lost(tag, *addr, e);
                 at += 1;
             }
         }
@@ -89,13 +95,14 @@ mod tests {
         let big = vec![9u8; 60_000];
         let payloads: [&[u8]; 4] = [b"one", b"two", &big, b"four"];
         let to = [0, 1, 2, 0];
-        let batch: Vec<(&[u8], SocketAddr)> = payloads
+        let batch: Vec<(usize, &[u8], SocketAddr)> = payloads
             .iter()
             .zip(to)
-            .map(|(p, k)| (*p, rx[k].local_addr().unwrap()))
+            .enumerate()
+            .map(|(i, (p, k))| (i, *p, rx[k].local_addr().unwrap()))
             .collect();
         let mut lost = Vec::new();
-        SendBatch::default().send(tx.as_raw_fd(), &batch, |i, e| lost.push((i, e.kind())));
+        SendBatch::default().send(tx.as_raw_fd(), &batch, |&i, _, e| lost.push((i, e.kind())));
         assert!(lost.is_empty(), "{lost:?}");
         let mut buf = vec![0u8; 65_536];
         let mut got = |k: usize| {
@@ -116,9 +123,9 @@ mod tests {
         rx.set_read_timeout(Some(std::time::Duration::from_secs(5))).unwrap();
         let too_big = vec![0u8; 70_000];
         let to = rx.local_addr().unwrap();
-        let batch: Vec<(&[u8], SocketAddr)> = vec![(b"a", to), (&too_big, to), (b"c", to)];
+        let batch: Vec<(usize, &[u8], SocketAddr)> = vec![(0, b"a", to), (1, &too_big, to), (2, b"c", to)];
         let mut lost = Vec::new();
-        SendBatch::default().send(tx.as_raw_fd(), &batch, |i, _| lost.push(i));
+        SendBatch::default().send(tx.as_raw_fd(), &batch, |&i, _, _| lost.push(i));
         assert_eq!(lost, vec![1]);
         let mut buf = [0u8; 16];
         for want in [b"a", b"c"] {

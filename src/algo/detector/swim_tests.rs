@@ -17,12 +17,20 @@ fn ms(n: u64) -> Duration {
 }
 
 fn sim(n: u64) -> Sim<Cr> {
+    sim_with(n, NetConfig::default(), &[])
+}
+
+/// A ring of `n` under SWIM on `net`, with the extra `--set` pairs `keys`.
+fn sim_with(n: u64, net: NetConfig, keys: &[(&str, &str)]) -> Sim<Cr> {
     let ids: Vec<NodeId> = (1..=n).collect();
     let mut setups = ring(&ids, &[1]);
     for s in &mut setups {
         s.opts.insert("detector".into(), "swim".into());
+        for (k, v) in keys {
+            s.opts.insert((*k).into(), (*v).into());
+        }
     }
-    Sim::new(NetConfig::default(), setups, Cr::new)
+    Sim::new(net, setups, Cr::new)
 }
 
 fn since<'a>(s: &'a Sim<Cr>, kind: &str, after: Duration) -> Vec<&'a Record> {
@@ -161,13 +169,7 @@ fn a_node_resumed_from_a_long_pause_accuses_nobody_and_refutes_what_it_missed() 
 fn confirmations_from_other_members_shorten_the_suspicion() {
     // Eight members, swim_suspicion_mult=4: two confirmations expected; a crash is confirmed
     // sooner than the longest timeout once others suspect it too.
-    let ids: Vec<NodeId> = (1..=8).collect();
-    let mut setups = ring(&ids, &[1]);
-    for s in &mut setups {
-        s.opts.insert("detector".into(), "swim".into());
-        s.opts.insert("swim_suspicion_mult".into(), "4".into());
-    }
-    let mut s = Sim::new(NetConfig::default(), setups, Cr::new);
+    let mut s = sim_with(8, NetConfig::default(), &[("swim_suspicion_mult", "4")]);
     s.run_for(ms(2000));
     let (min, max, k) = s.node(1).liveness().swim().unwrap().suspicion_bounds();
     assert_eq!(k, 2);
@@ -211,12 +213,7 @@ fn under_loss_and_jitter_swim_confirms_nobody_and_suspects_first_hand_less_than_
 
 /// Eight members with the default SWIM settings and `net`.
 fn sim8(net: NetConfig) -> Sim<Cr> {
-    let ids: Vec<NodeId> = (1..=8).collect();
-    let mut setups = ring(&ids, &[1]);
-    for s in &mut setups {
-        s.opts.insert("detector".into(), "swim".into());
-    }
-    Sim::new(net, setups, Cr::new)
+    sim_with(8, net, &[])
 }
 
 /// Runs of 8 nodes under 1-5 ms of jitter, each at a different point of the probe cycle (seed,
@@ -373,16 +370,13 @@ fn pings_between(s: &Sim<Cr>, from: NodeId, target: NodeId, at: Duration, until:
         .collect()
 }
 
-#[test]
-fn an_unanswered_ping_is_sent_again_every_retry_interval_while_an_answer_could_still_count() {
-    let mut s = sim(5);
+/// Crashes node 3 of `s` after 2 s and runs 3 s more; the PINGs that the first member to
+/// suspect it first hand sent it in the 200 ms (a probe period) before that suspicion.
+fn pings_before_first_suspicion_of_3(s: &mut Sim<Cr>) -> Vec<u64> {
     s.run_for(ms(2000));
     s.crash(3);
     let crashed = s.now();
     s.run_for(ms(3000));
-    // Some member's probe found 3 dead: within its period (200 ms; probe timeout 70 ms) its
-    // PINGs went at 0, 20, .., 120 ms: the next would leave less than a probe timeout for the
-    // ACK before the period is judged.
     let first = s
         .events("suspect")
         .into_iter()
@@ -393,7 +387,14 @@ fn an_unanswered_ping_is_sent_again_every_retry_interval_while_an_answer_could_s
         .expect("3 suspected first hand");
     let by = first.node.expect("a node");
     let end = Duration::from_micros(first.t);
-    let pings = pings_between(&s, by, 3, end.saturating_sub(ms(200)), end);
+    pings_between(s, by, 3, end.saturating_sub(ms(200)), end)
+}
+
+#[test]
+fn an_unanswered_ping_is_sent_again_every_retry_interval_while_an_answer_could_still_count() {
+    // Within the period (200 ms; probe timeout 70 ms) the PINGs went at 0, 20, .., 120 ms: the
+    // next would leave less than a probe timeout for the ACK before the period is judged.
+    let pings = pings_before_first_suspicion_of_3(&mut sim(5));
     assert_eq!(pings.len(), 7, "{pings:?}");
     for w in pings.windows(2) {
         assert_eq!(w[1] - w[0], 20_000, "{pings:?}");
@@ -407,26 +408,6 @@ fn an_unanswered_ping_is_sent_again_every_retry_interval_while_an_answer_could_s
 
 #[test]
 fn without_retries_a_probe_sends_one_direct_ping() {
-    let ids: Vec<NodeId> = (1..=5).collect();
-    let mut setups = ring(&ids, &[1]);
-    for s in &mut setups {
-        s.opts.insert("detector".into(), "swim".into());
-        s.opts.insert("swim_retry_ms".into(), "0".into());
-    }
-    let mut s = Sim::new(NetConfig::default(), setups, Cr::new);
-    s.run_for(ms(2000));
-    s.crash(3);
-    let crashed = s.now();
-    s.run_for(ms(3000));
-    let first = s
-        .events("suspect")
-        .into_iter()
-        .find(|r| {
-            r.t >= crashed.as_micros() as u64
-                && matches!(&r.event, Event::Suspect { target: 3, cause, .. } if cause == "swim")
-        })
-        .expect("3 suspected first hand");
-    let by = first.node.expect("a node");
-    let end = Duration::from_micros(first.t);
-    assert_eq!(pings_between(&s, by, 3, end.saturating_sub(ms(200)), end).len(), 1);
+    let pings = pings_before_first_suspicion_of_3(&mut sim_with(5, NetConfig::default(), &[("swim_retry_ms", "0")]));
+    assert_eq!(pings.len(), 1, "{pings:?}");
 }
