@@ -306,6 +306,7 @@ impl<A: Algorithm> Sim<A> {
     fn boot(&mut self, id: NodeId, epoch: u64) {
         let mut setup = self.setups[&id].clone();
         setup.restarted = epoch > 0;
+        setup.boot = self.now.as_micros() as u64;
         if let Some(file) = self.stores.get(&id) {
             match crate::engine::durable::open(file) {
                 Ok(payload) => setup.durable = Some(payload),

@@ -50,7 +50,7 @@ fn paused_peer(detector: &str, want: impl Fn(&str) -> bool) {
 #[test]
 fn status_shows_phi_per_peer() {
     paused_peer("phi", |text| {
-        let phi_lines: Vec<&str> = text.lines().filter(|l| l.contains("phi (suspect at 80):")).collect();
+        let phi_lines: Vec<&str> = text.lines().filter(|l| l.contains("phi (suspect at 40):")).collect();
         // Every node has its line; the running ones find the paused node 2 past the threshold
         // and the others below it.
         phi_lines.len() == 5

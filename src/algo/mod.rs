@@ -107,6 +107,10 @@ pub struct Setup {
     /// Why the state this node persisted before was refused (it did not verify): it ran
     /// before, but what it kept is unknown; the host notes it in the trace at start.
     pub durable_refused: Option<String>,
+    /// When this start of the node began, us (the wall clock in a process, the simulated time
+    /// in the simulator): a later start of the same node has a larger boot, so a count that
+    /// goes on from it orders everything the node said across restarts.
+    pub boot: u64,
 }
 
 impl Setup {
@@ -125,6 +129,7 @@ impl Setup {
             durable: None,
             restarted: false,
             durable_refused: None,
+            boot: 0,
         }
     }
 

@@ -128,7 +128,10 @@ fn every_detector_message_is_counted_as_the_detectors() {
     let all = [
         LiveMsg::Probe { epoch: 0, wait: true },
         LiveMsg::Alive { epoch: 0 },
-        LiveMsg::Beat,
+        LiveMsg::Beat {
+            stamp: 1,
+            relayed: vec![(2, 3)],
+        },
         LiveMsg::Swim(SwimMsg::Ping {
             seq: 0,
             rumours: vec![],

@@ -10,6 +10,7 @@
 //! restarts its silence clocks) is not visible in the trace, so right after one the view may
 //! show a higher phi than the node itself uses.
 
+use crate::algo::detector::beat_of_brief;
 use crate::algo::detector::phi::Phi;
 use crate::algo::detector::Choice;
 use crate::trace::{Event, NodeId, Record};
@@ -60,7 +61,7 @@ impl Views {
         let peers = self.watched.get(&me).cloned().unwrap_or_default();
         match self.choice {
             Choice::Fixed => None,
-            Choice::Phi(params) => Some(View::Phi(Phi::new(params, peers, at(t)))),
+            Choice::Phi(params) => Some(View::Phi(Phi::new(params, peers, at(t), 0))),
             Choice::Swim(_) => Some(View::Swim {
                 incarnation: 0,
                 members: BTreeMap::new(),
@@ -91,11 +92,10 @@ impl Views {
         }
         let Some(view) = self.views.get_mut(&me) else { return };
         match (view, &r.event) {
-            (View::Phi(phi), Event::Recv { from, msg, .. }) => {
-                if msg == "BEAT" {
-                    phi.beat(*from, at(r.t));
-                } else {
-                    phi.heard(*from, at(r.t));
+            (View::Phi(phi), Event::Recv { from, msg, brief, .. }) => {
+                phi.heard(*from, at(r.t));
+                if let Some((stamp, relayed)) = (msg == "BEAT").then(|| beat_of_brief(brief)).flatten() {
+                    phi.beat(*from, stamp, &relayed, at(r.t));
                 }
             }
             (View::Swim { incarnation, .. }, Event::Refute { refuted_by, .. }) => *incarnation = *refuted_by,
@@ -189,7 +189,11 @@ mod tests {
                 msg: msg.into(),
                 bytes: 10,
                 seq: 0,
-                brief: String::new(),
+                // A BEAT's brief carries its stamp (here its time: newer each time).
+                brief: match msg {
+                    "BEAT" => format!("BEAT(stamp={t};)"),
+                    _ => String::new(),
+                },
             },
         )
     }
@@ -204,13 +208,32 @@ mod tests {
         }
         // 2 last beat at 1.9 s, 3 at 1.95 s; asked at 2.0 s: both well below the threshold.
         let now = v.line(1, 2_000_000, false).expect("a phi view");
-        assert!(now.starts_with("phi (suspect at 80):"), "{now}");
+        assert!(now.starts_with("phi (suspect at 40):"), "{now}");
         assert!(now.contains(" 2=0.") && now.contains(" 3=0."), "{now}");
         // A second later, node 2 silent since 1.9 s is far past the threshold.
         let later = v.line(1, 2_900_000, false).expect("a phi view");
         assert!(later.contains(" 2=") && later.contains('!'), "{later}");
         // Paused: evaluated at its last record (1.95 s), not now.
         assert_eq!(v.line(1, 9_000_000, true).map(|l| l.contains('!')), Some(false));
+    }
+
+    #[test]
+    fn a_peer_heard_of_only_through_the_stamps_another_relays_keeps_a_low_phi() {
+        let set = BTreeMap::from([("detector".to_string(), "phi".to_string())]);
+        let mut v = Views::new(BTreeMap::from([(1, vec![2, 3])]), &set, Duration::from_millis(100));
+        for k in 0..20u64 {
+            // 2's link to 1 is cut from 1 s: 3 relays 2's stamps.
+            if k < 10 {
+                v.feed(1, &recv(k * 100_000, 2, "BEAT"));
+            }
+            let mut r = recv(k * 100_000 + 50_000, 3, "BEAT");
+            if let Event::Recv { brief, .. } = &mut r.event {
+                *brief = format!("BEAT(stamp={}; 2:{})", r.t, k * 100_000);
+            }
+            v.feed(1, &r);
+        }
+        let now = v.line(1, 2_000_000, false).expect("a phi view");
+        assert!(now.contains(" 2=0.") && !now.contains('!'), "{now}");
     }
 
     #[test]

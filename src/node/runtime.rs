@@ -46,6 +46,7 @@ pub fn run_node(opts: NodeOptions) -> Result<(), CliError> {
         return Err(usage(format!("node {} is not in --members", opts.setup.me)));
     }
     let mut setup = opts.setup.clone();
+    setup.boot = wall_us();
     let name = opts.algo.clone();
     registry::check_setup(&name, &setup).map_err(usage)?;
     load_durable(&opts, &mut setup)?;
@@ -120,6 +121,7 @@ pub fn run_resource(mut opts: NodeOptions) -> Result<(), CliError> {
     })?;
     let key = keyfile::load(key_file).map_err(usage)?;
     let mut setup = opts.setup.clone();
+    setup.boot = wall_us();
     load_durable(&opts, &mut setup)?;
     let resource = crate::algo::mutex::ResourceNode::new(&setup).map_err(usage)?;
     ProcessRunner { opts, key }.run(&setup, resource)
@@ -138,7 +140,7 @@ impl Runner for ProcessRunner {
     fn run<A: Algorithm>(self, setup: &Setup, a: A) -> Self::Output {
         // The boot id: the start time, so a restarted node's boot is later and peers open a
         // new replay window for it instead of refusing its datagrams as replays.
-        let host = Host::with_key(setup, a, &self.key, wall_us());
+        let host = Host::with_key(setup, a, &self.key, setup.boot);
         let fsync = crate::engine::durable::fsync_wanted(setup);
         Process::new(self.opts, host, fsync)?.run()
     }

@@ -4,6 +4,7 @@
 use super::swim::{SwimMsg, SwimTimer};
 use crate::algo::{Message, NodeId};
 use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
 
 /// The detector's messages.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -20,8 +21,13 @@ pub enum LiveMsg {
         /// The sender's epoch.
         epoch: u64,
     },
-    /// Phi: the sender's heartbeat to the peers it may reach, every heartbeat period.
-    Beat,
+    /// Phi: the sender's heartbeat to the peers it may reach, every `phi_beat_ms`.
+    Beat {
+        /// The sender's stamp (its boot plus its count of BEATs).
+        stamp: u64,
+        /// The newest stamp the sender knows of each of its peers, relayed.
+        relayed: Vec<(NodeId, u64)>,
+    },
     /// SWIM's messages.
     Swim(SwimMsg),
 }
@@ -31,13 +37,13 @@ impl LiveMsg {
     pub(crate) fn epoch(&self) -> u64 {
         match self {
             LiveMsg::Probe { epoch, .. } | LiveMsg::Alive { epoch } => *epoch,
-            LiveMsg::Beat | LiveMsg::Swim(_) => 0,
+            LiveMsg::Beat { .. } | LiveMsg::Swim(_) => 0,
         }
     }
 
     /// True for the phi and SWIM detectors' own traffic, which no host protocol takes part in.
     pub(crate) fn detector_only(&self) -> bool {
-        matches!(self, LiveMsg::Beat | LiveMsg::Swim(_))
+        matches!(self, LiveMsg::Beat { .. } | LiveMsg::Swim(_))
     }
 }
 
@@ -46,7 +52,7 @@ impl Message for LiveMsg {
         match self {
             LiveMsg::Probe { .. } => "PROBE",
             LiveMsg::Alive { .. } => "ALIVE",
-            LiveMsg::Beat => "BEAT",
+            LiveMsg::Beat { .. } => "BEAT",
             LiveMsg::Swim(SwimMsg::Ping { .. }) => "PING",
             LiveMsg::Swim(SwimMsg::PingReq { .. }) => "PING_REQ",
             LiveMsg::Swim(SwimMsg::Ack { .. }) => "SWIM_ACK",
@@ -54,6 +60,35 @@ impl Message for LiveMsg {
             LiveMsg::Swim(SwimMsg::Gossip { .. }) => "GOSSIP",
         }
     }
+
+    /// A BEAT reads `BEAT(stamp=S; 2:S2 3:S3)` ([`beat_of_brief`] reads it back: the launcher's
+    /// `status` rebuilds phi from it); the rest as the default.
+    fn brief(&self) -> String {
+        match self {
+            LiveMsg::Beat { stamp, relayed } => {
+                let mut b = format!("BEAT(stamp={stamp};");
+                for (n, s) in relayed {
+                    let _ = write!(b, " {n}:{s}");
+                }
+                b.push(')');
+                b
+            }
+            _ => crate::algo::brief_from_debug(self.name(), &format!("{self:?}")),
+        }
+    }
+}
+
+/// The stamp and the relayed stamps of a BEAT's brief ([`LiveMsg::brief`]); None if it is not one.
+pub(crate) fn beat_of_brief(brief: &str) -> Option<(u64, Vec<(NodeId, u64)>)> {
+    let (stamp, relayed) = brief.strip_prefix("BEAT(stamp=")?.strip_suffix(')')?.split_once(';')?;
+    let relayed = relayed
+        .split_whitespace()
+        .map(|pair| {
+            let (n, s) = pair.split_once(':')?;
+            Some((n.parse().ok()?, s.parse().ok()?))
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some((stamp.parse().ok()?, relayed))
 }
 
 /// The detector's timers.

@@ -115,7 +115,7 @@ impl Liveness {
         let sweep = matches!(choice, Choice::Fixed) && super::config::watches_all(&setup.opts);
         let mode = match choice {
             Choice::Fixed => Mode::Fixed,
-            Choice::Phi(p) => Mode::Phi(Phi::new(p, reach.iter().copied(), Duration::ZERO)),
+            Choice::Phi(p) => Mode::Phi(Phi::new(p, reach.iter().copied(), Duration::ZERO, setup.boot)),
             Choice::Swim(p) => Mode::Swim(Box::new(Swim::new(
                 p,
                 setup.me,
@@ -243,6 +243,11 @@ impl Liveness {
             }
             _ => {}
         }
+        self.alive(cx, node);
+    }
+
+    /// `node` proved alive now: a suspicion of it is withdrawn.
+    fn alive(&mut self, cx: &mut LiveCx<'_>, node: NodeId) {
         if let Some(ev) = self.silence.heard(node, cx.now) {
             cx.record(ev);
             self.backoff.remove(&node);
@@ -335,9 +340,14 @@ impl Liveness {
     pub(crate) fn on_msg(&mut self, cx: &mut LiveCx<'_>, from: NodeId, msg: &LiveMsg) {
         match msg {
             LiveMsg::Probe { .. } => cx.send(from, LiveMsg::Alive { epoch: self.epoch }),
-            LiveMsg::Beat => {
+            LiveMsg::Beat { stamp, relayed } => {
                 if let Mode::Phi(p) = &mut self.mode {
-                    p.beat(from, cx.now);
+                    // The sender was heard already; a peer relayed alive is heard here.
+                    for n in p.beat(from, *stamp, relayed, cx.now) {
+                        if n != from {
+                            self.alive(cx, n);
+                        }
+                    }
                 }
             }
             LiveMsg::Swim(m) => {
@@ -372,8 +382,10 @@ impl Liveness {
                 let next = p.params.period;
                 // Phi keeps a window per peer: its reach is always listed.
                 if let Reach::Listed(reach) = &self.reach {
+                    let (stamp, known) = (p.next_stamp(), p.known());
                     for &n in reach {
-                        cx.send(n, LiveMsg::Beat);
+                        let relayed = known.iter().copied().filter(|&(k, _)| k != n).collect();
+                        cx.send(n, LiveMsg::Beat { stamp, relayed });
                     }
                 }
                 let over: Vec<NodeId> = p.peers().filter(|&n| p.over(n, cx.now)).collect();

@@ -20,5 +20,6 @@ mod watch_tests;
 
 pub use config::Choice;
 pub use heartbeat::Silence;
+pub(crate) use live_messages::beat_of_brief;
 pub use live_messages::DETECTOR_MESSAGES;
 pub use liveness::{LiveMsg, LiveTimer, Liveness};

@@ -4,12 +4,20 @@
 //! than a floor), and phi = -log10(1 - F(silence)) with Akka's logistic approximation of the
 //! normal CDF. Phi 1 means a 10% chance that the peer is still alive, phi 8 one in 10^8.
 //!
-//! Arrivals: every node sends a BEAT to each peer it may reach every heartbeat period (on a
-//! ring or a complete mesh, every other member; on a sparse mesh, its neighbours); only
-//! BEATs enter the window, so protocol bursts do not shrink the mean, but any message from a
-//! peer restarts its silence (it proves the peer alive). A peer is suspected when its phi
-//! exceeds the threshold (looked at every period, and at the moment it will cross the threshold
-//! if that comes before the next look), unsuspected when it is heard again.
+//! Arrivals: every node sends a BEAT to each peer it may reach every `phi_beat_ms` (on a ring
+//! or a complete mesh, every other member; on a sparse mesh, its neighbours). A BEAT carries
+//! the sender's heartbeat stamp and the newest stamp it knows of every peer, as Cassandra's
+//! gossip carries heartbeat versions: an arrival is a stamp newer than any known of that peer,
+//! whether it came straight from the peer or relayed by another. Under independent loss on
+//! each link, a lost BEAT is then made up by a relay within a beat period, so the window sees
+//! a beat period with little spread, and a live peer looks silent only when its BEATs are lost
+//! on every path at once. A stamp is the peer's boot (its start time, us) plus its count of
+//! BEATs, so a restarted peer's stamps are newer than anything it said before.
+//! Only arrivals enter the window, so protocol bursts do not shrink the mean, but any message
+//! from a peer restarts its silence (it proves the peer alive). A peer is suspected when its
+//! phi exceeds the threshold (looked at every period, and at the moment it will cross the
+//! threshold if that comes before the next look), unsuspected when it is heard again, or when a
+//! newer stamp of it arrives by another path.
 
 use crate::algo::NodeId;
 use std::collections::{BTreeMap, VecDeque};
@@ -82,7 +90,9 @@ impl Window {
 #[derive(Debug, Clone)]
 struct Peer {
     window: Window,
-    /// The last BEAT.
+    /// The newest stamp known of it.
+    stamp: Option<u64>,
+    /// The last arrival (a newer stamp).
     last_beat: Option<Duration>,
     /// The last message of any kind (or the restart of its clock).
     last: Duration,
@@ -94,24 +104,46 @@ pub(crate) struct Phi {
     /// The parameters.
     pub params: PhiParams,
     peers: BTreeMap<NodeId, Peer>,
+    /// This node's next stamp.
+    stamp: u64,
 }
 
 impl Phi {
-    /// Watches `peers` from `now` (their silence counts from `now`).
-    pub fn new(params: PhiParams, peers: impl IntoIterator<Item = NodeId>, now: Duration) -> Self {
+    /// Watches `peers` from `now` (their silence counts from `now`); this node's stamps start at
+    /// `boot`.
+    pub fn new(params: PhiParams, peers: impl IntoIterator<Item = NodeId>, now: Duration, boot: u64) -> Self {
         let first = params.period.as_secs_f64() * 1000.0;
         let peers = peers
             .into_iter()
             .map(|p| {
                 let peer = Peer {
                     window: Window::new(params.window, first),
+                    stamp: None,
                     last_beat: None,
                     last: now,
                 };
                 (p, peer)
             })
             .collect();
-        Phi { params, peers }
+        Phi {
+            params,
+            peers,
+            stamp: boot,
+        }
+    }
+
+    /// This node's stamp for the BEATs it sends now (one newer each period).
+    pub(crate) fn next_stamp(&mut self) -> u64 {
+        self.stamp += 1;
+        self.stamp
+    }
+
+    /// The newest stamp known of each watched peer, for a BEAT to relay.
+    pub(crate) fn known(&self) -> Vec<(NodeId, u64)> {
+        self.peers
+            .iter()
+            .filter_map(|(&n, p)| p.stamp.map(|s| (n, s)))
+            .collect()
     }
 
     /// Whether `node` is watched.
@@ -124,18 +156,31 @@ impl Phi {
         self.peers.keys().copied()
     }
 
-    /// A BEAT from `node` at `now`: its inter-arrival time enters the window unless the peer
-    /// was suspected meanwhile (as Akka: the first beat after a failure says nothing of the
-    /// usual spacing).
-    pub(crate) fn beat(&mut self, node: NodeId, now: Duration) {
+    /// A BEAT from `from` at `now`, with its stamp and the stamps it relays: each newer than
+    /// any known of its peer is an arrival. Returns the peers that arrived.
+    pub(crate) fn beat(&mut self, from: NodeId, stamp: u64, relayed: &[(NodeId, u64)], now: Duration) -> Vec<NodeId> {
+        std::iter::once((from, stamp))
+            .chain(relayed.iter().copied())
+            .filter(|&(n, s)| self.arrive(n, s, now))
+            .map(|(n, _)| n)
+            .collect()
+    }
+
+    /// Stamp `stamp` of `node` arrived at `now`: if newer than any known, its inter-arrival
+    /// time enters the window unless the peer was suspected meanwhile (as Akka: the first beat
+    /// after a failure says nothing of the usual spacing).
+    fn arrive(&mut self, node: NodeId, stamp: u64, now: Duration) -> bool {
         let available = self.phi(node, now) < self.params.threshold;
-        if let Some(p) = self.peers.get_mut(&node) {
-            if let Some(b) = p.last_beat.filter(|_| available) {
-                p.window.add(now.saturating_sub(b).as_secs_f64() * 1000.0);
-            }
-            p.last_beat = Some(now);
-            p.last = now;
+        let Some(p) = self.peers.get_mut(&node).filter(|p| p.stamp < Some(stamp)) else {
+            return false;
+        };
+        if let Some(b) = p.last_beat.filter(|_| available) {
+            p.window.add(now.saturating_sub(b).as_secs_f64() * 1000.0);
         }
+        p.stamp = Some(stamp);
+        p.last_beat = Some(now);
+        p.last = p.last.max(now);
+        true
     }
 
     /// Any other message from `node` at `now`: it is alive, its silence starts again.

@@ -64,9 +64,9 @@ fn params() -> PhiParams {
 #[test]
 fn regular_beats_keep_phi_low_and_silence_raises_it_past_the_threshold() {
     let ms = Duration::from_millis;
-    let mut p = Phi::new(params(), [2], ms(0));
+    let mut p = Phi::new(params(), [2], ms(0), 0);
     for t in (100..=2000).step_by(100) {
-        p.beat(2, ms(t));
+        p.beat(2, t, &[], ms(t));
         assert!(p.phi(2, ms(t + 50)) < 1.0);
     }
     // Mean 100 (seeded 75/125 among twenty 100s), plus the pause: 200; std floor 25 ms.
@@ -81,9 +81,9 @@ fn regular_beats_keep_phi_low_and_silence_raises_it_past_the_threshold() {
 #[test]
 fn the_moment_phi_reaches_the_threshold_is_computed_ahead() {
     let ms = Duration::from_millis;
-    let mut p = Phi::new(params(), [2], ms(0));
+    let mut p = Phi::new(params(), [2], ms(0), 0);
     for t in (100..=2000).step_by(100) {
-        p.beat(2, ms(t));
+        p.beat(2, t, &[], ms(t));
     }
     // As above: about 331 ms after the last beat; over from then on, and not a ms before.
     let due = p.due(2).expect("watched");
@@ -96,21 +96,102 @@ fn the_moment_phi_reaches_the_threshold_is_computed_ahead() {
 #[test]
 fn irregular_arrivals_widen_the_distribution() {
     let ms = Duration::from_millis;
-    let mut steady = Phi::new(params(), [2], ms(0));
-    let mut lossy = Phi::new(params(), [2], ms(0));
+    let mut steady = Phi::new(params(), [2], ms(0), 0);
+    let mut lossy = Phi::new(params(), [2], ms(0), 0);
     let mut t = 0;
     for i in 0..40 {
         t += 100;
-        steady.beat(2, ms(t));
+        steady.beat(2, t, &[], ms(t));
         // Every third beat lost: gaps of 200 ms among the 100s.
         if i % 3 != 0 {
-            lossy.beat(2, ms(t));
+            lossy.beat(2, t, &[], ms(t));
         }
     }
-    lossy.beat(2, ms(t));
+    lossy.beat(2, t, &[], ms(t));
     let silence = ms(t + 340);
     assert!(steady.over(2, silence));
     assert!(!lossy.over(2, silence), "a lossy link earns a longer allowance");
+}
+
+#[test]
+fn a_beat_lost_on_its_link_is_made_up_by_a_peer_relaying_its_stamp() {
+    let ms = Duration::from_millis;
+    let mut direct = Phi::new(params(), [2, 3], ms(0), 0);
+    let mut lost = Phi::new(params(), [2, 3], ms(0), 0);
+    let mut relayed = Phi::new(params(), [2, 3], ms(0), 0);
+    for (i, t) in (100..=3900u64).step_by(100).enumerate() {
+        direct.beat(2, t, &[], ms(t));
+        // Every third BEAT of 2 is lost on its link: gone for `lost`, and for `relayed` it
+        // arrives 30 ms later by way of 3.
+        if i % 3 != 0 {
+            lost.beat(2, t, &[], ms(t));
+            assert_eq!(relayed.beat(2, t, &[(3, t)], ms(t)), vec![2, 3]);
+        } else {
+            assert_eq!(relayed.beat(3, t, &[(2, t)], ms(t + 30)), vec![3, 2]);
+        }
+    }
+    // The last BEAT (3,900) was lost on the link. The silence each allows after its last
+    // arrival: the relays keep the spacing near 100 ms, so about the direct link's (331 ms);
+    // the gaps of lost BEATs earn a much longer one.
+    let allowed = |p: &Phi, last: u64| p.due(2).expect("watched") - ms(last);
+    let (d, r, l) = (allowed(&direct, 3900), allowed(&relayed, 3930), allowed(&lost, 3800));
+    assert!(r <= d + ms(10), "relayed {r:?} against direct {d:?}");
+    assert!(l >= r + ms(100), "lost {l:?} against relayed {r:?}");
+}
+
+#[test]
+fn only_a_stamp_newer_than_any_known_is_an_arrival() {
+    let ms = Duration::from_millis;
+    let mut p = Phi::new(params(), [2, 3], ms(0), 0);
+    assert_eq!(p.beat(2, 10, &[(3, 20)], ms(100)), vec![2, 3]);
+    // The same stamps again, by another path, or an older one: nothing arrives.
+    assert_eq!(p.beat(3, 20, &[(2, 10)], ms(120)), Vec::<u64>::new());
+    assert_eq!(
+        p.beat(3, 19, &[(2, 9), (4, 1)], ms(130)),
+        Vec::<u64>::new(),
+        "4 is not watched"
+    );
+    // A relayed stamp says nothing about the relay's own silence; its own stamp does.
+    assert_eq!(p.beat(3, 21, &[(2, 11)], ms(200)), vec![3, 2]);
+    assert_eq!(p.known(), vec![(2, 11), (3, 21)]);
+}
+
+#[test]
+fn a_restarted_peer_stamps_from_its_later_boot_so_its_beats_are_newer() {
+    let ms = Duration::from_millis;
+    // Node 2 booted at 1,000,000 us and beat 40 times; its restart boots at 9,000,000 us.
+    let mut before = Phi::new(params(), [1], ms(0), 1_000_000);
+    let last = (0..40).map(|_| before.next_stamp()).last().unwrap();
+    let mut after = Phi::new(params(), [1], ms(0), 9_000_000);
+    let first = after.next_stamp();
+    assert!(first > last);
+    let mut observer = Phi::new(params(), [2], ms(0), 0);
+    assert_eq!(observer.beat(2, last, &[], ms(100)), vec![2]);
+    assert_eq!(observer.beat(2, first, &[], ms(900)), vec![2]);
+}
+
+#[test]
+fn a_beat_brief_reads_back_as_its_stamps() {
+    use crate::algo::detector::{beat_of_brief, LiveMsg};
+    use crate::algo::Message;
+    let m = LiveMsg::Beat {
+        stamp: 1_764_000_000_000_001,
+        relayed: vec![(2, 17), (30, 1_764_000_000_000_123)],
+    };
+    let b = m.brief();
+    assert_eq!(b, "BEAT(stamp=1764000000000001; 2:17 30:1764000000000123)");
+    assert_eq!(
+        beat_of_brief(&b),
+        Some((1_764_000_000_000_001, vec![(2, 17), (30, 1_764_000_000_000_123)]))
+    );
+    let alone = LiveMsg::Beat {
+        stamp: 5,
+        relayed: vec![],
+    }
+    .brief();
+    assert_eq!(beat_of_brief(&alone), Some((5, vec![])));
+    assert_eq!(beat_of_brief("BEAT"), None, "an older trace's BEAT has no stamps");
+    assert_eq!(beat_of_brief("BEAT(stamp=x; )"), None);
 }
 
 /// Phi hosted by the leadership wrapper, in the simulator.
@@ -282,6 +363,28 @@ pub(crate) mod hosted {
             .collect();
         assert!(own.is_empty(), "node 2 slept through the silence: {own:?}");
         assert!(s.ids().iter().all(|&i| !s.node(i).liveness().is_suspected(2)));
+    }
+
+    #[test]
+    fn a_peer_cut_off_from_one_observer_is_heard_of_through_the_others_until_it_crashes() {
+        let mut s = sim("phi", 5, NetConfig::default());
+        s.run_for(ms(1500));
+        // Only the link between 1 and 2 is cut: both still hear of each other's stamps.
+        s.partition(&[1], &[2]);
+        let cut = s.now();
+        s.run_for(ms(2000));
+        assert!(suspicions(&s, cut).is_empty(), "{:?}", suspicions(&s, cut));
+        let phi = s.node(1).liveness().phis(s.now());
+        assert!(phi.iter().all(|&(_, p)| p < 1.0), "{phi:?}");
+        // Crashed, 2 sends no stamp any more, and no relay has a newer one.
+        s.crash(2);
+        let crashed = s.now();
+        s.run_for(ms(1000));
+        let by_1 = suspicions(&s, crashed)
+            .into_iter()
+            .find(|r| r.node == Some(1) && matches!(r.event, Event::Suspect { target: 2, .. }))
+            .map(|r| r.t - crashed.as_micros() as u64);
+        assert!(by_1.is_some_and(|t| t <= 600_000), "{by_1:?}");
     }
 
     /// A run of 20 s of `detector` on 6 nodes with 10% loss and 1..40 ms of delay, nobody failing.

@@ -200,7 +200,7 @@ impl<E: Election> Leadership<E> {
             LiveMsg::Probe { wait: false, .. } => return,
             LiveMsg::Probe { .. } => true,
             LiveMsg::Alive { .. } => false,
-            LiveMsg::Beat | LiveMsg::Swim(_) => return,
+            LiveMsg::Beat { .. } | LiveMsg::Swim(_) => return,
         };
         self.join(cx, t, from);
         self.with_inner(cx, |e, pcx| e.on_liveness(pcx, from, probe));
