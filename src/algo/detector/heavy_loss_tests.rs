@@ -92,7 +92,7 @@ fn under_heavy_loss_phi_is_wrong_ten_times_less_often_than_fixed_at_a_detection_
 fn under_heavy_loss_swim_declares_no_running_member_dead_and_detects_within_a_second() {
     // What SWIM promises under loss is that a live member is refuted, not confirmed. Re-sent
     // PINGs (`swim_retry_ms`) and any message of the target answering its probe also make its
-    // suspicions of live members rarer than fixed's (6 against 26 here, where up to 60 ms of
+    // suspicions of live members rarer than fixed's (4 against 26 here, where up to 60 ms of
     // delay each way leaves late ACKs outside the period), where a single PING a period made
     // them several times more frequent (docs/detectors.md, Measured, "datagrams counted,
     // phi's beat period, SWIM's re-sent PINGs").
@@ -102,6 +102,40 @@ fn under_heavy_loss_swim_declares_no_running_member_dead_and_detects_within_a_se
     assert!(swim * 4 <= fixed, "swim {swim} against fixed {fixed}");
     assert!(once > fixed, "one PING a probe: {once} against fixed {fixed}");
     assert_eq!(confirms, 0, "a running member declared dead");
-    let td = td_mean("swim");
+    // Members in step ping each other in pairs, so a crashed member is pinged within a
+    // period: 1.09x fixed's detection time here, 1.33x with memberlist's shuffled lists.
+    let (td, f) = (td_mean("swim"), td_mean("fixed"));
     assert!(td < 1000.0, "swim's mean detection time {td} ms");
+    assert!(
+        td <= 1.2 * f,
+        "swim's mean detection time {td} ms against fixed's {f} ms"
+    );
+}
+
+/// Suspicions of node 3 paused for 150 ms (half the timeout), at 16 moments on a calm network.
+fn short_pause(det: &str) -> usize {
+    (0..16u64)
+        .map(|k| {
+            let mut s = sim(det, net(k + 1, 0.05, 25));
+            s.run_for(ms(3_000 + k * 11));
+            let at = s.now().as_micros() as u64;
+            s.pause(3);
+            s.run_for(ms(150));
+            s.resume(3);
+            s.run_for(ms(1000));
+            s.events("suspect")
+                .into_iter()
+                .filter(|r| r.t >= at && matches!(r.event, Event::Suspect { target: 3, .. }))
+                .count()
+        })
+        .sum()
+}
+
+#[test]
+fn a_node_paused_for_half_the_timeout_is_suspected_by_no_detector() {
+    // Phi's pause allowance is what keeps it so: with 40 ms instead of 70 it was faster to
+    // detect a crash and suspected 2 of these 16 pauses.
+    for det in ["fixed", "phi", "swim"] {
+        assert_eq!(short_pause(det), 0, "{det}");
+    }
 }

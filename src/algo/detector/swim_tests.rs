@@ -411,3 +411,69 @@ fn without_retries_a_probe_sends_one_direct_ping() {
     let pings = pings_before_first_suspicion_of_3(&mut sim_with(5, NetConfig::default(), &[("swim_retry_ms", "0")]));
     assert_eq!(pings.len(), 1, "{pings:?}");
 }
+
+/// Each member's targets over `rounds` periods, for members 1..=n all alive.
+fn schedule(n: u64, rounds: usize) -> Vec<Vec<NodeId>> {
+    let opts = [("detector".to_string(), "swim".to_string())].into_iter().collect();
+    let super::Choice::Swim(p) = super::Choice::from_opts(&opts, ms(100)) else {
+        unreachable!("swim asked for")
+    };
+    (1..=n)
+        .map(|me| {
+            let mut s = super::swim::Swim::new(p, me, 1..=n, n as usize);
+            (0..rounds).map(|_| s.next_target().expect("members")).collect()
+        })
+        .collect()
+}
+
+#[test]
+fn in_each_period_members_in_step_pair_up_and_every_pair_meets_once_a_lap() {
+    // Eight members: each round is a perfect matching (every member pinged once, by the
+    // member it pings), and the seven rounds of a lap pair every two members once.
+    let t = schedule(8, 14);
+    let mut met = std::collections::BTreeSet::new();
+    for r in 0..14 {
+        for i in 0..8 {
+            let target = t[i][r];
+            assert_ne!(target, i as u64 + 1);
+            assert_eq!(
+                t[target as usize - 1][r],
+                i as u64 + 1,
+                "round {r}: {} and {target} pair",
+                i + 1
+            );
+            if r < 7 {
+                met.insert((target.min(i as u64 + 1), target.max(i as u64 + 1)));
+            }
+        }
+        assert_eq!(t[0][r], t[0][r % 7], "the next lap repeats the first");
+    }
+    assert_eq!(met.len(), 8 * 7 / 2);
+    // Seven: six paired each round, the seventh pings the member after it; every member is
+    // pinged in six rounds of each seven, and pings every other member in a lap.
+    let t = schedule(7, 7);
+    for (i, targets) in t.iter().enumerate() {
+        let pinged = (0..7).filter(|&r| t.iter().any(|x| x[r] == i as u64 + 1)).count();
+        assert!(pinged >= 6, "member {} pinged in {pinged} rounds", i + 1);
+        let distinct: std::collections::BTreeSet<_> = targets.iter().collect();
+        assert!(distinct.len() >= 5, "member {}: {targets:?}", i + 1);
+    }
+}
+
+#[test]
+fn a_crashed_member_is_pinged_and_suspected_within_two_periods() {
+    // Members in step ping the crashed one in the next period: first suspected at the end of
+    // it, at most two periods after the crash wherever in a period it falls.
+    for offset in [0, 50, 110, 170] {
+        let mut s = sim(8);
+        s.run_for(ms(2000 + offset));
+        s.crash(5);
+        let at = s.now();
+        s.run_for(ms(1000));
+        let first = since(&s, "suspect", at)
+            .into_iter()
+            .find(|r| matches!(r.event, Event::Suspect { target: 5, .. }))
+            .map(|r| r.t - at.as_micros() as u64);
+        assert!(first.is_some_and(|t| t <= 400_000), "offset {offset}: {first:?}");
+    }
+}
