@@ -1,14 +1,15 @@
 //! SWIM (Das, Gupta, Motivala 2002) with Lifeguard (Dadgar, Phillips, Currey 2018), after
 //! HashiCorp memberlist (state.go, suspicion.go, awareness.go):
 //!
-//! - each period this node pings one member, round robin: in its r-th period, the r-th member
-//!   after itself in id order (skipping members declared dead). Members start their periods
-//!   together, so while they stay in step every member is pinged by exactly one other each
-//!   period, and a crashed member is pinged within a period of its crash. memberlist's lists,
-//!   shuffled at each lap, leave a member unpinged through a period with a chance of about
-//!   1/e, which cost this detector 0.6 periods of detection time on average (docs/detectors.md,
-//!   Measured); a member out of step (stretched by its health multiplier, or restarted) still
-//!   pings every member once a lap. No ACK within the probe timeout: it asks `swim_k` others to ping it
+//! - each period this node pings one member, round robin: in its r-th period, its partner in
+//!   round r of a round-robin tournament over the members in id order ([`Swim::next_target`]).
+//!   Members start their periods together, so while they stay in step they ping each other in
+//!   pairs: every member is pinged once a period, a crashed member within a period of its
+//!   crash, and each hears its target's own PING. memberlist's lists, shuffled at each lap,
+//!   leave a member unpinged through a period with a chance of about 1/e, which cost this
+//!   detector 0.6 periods of detection time on average (docs/detectors.md, Measured); a
+//!   member out of step (stretched by its health multiplier, or restarted) still pings every
+//!   member once a lap. No ACK within the probe timeout: it asks `swim_k` others to ping it
 //!   (PING-REQ), and they relay its ACK, or a NACK when it does not answer them either.
 //! - no ACK, direct or relayed, by the end of the period: the member is suspected (not dead),
 //!   and the suspicion is gossiped, piggybacked on every PING, PING-REQ and ACK.
