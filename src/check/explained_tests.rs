@@ -20,15 +20,16 @@ fn storms_and_the_longest_leaderless_stretch_are_reported() {
         };
         r.ev(400 + k / 10, 1, send);
     }
-    for k in 0..100 {
+    // Upkeep: heartbeats, and the failure detectors' own traffic (phi's BEATs, SWIM's PINGs).
+    for (k, msg) in (0..300).zip(["HEARTBEAT", "BEAT", "PING"].iter().cycle()) {
         let hb = Event::Send {
             to: 2,
-            msg: "HEARTBEAT".into(),
+            msg: msg.to_string(),
             bytes: 10,
             seq: 100 + k,
             brief: String::new(),
         };
-        r.ev(400 + k, 1, hb);
+        r.ev(400 + k / 3, 1, hb);
     }
     r.everyone_learns(700, 2, 2).shutdown(1000);
     let a = r.analyse();
@@ -36,7 +37,10 @@ fn storms_and_the_longest_leaderless_stretch_are_reported() {
     assert_eq!(e.storms.bound, 30);
     assert_eq!(e.storms.over, vec![2]);
     let t2 = e.storms.terms.iter().find(|t| t.term == 2).unwrap();
-    assert_eq!(t2.messages, 60, "heartbeats are not protocol messages");
+    assert_eq!(
+        t2.messages, 60,
+        "heartbeats and detector messages are not protocol messages"
+    );
     // Node 3 was paused at +100 ms: no running leader until node 2 at +700 ms.
     let l = e.longest_leaderless().unwrap();
     assert_eq!((l.from, l.to), (ms(100), ms(700)));

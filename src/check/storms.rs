@@ -24,6 +24,12 @@ pub(crate) const UPKEEP: &[&str] = &[
     "NEWER",
 ];
 
+/// Whether `msg` is upkeep: [`UPKEEP`], or a failure detector's own message (phi's BEATs and
+/// SWIM's probes and gossip go all along, at a rate set by the detector, not by an election).
+pub(crate) fn is_upkeep(msg: &str) -> bool {
+    UPKEEP.contains(&msg) || crate::algo::detector::DETECTOR_MESSAGES.contains(&msg)
+}
+
 /// One term's protocol traffic.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TermTraffic {
@@ -83,7 +89,7 @@ pub fn count(run: &RunDir, first_starts: &BTreeMap<u64, u64>, end: u64) -> Storm
     let sends: Vec<u64> = run
         .node_events
         .iter()
-        .filter(|r| matches!(&r.event, Event::Send { msg, .. } if !UPKEEP.contains(&msg.as_str())))
+        .filter(|r| matches!(&r.event, Event::Send { msg, .. } if !is_upkeep(msg)))
         .map(|r| r.t)
         .collect();
     let in_window = |from: u64, to: u64| {
