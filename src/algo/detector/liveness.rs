@@ -51,6 +51,7 @@ use crate::algo::{Context, NodeId, Setup};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
+mod phi_beats;
 mod reach;
 mod sweep;
 
@@ -247,7 +248,7 @@ impl Liveness {
     }
 
     /// `node` proved alive now: a suspicion of it is withdrawn.
-    fn alive(&mut self, cx: &mut LiveCx<'_>, node: NodeId) {
+    pub(super) fn alive(&mut self, cx: &mut LiveCx<'_>, node: NodeId) {
         if let Some(ev) = self.silence.heard(node, cx.now) {
             cx.record(ev);
             self.backoff.remove(&node);
@@ -278,22 +279,6 @@ impl Liveness {
         }
         self.suspect_fixed(cx, node, cause);
         true
-    }
-
-    fn suspect_phi(&mut self, cx: &mut LiveCx<'_>, node: NodeId) {
-        let Mode::Phi(p) = &self.mode else {
-            return;
-        };
-        let (phi, silence) = (p.phi(node, cx.now), p.silence(node, cx.now));
-        // The silence is phi's own (any message counts), not the host's last heartbeat.
-        self.silence.touch(node, cx.now.saturating_sub(silence));
-        if let Some(ev) = self
-            .silence
-            .suspect_as(node, cx.now, self.timeout, "phi", Some(phi), None)
-        {
-            cx.record(ev);
-            self.news.push(node);
-        }
     }
 
     fn suspect_fixed(&mut self, cx: &mut LiveCx<'_>, node: NodeId, cause: &str) {
@@ -340,16 +325,7 @@ impl Liveness {
     pub(crate) fn on_msg(&mut self, cx: &mut LiveCx<'_>, from: NodeId, msg: &LiveMsg) {
         match msg {
             LiveMsg::Probe { .. } => cx.send(from, LiveMsg::Alive { epoch: self.epoch }),
-            LiveMsg::Beat { stamp, relayed } => {
-                if let Mode::Phi(p) = &mut self.mode {
-                    // The sender was heard already; a peer relayed alive is heard here.
-                    for n in p.beat(from, *stamp, relayed, cx.now) {
-                        if n != from {
-                            self.alive(cx, n);
-                        }
-                    }
-                }
-            }
+            LiveMsg::Beat { stamp, relayed } => self.phi_beat(cx, from, *stamp, relayed),
             LiveMsg::Swim(m) => {
                 if let Mode::Swim(s) = &mut self.mode {
                     let before = self.silence.suspected().clone();
@@ -378,33 +354,7 @@ impl Liveness {
         let before = self.silence.suspected().clone();
         let next = match &mut self.mode {
             Mode::Fixed => return,
-            Mode::Phi(p) => {
-                let next = p.params.period;
-                // Phi keeps a window per peer: its reach is always listed.
-                if let Reach::Listed(reach) = &self.reach {
-                    let (stamp, known) = (p.next_stamp(), p.known());
-                    for &n in reach {
-                        let relayed = known.iter().copied().filter(|&(k, _)| k != n).collect();
-                        cx.send(n, LiveMsg::Beat { stamp, relayed });
-                    }
-                }
-                let over: Vec<NodeId> = p.peers().filter(|&n| p.over(n, cx.now)).collect();
-                // A peer whose phi crosses the threshold before the next look is judged at that
-                // moment: a look once a period would add half a period to the detection time.
-                let until = cx.now + next;
-                for n in p
-                    .peers()
-                    .filter(|n| !over.contains(n) && !self.silence.is_suspected(*n))
-                {
-                    if let Some(due) = p.due(n).filter(|&d| d > cx.now && d < until) {
-                        cx.set_timer(LiveTimer::PhiDue(n), due - cx.now);
-                    }
-                }
-                for n in over {
-                    self.suspect_phi(cx, n);
-                }
-                next
-            }
+            Mode::Phi(_) => self.phi_period(cx),
             Mode::Swim(s) => {
                 let silence = &mut self.silence;
                 cx.within::<SwimSlot, _>(|c| s.on_period(c, silence));
