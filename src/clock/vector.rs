@@ -27,6 +27,13 @@ impl VectorClock {
         VectorClock(v)
     }
 
+    /// A vector from pairs already sorted by node, each node once, no zero count (a trace
+    /// reader's scan checked them).
+    pub(crate) fn from_sorted_pairs(pairs: Vec<(NodeId, u64)>) -> Self {
+        debug_assert!(pairs.windows(2).all(|w| w[0].0 < w[1].0) && pairs.iter().all(|p| p.1 > 0));
+        VectorClock(pairs)
+    }
+
     #[cfg(test)]
     /// A vector over nodes 1..=len from a list (`[2,4,0]` is node 1: 2, node 2: 4, node 3: 0).
     pub(crate) fn from_slice(v: &[u64]) -> Self {

@@ -89,17 +89,16 @@ impl Drop for Kept {
     }
 }
 
-/// Where `needle` first occurs in `hay`.
-fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).position(|w| w == needle)
+/// Where `needle` last occurs in `hay`.
+fn rfind(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).rposition(|w| w == needle)
 }
 
-/// The value of the first `"key":"` string in `line`, up to its closing quote: keys and their
-/// quotes are never escaped in a record, and a quote inside a string value is (`\"`), so the
-/// pattern only matches a real key.
-fn string_after<'a>(line: &'a [u8], key: &[u8]) -> Option<&'a [u8]> {
-    let at = find(line, key)? + key.len();
-    let rest = &line[at..];
+/// The string value of the `"key":"` that `find` locates in `line`, up to its closing quote:
+/// keys and their quotes are never escaped in a record, and a quote inside a string value is
+/// (`\"`), so the pattern only matches a real key; a line has each key once.
+fn string_at<'a>(line: &'a [u8], at: usize, key: &[u8]) -> Option<&'a [u8]> {
+    let rest = &line[at + key.len()..];
     Some(&rest[..rest.iter().position(|&b| b == b'"')?])
 }
 
@@ -116,12 +115,16 @@ const GIVEN_BACK: [&[u8]; 2] = [b"RELINQUISH", b"RELEASE"];
 /// `"t"` every record begins with), found by a byte scan, without parsing the line. `granted`:
 /// the node has received a [`GRANT`].
 fn deferrable(line: &[u8], granted: bool) -> Option<(&'static str, u64)> {
-    let kind = match string_after(line, b"\"ev\":\"")? {
+    // Searched from the end: a message line's kind and name follow its clocks, most of its bytes.
+    const EV: &[u8] = b"\"ev\":\"";
+    const MSG: &[u8] = b"\"msg\":\"";
+    let ev = rfind(line, EV)?;
+    let kind = match string_at(line, ev, EV)? {
         b"send" => "send",
         b"recv" => "recv",
         _ => return None,
     };
-    let msg = string_after(line, b"\"msg\":\"");
+    let msg = rfind(&line[ev..], MSG).and_then(|at| string_at(line, ev + at, MSG));
     if msg.is_some_and(|m| m == GRANT || (granted && GIVEN_BACK.contains(&m))) {
         return None;
     }

@@ -6,6 +6,9 @@ mod event;
 mod mapped;
 pub mod messages;
 mod parse;
+mod parse_direct;
+#[cfg(test)]
+mod parse_direct_tests;
 mod reader;
 pub mod regular;
 mod vc_changes;

@@ -136,6 +136,11 @@ impl Jsonl {
             line: number,
             why,
         };
+        // A message line in the encoder's form is read by a byte scan that checks its strings'
+        // UTF-8 itself (and allows nothing but ASCII elsewhere).
+        if let Some(parsed) = super::parse_direct::message_line(line) {
+            return self.take(Ok(parsed), "", &bad);
+        }
         let text = match std::str::from_utf8(line) {
             Ok(t) => t,
             Err(e) => {
@@ -145,7 +150,18 @@ impl Jsonl {
                 return;
             }
         };
-        let parsed = Record::from_json_with_changes(text.as_bytes()).and_then(|(mut r, dvc)| {
+        self.take(Record::from_json_by_serde(text.as_bytes()), text, &bad);
+    }
+
+    /// Takes in a line's parse: its clock changes expanded against the last whole clock, then
+    /// the record (an unknown kind counted by `text`'s `ev`), or the line is bad.
+    fn take(
+        &mut self,
+        parsed: serde_json::Result<(Record, Option<crate::clock::VectorClock>)>,
+        text: &str,
+        bad: &dyn Fn(String) -> BadLine,
+    ) {
+        let parsed = parsed.and_then(|(mut r, dvc)| {
             match (&r.vc, dvc) {
                 (Some(_), _) | (None, None) => {}
                 (None, Some(dvc)) => match &self.last_vc {
