@@ -33,8 +33,27 @@ pub trait Message: Serialize + DeserializeOwned + Clone + Debug {
     /// The message's content in brief, for traces and logs: `ELECTION(3)`,
     /// `ECHO(wave=1, best=...)`. The default renders the variant's fields after its type name.
     fn brief(&self) -> String {
-        brief_from_debug(self.name(), &format!("{self:?}"))
+        brief_of(self.name(), self)
     }
+}
+
+/// The brief of a message named `name` from its `Debug` text (see [`brief_from_debug`]). The
+/// text is written into a buffer kept per thread: a node makes a brief for every datagram it
+/// sends or accepts, and the text, the brief and the fields' rewriting were three allocations.
+pub(crate) fn brief_of(name: &str, msg: &dyn Debug) -> String {
+    thread_local! {
+        static TEXT: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+    }
+    TEXT.with(|text| match text.try_borrow_mut() {
+        Ok(mut text) => {
+            use std::fmt::Write;
+            text.clear();
+            let _ = write!(text, "{msg:?}");
+            brief_from_debug(name, &text)
+        }
+        // A brief made inside another's Debug text: no buffer to lend.
+        Err(_) => brief_from_debug(name, &format!("{msg:?}")),
+    })
 }
 
 /// Renders a `Debug` text of an enum variant as `NAME(fields)`: `Coordinator { leader: 5 }`
@@ -44,9 +63,25 @@ pub(crate) fn brief_from_debug(name: &str, debug: &str) -> String {
         .trim_start_matches(|c: char| c.is_alphanumeric() || c == '_')
         .trim();
     if let Some(fields) = rest.strip_prefix('{').and_then(|r| r.strip_suffix('}')) {
-        format!("{name}({})", fields.trim().replace(": ", "="))
+        let fields = fields.trim();
+        let mut out = String::with_capacity(name.len() + fields.len() + 2);
+        out.push_str(name);
+        out.push('(');
+        let mut pieces = fields.split(": ");
+        if let Some(first) = pieces.next() {
+            out.push_str(first);
+        }
+        for piece in pieces {
+            out.push('=');
+            out.push_str(piece);
+        }
+        out.push(')');
+        out
     } else if rest.starts_with('(') {
-        format!("{name}{rest}")
+        let mut out = String::with_capacity(name.len() + rest.len());
+        out.push_str(name);
+        out.push_str(rest);
+        out
     } else {
         name.to_string()
     }

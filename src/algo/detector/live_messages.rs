@@ -73,7 +73,7 @@ impl Message for LiveMsg {
                 b.push(')');
                 b
             }
-            _ => crate::algo::brief_from_debug(self.name(), &format!("{self:?}")),
+            _ => crate::algo::brief_of(self.name(), self),
         }
     }
 }

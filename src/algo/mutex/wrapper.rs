@@ -103,7 +103,7 @@ impl<M: Message> Message for MxMsg<M> {
                 None => format!("{} #{n}", item.brief()),
             },
             MxMsg::Link(Frame::Ack { inc, upto }) => format!("CH_ACK(upto={upto}, inc={inc})"),
-            _ => crate::algo::brief_from_debug(self.name(), &format!("{self:?}")),
+            _ => crate::algo::brief_of(self.name(), self),
         }
     }
 }

@@ -53,7 +53,7 @@ impl Message for BankMsg {
             BankMsg::Link(Frame::Data { item, n, .. }) => {
                 format!(
                     "{} #{n}",
-                    crate::algo::brief_from_debug(self.name(), &format!("{item:?}"))
+                    crate::algo::brief_of(self.name(), item)
                 )
             }
             BankMsg::Link(Frame::Ack { inc, upto }) => format!("ACK(upto={upto}, inc={inc})"),

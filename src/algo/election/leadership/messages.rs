@@ -76,9 +76,9 @@ impl<M: Message> Message for LMsg<M> {
     fn brief(&self) -> String {
         match self {
             LMsg::Inner { term, msg, .. } => with_term(msg.brief(), *term),
-            LMsg::Live(m) => crate::algo::brief_from_debug(m.name(), &format!("{m:?}")),
-            LMsg::Majority(m) => crate::algo::brief_from_debug(m.name(), &format!("{m:?}")),
-            other => crate::algo::brief_from_debug(other.name(), &format!("{other:?}")),
+            LMsg::Live(m) => crate::algo::brief_of(m.name(), m),
+            LMsg::Majority(m) => crate::algo::brief_of(m.name(), m),
+            other => crate::algo::brief_of(other.name(), other),
         }
     }
 }
