@@ -51,10 +51,7 @@ impl Message for BankMsg {
     fn brief(&self) -> String {
         match self {
             BankMsg::Link(Frame::Data { item, n, .. }) => {
-                format!(
-                    "{} #{n}",
-                    crate::algo::brief_of(self.name(), item)
-                )
+                format!("{} #{n}", crate::algo::brief_of(self.name(), item))
             }
             BankMsg::Link(Frame::Ack { inc, upto }) => format!("ACK(upto={upto}, inc={inc})"),
             BankMsg::Hello => "HELLO".into(),
