@@ -14,7 +14,7 @@ fn finished_run(name: &str) -> std::path::PathBuf {
     let logs = temp_logs(name);
     let mut l = Launch::start(3, &logs, &["--until", "done"]);
     assert!(l.wait().success(), "{}", l.output());
-    logs.join("latest")
+    logs.keep().join("latest")
 }
 
 #[test]

@@ -56,7 +56,7 @@ fn elected_ring(name: &str) -> (Launch, RunDir, u64, std::path::PathBuf) {
         let t = all_follow(rd, &[1, 2, 3, 4], 4)?;
         Some((rd.clone(), t))
     });
-    (l, rd, term, logs)
+    (l, rd, term, logs.keep())
 }
 
 /// Kills node `id` through the console and binds its address once it is free, so that the test

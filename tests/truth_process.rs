@@ -16,7 +16,7 @@ use std::process::Command;
 /// short regrant_ms no longer overlaps by itself: a holder renews its grant while it holds.)
 const OVERLAPPING: &[&str] = &["--algo", "anon-ring", "--initiators", "2,5"];
 
-fn launch(sub: &str, n: usize, name: &str, extra: &[&str]) -> (Option<i32>, String, std::path::PathBuf) {
+fn launch(sub: &str, n: usize, name: &str, extra: &[&str]) -> (Option<i32>, String, TempLogs) {
     let logs = temp_logs(name);
     let mut l = Launch::command(sub, n, &logs, extra);
     let status = l.wait();

@@ -37,7 +37,10 @@ fn finished_run(name: &str) -> std::path::PathBuf {
     let mut l = Launch::start(3, &logs, &["--duration", "1"]);
     let status = l.wait();
     assert!(status.code().is_some(), "{}", l.output());
-    fs::canonicalize(l.run_dir()).unwrap()
+    let run = fs::canonicalize(l.run_dir()).unwrap();
+    drop(l);
+    logs.keep();
+    run
 }
 
 #[test]

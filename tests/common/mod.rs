@@ -22,11 +22,52 @@ pub const DEADLINE: Duration = Duration::from_secs(40);
 /// How often waits look again.
 pub const POLL: Duration = Duration::from_millis(50);
 
-/// A fresh, empty logs directory for one test.
-pub fn temp_logs(name: &str) -> PathBuf {
+/// A fresh, empty logs directory for one test, removed when the test passes (kept, for a look,
+/// when it fails): a suite left dozens of run directories in the temp directory, and a failed
+/// busy run's reached gigabytes.
+pub fn temp_logs(name: &str) -> TempLogs {
     let dir = std::env::temp_dir().join(format!("coordlab-test-{name}-{}", std::process::id()));
     let _ = fs::remove_dir_all(&dir);
-    dir
+    TempLogs(dir)
+}
+
+/// A test's logs directory (see [`temp_logs`]); declared before the launch that writes into it,
+/// it is dropped after that launch has stopped every node.
+pub struct TempLogs(PathBuf);
+
+impl TempLogs {
+    /// The directory, no longer removed by this guard: for a helper that hands it out beside
+    /// a launch (a tuple's bindings drop last-first, which would remove it under the launch).
+    pub fn keep(mut self) -> PathBuf {
+        std::mem::take(&mut self.0)
+    }
+}
+
+impl std::ops::Deref for TempLogs {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for TempLogs {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for TempLogs {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.as_os_str()
+    }
+}
+
+impl Drop for TempLogs {
+    fn drop(&mut self) {
+        if !std::thread::panicking() && !self.0.as_os_str().is_empty() {
+            let _ = fs::remove_dir_all(&self.0);
+        }
+    }
 }
 
 /// Waits for `child` until `deadline`; kills it when the deadline passes.
