@@ -125,9 +125,9 @@ fn run_one(logs: &Path, shape: &str, n: usize, detector: &str, faults: &Path) ->
         .spawn()
         .map_err(|e| failed(format!("cannot launch: {e}")))?;
     let deadline = Instant::now() + Duration::from_secs_f64(RUN_S + 90.0 + n as f64);
-    loop {
-        if child.try_wait().map_err(|e| failed(e.to_string()))?.is_some() {
-            break;
+    let status = loop {
+        if let Some(status) = child.try_wait().map_err(|e| failed(e.to_string()))? {
+            break status;
         }
         if Instant::now() > deadline {
             super::launch::stop(&mut child);
@@ -136,10 +136,23 @@ fn run_one(logs: &Path, shape: &str, n: usize, detector: &str, faults: &Path) ->
             )));
         }
         std::thread::sleep(Duration::from_millis(100));
-    }
+    };
     // The run is judged here, not by the launcher's exit status: a check that finds the
-    // kills' consequences is no failure of the measurement.
-    RunDir::load(&logs.join("latest")).map_err(|e| failed(e.to_string()))
+    // kills' consequences is no failure of the measurement. A run that ended before its
+    // schedule's kills is: its figures would say no crash happened.
+    let run = RunDir::load(&logs.join("latest")).map_err(|e| failed(e.to_string()))?;
+    let planned = std::fs::read_to_string(faults)
+        .map_err(|e| failed(format!("{}: {e}", faults.display())))?
+        .lines()
+        .filter(|l| l.split_whitespace().nth(1) == Some("kill"))
+        .count();
+    let done = run.faults.iter().filter(|r| r.event.kind() == "kill").count();
+    if done < planned {
+        return Err(failed(format!(
+            "{shape} {n} detector={detector}: the launcher ended ({status}) after {done} of its schedule's {planned} kills"
+        )));
+    }
+    Ok(run)
 }
 
 /// The run's span: from the first node event to the last.

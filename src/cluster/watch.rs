@@ -37,13 +37,19 @@ fn read_written(file: &File, offset: u64) -> io::Result<(Vec<u8>, bool)> {
             out.truncate(start + z);
             break;
         }
-        if got < piece {
+        if got < piece || out.len() >= MOST_A_READ {
             break;
         }
-        piece = (piece * 2).min(1 << 20);
+        piece = (piece * 2).min(1 << 20).min(MOST_A_READ - out.len());
     }
     Ok((out, at_end))
 }
+
+/// The most a read of one file takes in, bytes: the rest waits for the next tick. The launcher
+/// runs the fault schedule between its reads, and a flood of trace (phi on a complete mesh of
+/// 64 wrote 390 MB a second) kept it reading for minutes while no scheduled kill happened. A
+/// busy run of the usual kinds writes a few tens of KB a file between ticks.
+pub(crate) const MOST_A_READ: usize = 4 << 20;
 
 /// The first read of a poll: about a line (most polls find nothing new, and stop at the first byte).
 const FIRST_PIECE: usize = 256;

@@ -226,3 +226,26 @@ fn a_poll_reads_lines_longer_than_its_first_piece_whole_and_tells_the_files_end_
     assert!(read.is_empty() && at_end, "past the end (a file cut shorter)");
     std::fs::remove_file(&path).unwrap();
 }
+
+#[test]
+fn a_flood_is_read_a_bounded_piece_a_call_and_whole_in_the_end() {
+    let (path, mut tail, mut f) = fresh("tail-flood");
+    let line = r#"{"t":1,"node":2,"ev":"send","to":3,"msg":"BEAT","bytes":9,"seq":1}"#;
+    let count = 2 * MOST_A_READ / line.len() + 10;
+    let mut text = String::with_capacity(count * (line.len() + 1));
+    for _ in 0..count {
+        text.push_str(line);
+        text.push('\n');
+    }
+    f.write_all(text.as_bytes()).unwrap();
+    f.flush().unwrap();
+    // A call takes in at most MOST_A_READ bytes (a line over it waits for the next call).
+    let first = tail.read_new().unwrap().len();
+    assert!(first > 0 && first <= MOST_A_READ / line.len(), "{first}");
+    let second = tail.read_new().unwrap().len();
+    assert!(second > 0 && first + second < count, "{first} + {second} of {count}");
+    let whole = tail.finish().unwrap();
+    assert_eq!(whole.records.len(), count);
+    assert!(whole.bad.is_empty());
+    std::fs::remove_file(&path).unwrap();
+}
