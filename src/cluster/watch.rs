@@ -46,9 +46,10 @@ fn read_written(file: &File, offset: u64) -> io::Result<(Vec<u8>, bool)> {
 }
 
 /// The most a read of one file takes in, bytes: the rest waits for the next tick. The launcher
-/// runs the fault schedule between its reads, and a flood of trace (phi on a complete mesh of
-/// 64 wrote 390 MB a second) kept it reading for minutes while no scheduled kill happened. A
-/// busy run of the usual kinds writes a few tens of KB a file between ticks.
+/// runs the fault schedule between its reads, and a flood of trace (phi on a ring of 64, every
+/// member watching every other, wrote 390 MB a second) kept it reading for minutes while no
+/// scheduled kill happened. A busy run of the usual kinds writes a few tens of KB a file
+/// between ticks.
 pub(crate) const MOST_A_READ: usize = 4 << 20;
 
 /// The first read of a poll: about a line (most polls find nothing new, and stop at the first byte).
@@ -100,7 +101,7 @@ fn rfind(hay: &[u8], needle: &[u8]) -> Option<usize> {
     hay.windows(needle.len()).rposition(|w| w == needle)
 }
 
-/// The string value of the `"key":"` that `find` locates in `line`, up to its closing quote:
+/// The string value of the `"key":"` found at `at` in `line`, up to its closing quote:
 /// keys and their quotes are never escaped in a record, and a quote inside a string value is
 /// (`\"`), so the pattern only matches a real key; a line has each key once.
 fn string_at<'a>(line: &'a [u8], at: usize, key: &[u8]) -> Option<&'a [u8]> {
