@@ -104,8 +104,16 @@ fn shortest_suspicion(detector: &str, n: usize) -> Duration {
     }
 }
 
-/// One run: `detector` on `shape` (`ring` or `mesh`), the schedule in `faults`.
-fn run_one(logs: &Path, shape: &str, n: usize, detector: &str, faults: &Path) -> Result<RunDir, CliError> {
+/// One run: `detector` on `shape` (`ring` or `mesh`), the schedule in `faults`, which holds
+/// `kills` kills.
+fn run_one(
+    logs: &Path,
+    shape: &str,
+    n: usize,
+    detector: &str,
+    faults: &Path,
+    kills: usize,
+) -> Result<RunDir, CliError> {
     let exe = std::env::current_exe().map_err(|e| failed(e.to_string()))?;
     let mut cmd = Command::new(exe);
     cmd.arg(shape).arg(n.to_string());
@@ -141,15 +149,10 @@ fn run_one(logs: &Path, shape: &str, n: usize, detector: &str, faults: &Path) ->
     // kills' consequences is no failure of the measurement. A run that ended before its
     // schedule's kills is: its figures would say no crash happened.
     let run = RunDir::load(&logs.join("latest")).map_err(|e| failed(e.to_string()))?;
-    let planned = std::fs::read_to_string(faults)
-        .map_err(|e| failed(format!("{}: {e}", faults.display())))?
-        .lines()
-        .filter(|l| l.split_whitespace().nth(1) == Some("kill"))
-        .count();
     let done = run.faults.iter().filter(|r| r.event.kind() == "kill").count();
-    if done < planned {
+    if done < kills {
         return Err(failed(format!(
-            "{shape} {n} detector={detector}: the launcher ended ({status}) after {done} of its schedule's {planned} kills"
+            "{shape} {n} detector={detector}: the launcher ended ({status}) after {done} of its schedule's {kills} kills"
         )));
     }
     Ok(run)
@@ -325,11 +328,15 @@ fn run_all(tmp: &Path, sizes: &[usize], seed: u64, json: bool) -> Result<(), Cli
         let faults = tmp.join(format!("detectors-{n}.faults"));
         let text = schedule(seed, n);
         std::fs::write(&faults, &text).map_err(|e| failed(e.to_string()))?;
+        let kills = text
+            .lines()
+            .filter(|l| l.split_whitespace().nth(1) == Some("kill"))
+            .count();
         let _ = write!(texts, "{n} nodes:\n{text}");
         for shape in ["ring", "mesh"] {
             for det in DETECTORS {
                 let logs = tmp.join(format!("{shape}-{n}-{det}"));
-                let run = match run_one(&logs, shape, n, det, &faults) {
+                let run = match run_one(&logs, shape, n, det, &faults, kills) {
                     Ok(run) => run,
                     // One size too heavy for the machine must not lose the others' figures.
                     Err(e) => {
