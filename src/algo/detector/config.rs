@@ -32,6 +32,12 @@ options! {
         // counted, phi's beat period, SWIM's re-sent PINGs").
         phi_beat_ms: u64 = 80, Kind::Int { min: 0, max: 60_000 },
             "phi: a BEAT goes to every peer it reaches this often, ms (0: the heartbeat period)";
+        // Relaying every known stamp in every BEAT costs n^2 stamps a period: at 64 that was
+        // 63 stamps a BEAT and 390 MB of trace a second. 6 keeps the redundancy 8 members
+        // have (each peer's newest stamp reaches an observer by about 6 relays a period) at
+        // any size (docs/detectors.md, "64 nodes on 2 cores").
+        phi_relay: u64 = 6, Kind::Int { min: 0, max: 10_000 },
+            "phi: peers' stamps a BEAT relays; each period every known stamp goes out in this many BEATs";
         swim_period_ms: u64 = 200, Kind::Int { min: 1, max: 60_000 },
             "swim: one probe per period, ms (stretched by the local health multiplier)";
         // memberlist's LAN profile waits half its period (1 s / 500 ms); a third here leaves
@@ -102,6 +108,8 @@ pub struct PhiParams {
     /// How often beats are sent (`heartbeat-interval`; the key `phi_beat_ms`), also the first
     /// estimate of the mean.
     pub period: Duration,
+    /// Peers' stamps relayed per BEAT (the key `phi_relay`).
+    pub relay: usize,
 }
 
 /// SWIM's parameters (memberlist's names in brackets).
@@ -145,6 +153,7 @@ impl Choice {
                     0 => heartbeat,
                     b => ms(b),
                 },
+                relay: o.phi_relay as usize,
             }),
             "swim" => Choice::Swim(SwimParams {
                 period: ms(o.swim_period_ms),

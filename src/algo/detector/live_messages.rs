@@ -25,7 +25,8 @@ pub enum LiveMsg {
     Beat {
         /// The sender's stamp (its boot plus its count of BEATs).
         stamp: u64,
-        /// The newest stamp the sender knows of each of its peers, relayed.
+        /// The newest stamp the sender knows of its peers (of `phi_relay` of them when it has
+        /// more), relayed.
         relayed: Vec<(NodeId, u64)>,
     },
     /// SWIM's messages.

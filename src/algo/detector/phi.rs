@@ -6,7 +6,9 @@
 //!
 //! Arrivals: every node sends a BEAT to each peer it may reach every `phi_beat_ms` (on a ring
 //! or a complete mesh, every other member; on a sparse mesh, its neighbours). A BEAT carries
-//! the sender's heartbeat stamp and the newest stamp it knows of every peer, as Cassandra's
+//! the sender's heartbeat stamp and the newest stamp it knows of other peers (of every peer
+//! when they are at most `phi_relay`; else of `phi_relay` of them, so that each period every
+//! stamp is relayed `phi_relay` times, as among 8 members), as Cassandra's
 //! gossip carries heartbeat versions: an arrival is a stamp newer than any known of that peer,
 //! whether it came straight from the peer or relayed by another. Under independent loss on
 //! each link, a lost BEAT is then made up by a relay within a beat period, so the window sees
@@ -106,6 +108,8 @@ pub(crate) struct Phi {
     peers: BTreeMap<NodeId, Peer>,
     /// This node's next stamp.
     stamp: u64,
+    /// Periods begun (BEATs sent to each peer).
+    rounds: usize,
 }
 
 impl Phi {
@@ -129,13 +133,37 @@ impl Phi {
             params,
             peers,
             stamp: boot,
+            rounds: 0,
         }
     }
 
     /// This node's stamp for the BEATs it sends now (one newer each period).
     pub(crate) fn next_stamp(&mut self) -> u64 {
         self.stamp += 1;
+        self.rounds += 1;
         self.stamp
+    }
+
+    /// The stamps that this period's `j`-th BEAT of node `me`, to `to`, relays out of `known`:
+    /// all but `to`'s own when they are no more than `relay`; else `relay` of them, a block that
+    /// moves on by `relay` with each BEAT and each period, so that every period each known stamp
+    /// goes out in about `relay` BEATs (the blocks of a period's BEATs tile `known` `relay` times
+    /// over), each time to other peers. The block is shifted by `me` as well: every sender lists
+    /// its peers in the same order, so without it a peer would be told the same block by every
+    /// sender in the same period, and a stamp outside it by nobody.
+    pub(crate) fn relayed(&self, known: &[(NodeId, u64)], me: NodeId, to: NodeId, j: usize) -> Vec<(NodeId, u64)> {
+        let relay = self.params.relay;
+        let start = match known.iter().filter(|&&(k, _)| k != to).count() {
+            others if others <= relay => 0,
+            _ => (j + self.rounds + me as usize) * relay % known.len(),
+        };
+        let (head, tail) = known.split_at(start);
+        tail.iter()
+            .chain(head)
+            .copied()
+            .filter(|&(k, _)| k != to)
+            .take(relay)
+            .collect()
     }
 
     /// The newest stamp known of each watched peer, for a BEAT to relay.

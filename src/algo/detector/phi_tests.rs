@@ -58,6 +58,7 @@ fn params() -> PhiParams {
         min_std: Duration::from_millis(25),
         pause: Duration::from_millis(100),
         period: Duration::from_millis(100),
+        relay: 6,
     }
 }
 
@@ -192,6 +193,71 @@ fn a_beat_brief_reads_back_as_its_stamps() {
     assert_eq!(beat_of_brief(&alone), Some((5, vec![])));
     assert_eq!(beat_of_brief("BEAT"), None, "an older trace's BEAT has no stamps");
     assert_eq!(beat_of_brief("BEAT(stamp=x; )"), None);
+}
+
+#[test]
+fn a_beat_relays_phi_relay_stamps_and_a_period_relays_each_stamp_about_that_often() {
+    let ms = Duration::from_millis;
+    let peers: Vec<u64> = (2..=64).collect();
+    let mut p = Phi::new(params(), peers.clone(), ms(0), 0);
+    for &n in &peers {
+        p.beat(n, 7, &[], ms(10));
+    }
+    let known = p.known();
+    assert_eq!(known.len(), 63);
+    for round in 0..3 {
+        p.next_stamp();
+        let mut times = std::collections::BTreeMap::<u64, usize>::new();
+        let mut seen_by = std::collections::BTreeSet::new();
+        for (j, &to) in peers.iter().enumerate() {
+            let relayed = p.relayed(&known, 1, to, j);
+            assert_eq!(relayed.len(), 6, "round {round}: a BEAT relays phi_relay stamps");
+            assert!(relayed.iter().all(|&(k, _)| k != to), "nobody is told its own stamp");
+            for (k, _) in relayed {
+                *times.entry(k).or_default() += 1;
+                seen_by.insert((k, to));
+            }
+        }
+        // 63 BEATs of 6 tile the 63 stamps 6 times over; a stamp whose block went to its own
+        // node goes out once fewer, and the stamp after the block once more.
+        assert_eq!(times.len(), 63, "round {round}: every stamp relayed");
+        assert!(times.values().all(|&t| (5..=7).contains(&t)), "{times:?}");
+        assert_eq!(times.values().sum::<usize>(), 63 * 6);
+        assert!(seen_by.len() >= 63 * 5);
+    }
+    // Every sender lists its peers in the same order; still, one period's BEATs to a peer
+    // carry between them every stamp, not all the same block.
+    let to = 10;
+    let told: std::collections::BTreeSet<u64> = (1..=64u64)
+        .filter(|&me| me != to)
+        .flat_map(|me| {
+            let j = (1..=64).filter(|&n| n != me).position(|n| n == to).expect("listed");
+            p.relayed(&known, me, to, j)
+        })
+        .map(|(k, _)| k)
+        .collect();
+    assert_eq!(told.len(), 62, "{told:?}");
+    // The blocks move on with the period: the same peer is told other stamps next period.
+    let now = p.relayed(&known, 1, 2, 0);
+    p.next_stamp();
+    assert_ne!(p.relayed(&known, 1, 2, 0), now);
+}
+
+#[test]
+fn with_no_more_peers_than_phi_relay_a_beat_relays_every_other_stamp() {
+    let ms = Duration::from_millis;
+    // 8 members: 7 peers, 6 of them besides the recipient, all relayed (as before phi_relay).
+    let mut p = Phi::new(params(), 2..=8, ms(0), 0);
+    for n in 2..=8 {
+        p.beat(n, 7, &[], ms(10));
+    }
+    let known = p.known();
+    for (j, to) in (2..=8).enumerate() {
+        p.next_stamp();
+        let relayed = p.relayed(&known, 1, to, j);
+        let expected: Vec<_> = known.iter().copied().filter(|&(k, _)| k != to).collect();
+        assert_eq!(relayed, expected);
+    }
 }
 
 /// Phi hosted by the leadership wrapper, in the simulator.
@@ -385,6 +451,39 @@ pub(crate) mod hosted {
             .find(|r| r.node == Some(1) && matches!(r.event, Event::Suspect { target: 2, .. }))
             .map(|r| r.t - crashed.as_micros() as u64);
         assert!(by_1.is_some_and(|t| t <= 600_000), "{by_1:?}");
+    }
+
+    #[test]
+    fn at_thirty_two_nodes_relaying_six_stamps_a_beat_still_makes_up_lost_beats() {
+        // 10% loss and 1..40 ms of delay on every link, 32 members: a BEAT relays 6 stamps
+        // of 31, so each stamp reaches an observer by about 6 relays a period, as among 8.
+        let net = NetConfig {
+            seed: 3,
+            min_delay: ms(1),
+            max_delay: ms(40),
+            drop: 0.1,
+            duplicate: 0.0,
+        };
+        let mut s = sim("phi", 32, net);
+        s.run_for(ms(6000));
+        assert!(suspicions(&s, ms(0)).is_empty(), "{:?}", suspicions(&s, ms(0)));
+        let beats = s.sent("BEAT");
+        assert!(beats >= 32 * 31 * 70, "{beats} BEATs");
+        s.crash(17);
+        let crashed = s.now();
+        s.run_for(ms(1000));
+        let sus = suspicions(&s, crashed);
+        for by in s.live() {
+            let t = sus
+                .iter()
+                .find(|r| r.node == Some(by) && matches!(r.event, Event::Suspect { target: 17, .. }))
+                .map(|r| r.t - crashed.as_micros() as u64);
+            assert!(t.is_some_and(|t| t <= 700_000), "node {by}: {t:?}");
+        }
+        assert!(
+            sus.iter().all(|r| matches!(r.event, Event::Suspect { target: 17, .. })),
+            "only the crashed node is suspected"
+        );
     }
 
     /// A run of 20 s of `detector` on 6 nodes with 10% loss and 1..40 ms of delay, nobody failing.

@@ -25,8 +25,8 @@ impl Liveness {
         // Phi keeps a window per peer: its reach is always listed.
         if let Reach::Listed(reach) = &self.reach {
             let (stamp, known) = (p.next_stamp(), p.known());
-            for &n in reach {
-                let relayed = known.iter().copied().filter(|&(k, _)| k != n).collect();
+            for (j, &n) in reach.iter().enumerate() {
+                let relayed = p.relayed(&known, cx.me, n, j);
                 cx.send(n, LiveMsg::Beat { stamp, relayed });
             }
         }
