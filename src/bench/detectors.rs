@@ -104,15 +104,31 @@ fn shortest_suspicion(detector: &str, n: usize) -> Duration {
     }
 }
 
-/// One run: `detector` on `shape` (`ring` or `mesh`), the schedule in `faults`, which holds
-/// `kills` kills.
+/// The most a kill may come after its time in the schedule (from the first spawn) before the
+/// run is refused: the detectors are compared on the same schedule.
+const LATE_KILL: Duration = Duration::from_millis(500);
+
+/// The times of the kills in a schedule's text, s.
+fn kill_times(schedule: &str) -> Vec<f64> {
+    schedule
+        .lines()
+        .filter_map(|l| {
+            let mut w = l.split_whitespace();
+            let at = w.next()?.parse().ok()?;
+            (w.next() == Some("kill")).then_some(at)
+        })
+        .collect()
+}
+
+/// One run: `detector` on `shape` (`ring` or `mesh`), the schedule in `faults`, whose kills
+/// are due at `kills` (s).
 fn run_one(
     logs: &Path,
     shape: &str,
     n: usize,
     detector: &str,
     faults: &Path,
-    kills: usize,
+    kills: &[f64],
 ) -> Result<RunDir, CliError> {
     let exe = std::env::current_exe().map_err(|e| failed(e.to_string()))?;
     let mut cmd = Command::new(exe);
@@ -149,11 +165,28 @@ fn run_one(
     // kills' consequences is no failure of the measurement. A run that ended before its
     // schedule's kills is: its figures would say no crash happened.
     let run = RunDir::load(&logs.join("latest")).map_err(|e| failed(e.to_string()))?;
-    let done = run.faults.iter().filter(|r| r.event.kind() == "kill").count();
-    if done < kills {
+    let done: Vec<u64> = run
+        .faults
+        .iter()
+        .filter(|r| r.event.kind() == "kill")
+        .map(|r| r.t)
+        .collect();
+    if done.len() < kills.len() {
         return Err(failed(format!(
-            "{shape} {n} detector={detector}: the launcher ended ({status}) after {done} of its schedule's {kills} kills"
+            "{shape} {n} detector={detector}: the launcher ended ({status}) after {} of its schedule's {} kills",
+            done.len(),
+            kills.len()
         )));
+    }
+    // A launcher that fell behind its schedule ran other faults than the other detectors had.
+    let first = run.faults.first().map_or(0, |r| r.t);
+    for (&at, &t) in kills.iter().zip(&done) {
+        let was = t.saturating_sub(first) as f64 / 1e6;
+        if was > at + LATE_KILL.as_secs_f64() {
+            return Err(failed(format!(
+                "{shape} {n} detector={detector}: the launcher fell behind its schedule (a kill due at {at:.1} s came at {was:.1} s)"
+            )));
+        }
     }
     Ok(run)
 }
@@ -328,15 +361,12 @@ fn run_all(tmp: &Path, sizes: &[usize], seed: u64, json: bool) -> Result<(), Cli
         let faults = tmp.join(format!("detectors-{n}.faults"));
         let text = schedule(seed, n);
         std::fs::write(&faults, &text).map_err(|e| failed(e.to_string()))?;
-        let kills = text
-            .lines()
-            .filter(|l| l.split_whitespace().nth(1) == Some("kill"))
-            .count();
+        let kills = kill_times(&text);
         let _ = write!(texts, "{n} nodes:\n{text}");
         for shape in ["ring", "mesh"] {
             for det in DETECTORS {
                 let logs = tmp.join(format!("{shape}-{n}-{det}"));
-                let run = match run_one(&logs, shape, n, det, &faults, kills) {
+                let run = match run_one(&logs, shape, n, det, &faults, &kills) {
                     Ok(run) => run,
                     // One size too heavy for the machine must not lose the others' figures.
                     Err(e) => {

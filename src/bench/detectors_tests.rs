@@ -87,6 +87,19 @@ fn the_schedule_is_the_same_for_the_same_seed_and_parses() {
     let s = crate::cluster::schedule::Schedule::parse("detectors", &a, &ids, &ids).expect("valid");
     assert_eq!(s.entries.iter().filter(|e| e.line.starts_with("kill")).count(), 2);
     assert!(s.entries.iter().any(|e| e.line == "kill 8"));
+    // The kills' times, against which a run's kills are checked for lateness.
+    let due: Vec<f64> = s
+        .entries
+        .iter()
+        .filter(|e| e.line.starts_with("kill"))
+        .map(|e| e.at.as_secs_f64())
+        .collect();
+    let read = kill_times(&a);
+    assert_eq!(read.len(), 2);
+    assert!(
+        read.iter().zip(&due).all(|(a, b)| (a - b).abs() < 1e-6),
+        "{read:?} {due:?}"
+    );
 }
 
 #[test]

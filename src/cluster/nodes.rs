@@ -78,6 +78,10 @@ pub(crate) struct Fleet {
     stopping: bool,
     /// Lines written to `faults.jsonl` and not flushed yet.
     unflushed: bool,
+    /// The node whose trace the next budgeted reading starts with (`refresh_until`).
+    read_next: usize,
+    /// The node whose unparsed lines the next budgeted parsing starts with.
+    parse_next: usize,
 }
 
 /// How long a clean stop waits for the nodes after SIGTERM before SIGKILL.
@@ -108,6 +112,8 @@ impl Fleet {
             by_pid: std::collections::HashMap::with_capacity(plan.len()),
             stopping: false,
             unflushed: false,
+            read_next: 0,
+            parse_next: 0,
         })
     }
 

@@ -39,3 +39,52 @@ fn a_node_that_fails_to_start_fails_the_launch_with_its_own_words() {
     assert!(fleet.all_reaped());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_reading_past_its_deadline_reads_one_node_a_call_and_goes_on_from_there() {
+    let dir = std::env::temp_dir().join(format!("coordlab-readbudget-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let opts = LaunchOptions {
+        quiet: true,
+        logs: dir.clone(),
+        ..plan::test_options(3)
+    };
+    let plan = plan::plan(&opts).unwrap();
+    let key = dir.join("key");
+    crate::node::keyfile::write(&key, &crate::node::keyfile::generate().unwrap()).unwrap();
+    let args = NodeArgs::new(&opts, &plan, &dir, &key).unwrap();
+    let mut fleet = Fleet::new(&plan.nodes, args, &dir, 0).unwrap();
+    let write_all = |fleet: &Fleet, t: u64| {
+        for p in &plan.nodes {
+            let line = format!(
+                "{{\"t\":{t},\"node\":{},\"ev\":\"leader\",\"leader\":1,\"term\":1}}\n",
+                p.id
+            );
+            let path = fleet.args.trace_path(p.id);
+            let mut f = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .unwrap();
+            std::io::Write::write_all(&mut f, line.as_bytes()).unwrap();
+        }
+    };
+    let counts = |fleet: &Fleet| fleet.nodes.iter().map(|n| n.tail.records().len()).collect::<Vec<_>>();
+    write_all(&fleet, 1);
+    // A deadline already past: one node a call, each call on from where the last stopped.
+    let past = Some(Instant::now());
+    fleet.refresh_until(past);
+    assert_eq!(counts(&fleet), vec![1, 0, 0]);
+    fleet.refresh_until(past);
+    assert_eq!(counts(&fleet), vec![1, 1, 0]);
+    write_all(&fleet, 2);
+    fleet.refresh_until(past);
+    assert_eq!(counts(&fleet), vec![1, 1, 2]);
+    fleet.refresh_until(past);
+    assert_eq!(counts(&fleet), vec![2, 1, 2], "round again, from the first");
+    // No deadline: every node to its end.
+    fleet.refresh();
+    assert_eq!(counts(&fleet), vec![2, 2, 2]);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -10,11 +10,26 @@ use std::fmt::Write as _;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 impl Fleet {
     /// Reads what every node wrote to its trace since the last call.
     pub(crate) fn refresh(&mut self) {
-        for i in 0..self.nodes.len() {
+        self.refresh_until(None);
+    }
+
+    /// Reads what the nodes wrote since the last call, until `deadline` if one is given: then
+    /// the next call goes on from the node where this one stopped, so that a flood of trace
+    /// delays the reading, not the launcher's schedule, and no node's file is left behind for
+    /// ever. At least one node is read each call.
+    pub(crate) fn refresh_until(&mut self, deadline: Option<Instant>) {
+        let n = self.nodes.len();
+        for k in 0..n {
+            let i = (self.read_next + k) % n;
+            if k > 0 && deadline.is_some_and(|d| Instant::now() >= d) {
+                self.read_next = i;
+                return;
+            }
             self.refresh_node(i);
         }
         if !self.all_started {
@@ -33,10 +48,17 @@ impl Fleet {
         }
     }
 
-    /// Parses the message lines left unparsed so far (`Tail::parse_pending`).
-    pub(crate) fn parse_pending(&mut self) {
-        for n in &mut self.nodes {
-            n.tail.parse_pending();
+    /// Parses the message lines left unparsed so far (`Tail::parse_pending`), node by node
+    /// until `deadline` (on from where the last call stopped, at least one node a call).
+    pub(crate) fn parse_pending_until(&mut self, deadline: Instant) {
+        let n = self.nodes.len();
+        for k in 0..n {
+            let i = (self.parse_next + k) % n;
+            if k > 0 && Instant::now() >= deadline {
+                self.parse_next = i;
+                return;
+            }
+            self.nodes[i].tail.parse_pending();
         }
     }
 
