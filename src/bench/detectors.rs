@@ -104,7 +104,7 @@ fn shortest_suspicion(detector: &str, n: usize) -> Duration {
     }
 }
 
-/// The most a kill may come after its time in the schedule (from the first spawn) before the
+/// The most a kill may come after its time in the schedule (from the nodes' start) before the
 /// run is refused: the detectors are compared on the same schedule.
 const LATE_KILL: Duration = Duration::from_millis(500);
 
@@ -179,7 +179,13 @@ fn run_one(
         )));
     }
     // A launcher that fell behind its schedule ran other faults than the other detectors had.
-    let first = run.faults.first().map_or(0, |r| r.t);
+    // Its schedule's clock starts when the nodes start (all at once, once every node is
+    // spawned, which took a complete mesh of 64 a second).
+    let first = run
+        .node_events
+        .iter()
+        .find(|r| r.event.kind() == "start")
+        .map_or(0, |r| r.t);
     for (&at, &t) in kills.iter().zip(&done) {
         let was = t.saturating_sub(first) as f64 / 1e6;
         if was > at + LATE_KILL.as_secs_f64() {
