@@ -28,10 +28,11 @@ impl Fleet {
             let i = (self.read_next + k) % n;
             if k > 0 && deadline.is_some_and(|d| Instant::now() >= d) {
                 self.read_next = i;
-                return;
+                break;
             }
             self.refresh_node(i);
         }
+        // Judged on every call: with thousands of nodes a call may never read them all.
         if !self.all_started {
             self.all_started = self.nodes.iter().all(|n| n.started);
         }
