@@ -8,7 +8,7 @@
 //! or a complete mesh, every other member; on a sparse mesh, its neighbours). A BEAT carries
 //! the sender's heartbeat stamp and the newest stamp it knows of other peers (of every peer
 //! when they are at most `phi_relay`; else of `phi_relay` of them, so that each period every
-//! stamp is relayed `phi_relay` times, as among 8 members), as Cassandra's
+//! stamp is relayed about `phi_relay` times, as among 8 members), as Cassandra's
 //! gossip carries heartbeat versions: an arrival is a stamp newer than any known of that peer,
 //! whether it came straight from the peer or relayed by another. Under independent loss on
 //! each link, a lost BEAT is then made up by a relay within a beat period, so the window sees
