@@ -3,16 +3,23 @@
 use super::*;
 use crate::cluster::{plan, sockets, LaunchOptions};
 
-#[test]
-fn a_node_that_fails_to_start_fails_the_launch_with_its_own_words() {
-    let dir = std::env::temp_dir().join(format!("coordlab-failstart-{}", std::process::id()));
+/// An empty logs directory named for the test, and quiet launch options of `n` nodes writing
+/// there.
+fn fresh_launch(name: &str, n: usize) -> (PathBuf, LaunchOptions) {
+    let dir = std::env::temp_dir().join(format!("coordlab-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     let opts = LaunchOptions {
         quiet: true,
         logs: dir.clone(),
-        ..plan::test_options(2)
+        ..plan::test_options(n)
     };
+    (dir, opts)
+}
+
+#[test]
+fn a_node_that_fails_to_start_fails_the_launch_with_its_own_words() {
+    let (dir, opts) = fresh_launch("failstart", 2);
     let mut plan = plan::plan(&opts).unwrap();
     let socks = sockets::bind_all(&mut plan, 0).unwrap();
     // The "coordlab" spawned here is this test binary (current_exe), which refuses the
@@ -42,14 +49,7 @@ fn a_node_that_fails_to_start_fails_the_launch_with_its_own_words() {
 
 #[test]
 fn a_reading_past_its_deadline_reads_one_node_a_call_and_goes_on_from_there() {
-    let dir = std::env::temp_dir().join(format!("coordlab-readbudget-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let opts = LaunchOptions {
-        quiet: true,
-        logs: dir.clone(),
-        ..plan::test_options(3)
-    };
+    let (dir, opts) = fresh_launch("readbudget", 3);
     let plan = plan::plan(&opts).unwrap();
     let key = dir.join("key");
     crate::node::keyfile::write(&key, &crate::node::keyfile::generate().unwrap()).unwrap();
