@@ -20,8 +20,12 @@ pub enum Fate {
 /// One detector event: (t µs, observer, target, what).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Opinion {
-    /// The observer suspects the target.
-    Suspect,
+    /// The observer suspects the target: on evidence of its own (`first_hand`), or on another
+    /// member's word (SWIM's gossip).
+    Suspect {
+        /// Not on another member's word.
+        first_hand: bool,
+    },
     /// The observer withdrew its suspicion.
     Unsuspect,
     /// SWIM: the observer declared the target dead.
@@ -59,6 +63,10 @@ pub struct Figures {
     /// Of the false suspicions, those of a node running at that moment (not paused): the
     /// mistakes loss and jitter cause, rather than a real stop no detector can tell from death.
     pub false_of_running: usize,
+    /// Of those, the ones the observer began on evidence of its own: with SWIM, one failed
+    /// probe's suspicion is gossiped to every member, and each member's counts in
+    /// `false_of_running`; this counts the probes that failed.
+    pub false_of_running_first_hand: usize,
     /// The false suspicions split by cause (filled by [`Row`]'s reader from faults.jsonl):
     /// [running under loss and jitter, paused, starved, cut off].
     pub by_cause: [usize; 4],
@@ -110,7 +118,7 @@ pub fn figures(nodes: &[NodeId], start_us: u64, end_us: u64, fates: &[FateAt], o
         let back = next_fate(n, t);
         let td = opinions
             .iter()
-            .find(|o| o.2 == n && o.1 != n && o.3 == Opinion::Suspect && o.0 >= t && o.0 <= back)
+            .find(|o| o.2 == n && o.1 != n && matches!(o.3, Opinion::Suspect { .. }) && o.0 >= t && o.0 <= back)
             .map(|&(st, ..)| (st - t) as f64 / 1000.0);
         tds.extend(td);
         td_each.push((n, td));
@@ -121,19 +129,22 @@ pub fn figures(nodes: &[NodeId], start_us: u64, end_us: u64, fates: &[FateAt], o
     let mut mistakes: Vec<f64> = Vec::new();
     let mut false_confirmations = 0;
     let mut false_of_running = 0;
+    let mut false_of_running_first_hand = 0;
     let close = |from: u64, to: u64, mistakes: &mut Vec<f64>| mistakes.push(to.saturating_sub(from) as f64 / 1000.0);
     for &(t, by, target, op) in opinions {
         if t < start_us || t > end_us || dead_at(by, t) {
             continue;
         }
         match op {
-            Opinion::Suspect if !dead_at(target, t) => {
+            Opinion::Suspect { first_hand } if !dead_at(target, t) => {
                 if let std::collections::btree_map::Entry::Vacant(e) = open.entry((by, target)) {
                     e.insert(t);
-                    false_of_running += usize::from(!paused_at(target, t));
+                    let running = !paused_at(target, t);
+                    false_of_running += usize::from(running);
+                    false_of_running_first_hand += usize::from(running && first_hand);
                 }
             }
-            Opinion::Suspect => {}
+            Opinion::Suspect { .. } => {}
             Opinion::Unsuspect => {
                 if let Some(s) = open.remove(&(by, target)) {
                     close(s, t, &mut mistakes);
@@ -201,6 +212,7 @@ pub fn figures(nodes: &[NodeId], start_us: u64, end_us: u64, fates: &[FateAt], o
         },
         false_confirmations,
         false_of_running,
+        false_of_running_first_hand,
         by_cause: [0; 4],
     }
 }
@@ -217,7 +229,7 @@ pub fn by_cause(run: &RunDir, opinions: &[OpinionAt]) -> [usize; 4] {
             continue;
         }
         match op {
-            Opinion::Suspect if !truth.dead_at(target, t) && open.insert((by, target)) => {
+            Opinion::Suspect { .. } if !truth.dead_at(target, t) && open.insert((by, target)) => {
                 let i = match truth.cause(by, target, t) {
                     Cause::Running => 0,
                     Cause::Paused => 1,
@@ -252,10 +264,13 @@ pub(crate) fn read_run(run: &RunDir) -> (Vec<FateAt>, Vec<OpinionAt>) {
     (fates, opinions)
 }
 
-fn opinion(r: &Record) -> Option<OpinionAt> {
+pub(crate) fn opinion(r: &Record) -> Option<OpinionAt> {
     let by = r.node?;
     match r.event {
-        Event::Suspect { target, .. } => Some((r.t, by, target, Opinion::Suspect)),
+        Event::Suspect { target, ref cause, .. } => {
+            let first_hand = cause != "gossip";
+            Some((r.t, by, target, Opinion::Suspect { first_hand }))
+        }
         Event::Unsuspect { target } => Some((r.t, by, target, Opinion::Unsuspect)),
         Event::Confirm { target, .. } => Some((r.t, by, target, Opinion::Confirm)),
         _ => None,

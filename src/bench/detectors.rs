@@ -260,6 +260,7 @@ impl Row {
             "false_confirmations_breaking_goal": self.confirms_breaking_goal(),
             "false_confirmations_each": self.confirms.iter().map(FalseConfirm::json).collect::<Vec<_>>(),
             "false_suspicions_of_running": f.false_of_running,
+            "false_suspicions_of_running_first_hand": f.false_of_running_first_hand,
             "detector_datagrams_per_node_s": (self.cost.detector_per_node_s * 10.0).round() / 10.0,
             "datagrams_per_node_s": (self.cost.all_per_node_s * 10.0).round() / 10.0,
             "detector_datagrams_per_node_s_heavy_loss": (self.cost.heavy_detector_per_node_s * 10.0).round() / 10.0,
@@ -276,7 +277,7 @@ impl Row {
 /// The table of `rows`.
 pub fn table(rows: &[Row]) -> String {
     let mut out = format!(
-        "{:<8} {:<6} {:>7} {:>8} {:>8} {:>8} {:>7} {:>7} {:>10} {:>15} {:>12} {:>8} {:>8} {:>10} {:>15}\n",
+        "{:<8} {:<6} {:>7} {:>8} {:>8} {:>8} {:>7} {:>7} {:>10} {:>15} {:>8} {:>12} {:>8} {:>8} {:>10} {:>15}\n",
         "topology",
         "det",
         "crashes",
@@ -287,6 +288,7 @@ pub fn table(rows: &[Row]) -> String {
         "TD fol",
         "false sus",
         "run/pau/sta/cut",
+        "run 1st",
         "mistakes/nh",
         "TM ms",
         "P_A",
@@ -298,7 +300,7 @@ pub fn table(rows: &[Row]) -> String {
         let td = |x: Option<f64>| x.map_or("missed".to_string(), |x| format!("{x:.0}"));
         let _ = writeln!(
             out,
-            "{:<8} {:<6} {:>7} {:>8} {:>8.0} {:>8.0} {:>7} {:>7} {:>10} {:>15} {:>12.0} {:>8.0} {:>8.5} {:>10} {:>15}",
+            "{:<8} {:<6} {:>7} {:>8} {:>8.0} {:>8.0} {:>7} {:>7} {:>10} {:>15} {:>8} {:>12.0} {:>8.0} {:>8.5} {:>10} {:>15}",
             format!("{} {}", r.shape, r.n),
             r.detector,
             f.crashes,
@@ -312,6 +314,7 @@ pub fn table(rows: &[Row]) -> String {
                 "{}/{}/{}/{}",
                 f.by_cause[0], f.by_cause[1], f.by_cause[2], f.by_cause[3]
             ),
+            f.false_of_running_first_hand,
             f.mistake_rate_per_node_hour,
             f.mistake_duration_ms,
             f.query_accuracy,
@@ -426,7 +429,9 @@ fn run_all(tmp: &Path, sizes: &[usize], seed: u64, json: bool) -> Result<(), Cli
          detector:\n\n```\n{texts}```\n\n```\n{t}```\n\nTD: from the kill to the first suspicion by any node; \
          TD ldr, TD fol: of the leader's crash and of the follower's; every detector watches every member \
          (`--set detector_watch=all`). \
-         false sus: suspicions of a node that was not dead, split by cause (run/pau/sta/cut: of a running node under the loss and jitter every link had, of a node paused, starved of CPU, or cut off from its observer at the time or within 1.5 s before); TM: how long they were held; P_A: the share of \
+         false sus: suspicions of a node that was not dead, split by cause (run/pau/sta/cut: of a running node under the loss and jitter every link had, of a node paused, starved of CPU, or cut off from its observer at the time or within 1.5 s before); run 1st: of the suspicions of running \
+         nodes, those the observer began on evidence of its own (with SWIM, each failed probe's suspicion is \
+         gossiped to every member, and every member's counts under run); TM: how long they were held; P_A: the share of \
          (observer, live target) time without a wrong suspicion; f.conf/bad: SWIM's dead declarations of live nodes, \
          and of those the ones the goal forbids (of a node not paused longer than the shortest suspicion timeout); \
          dgram/n/s: datagrams sent per node per second of its life, from the traces' send records: the detector's own \

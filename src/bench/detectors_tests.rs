@@ -8,6 +8,7 @@ fn figures_of_a_hand_built_run() {
     // 500 ms later. Node 2 was wrongly suspected by 1 from 1.0 s to 1.2 s and by 3 from
     // 2.0 s to 2.6 s; node 1 was wrongly suspected by 2 at 9 s until the end (1 s).
     // A suspicion by the dead node 3 (at 5 s) does not count; SWIM confirmed 2 at 2.5 s.
+    // Node 2 suspected 1 on another member's word (SWIM's gossip), not first hand.
     let s = 1_000_000;
     let ms = 1000;
     // Node 2 was paused from 0.9 s to 1.1 s: 1's suspicion of it is of a stopped node.
@@ -17,15 +18,15 @@ fn figures_of_a_hand_built_run() {
         (4 * s, 3, Fate::Killed),
     ];
     let ops = [
-        (s, 1, 2, Opinion::Suspect),
+        (s, 1, 2, Opinion::Suspect { first_hand: true }),
         (s + 200 * ms, 1, 2, Opinion::Unsuspect),
-        (2 * s, 3, 2, Opinion::Suspect),
+        (2 * s, 3, 2, Opinion::Suspect { first_hand: true }),
         (2 * s + 500 * ms, 3, 2, Opinion::Confirm),
         (2 * s + 600 * ms, 3, 2, Opinion::Unsuspect),
-        (4 * s + 300 * ms, 1, 3, Opinion::Suspect),
-        (4 * s + 500 * ms, 2, 3, Opinion::Suspect),
-        (5 * s, 3, 1, Opinion::Suspect),
-        (9 * s, 2, 1, Opinion::Suspect),
+        (4 * s + 300 * ms, 1, 3, Opinion::Suspect { first_hand: true }),
+        (4 * s + 500 * ms, 2, 3, Opinion::Suspect { first_hand: true }),
+        (5 * s, 3, 1, Opinion::Suspect { first_hand: true }),
+        (9 * s, 2, 1, Opinion::Suspect { first_hand: false }),
     ];
     let f = figures(&[1, 2, 3], 0, 10 * s, &fates, &ops);
     assert_eq!(f.crashes, 1);
@@ -36,6 +37,7 @@ fn figures_of_a_hand_built_run() {
     assert_eq!(f.false_suspicions, 3);
     assert_eq!(f.false_confirmations, 1);
     assert_eq!(f.false_of_running, 2);
+    assert_eq!(f.false_of_running_first_hand, 1, "2's suspicion of 1 was gossip");
     // Mistakes of 200, 600 and 1000 ms.
     assert!((f.mistake_duration_ms - 600.0).abs() < 1e-9);
     // Node time: 10 + 10 + 4 = 24 s; 3 mistakes in 24/3600 h = 450 per node-hour.
@@ -50,7 +52,7 @@ fn the_leaders_crash_and_the_followers_are_reported_apart() {
     // the leader 8 suspected 250 ms after its kill.
     let s = 1_000_000;
     let fates = [(15 * s, 6, Fate::Killed), (18 * s, 8, Fate::Killed)];
-    let ops = [(18 * s + 250_000, 1, 8, Opinion::Suspect)];
+    let ops = [(18 * s + 250_000, 1, 8, Opinion::Suspect { first_hand: true })];
     let nodes: Vec<NodeId> = (1..=8).collect();
     let figures = figures(&nodes, 0, 24 * s, &fates, &ops);
     assert_eq!(figures.td_each, vec![(6, None), (8, Some(250.0))]);
@@ -165,4 +167,24 @@ fn every_detector_message_is_counted_as_the_detectors() {
         assert!(DETECTOR_MESSAGES.contains(&m.name()), "{}", m.name());
     }
     assert_eq!(DETECTOR_MESSAGES.len(), all.len());
+}
+
+#[test]
+fn a_suspicion_heard_by_gossip_is_not_first_hand_and_every_other_cause_is() {
+    let suspect = |cause: &str| {
+        let ev = crate::trace::Event::Suspect {
+            target: 2,
+            silence_ms: 0,
+            timeout_ms: 0,
+            cause: cause.into(),
+            phi: None,
+            incarnation: None,
+        };
+        let r = crate::trace::Record::unstamped(7, Some(1), ev);
+        super::super::detector_figures::opinion(&r).map(|o| o.3)
+    };
+    assert_eq!(suspect("gossip"), Some(Opinion::Suspect { first_hand: false }));
+    for cause in ["swim", "phi", "heartbeat", "watch", "probe", "ack"] {
+        assert_eq!(suspect(cause), Some(Opinion::Suspect { first_hand: true }), "{cause}");
+    }
 }

@@ -302,8 +302,8 @@ pub fn run_startup(sizes: &[usize]) -> Result<(), CliError> {
     let _ = writeln!(
         md,
         "\nstart-up: from launch until every node has run its first handler (its `start` event). election: first \
-         `election_start` to the last `leader`. Targets: ring 1024 exits in < 2000 ms, ring 4096 in < 10000 ms with \
-         one term; node PSS < 512 KiB (proportional set size: a page shared by k processes counts 1/k in each; the \
+         `election_start` to the last `leader`. Targets: ring 1024 exits in < 2000 ms, ring 4096 in < 3000 ms and ring \
+         16384 in < 30000 ms, each with one term and no process left; node PSS < 512 KiB at 16384 (proportional set size: a page shared by k processes counts 1/k in each; the \
          largest of a sample of up to 64 nodes; private: the pages only that node maps). Figures vary from run to run, \
          and with the machine's load."
     );
