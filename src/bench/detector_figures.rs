@@ -63,13 +63,13 @@ pub struct Figures {
     /// Of the false suspicions, those of a node running at that moment (not paused): the
     /// mistakes loss and jitter cause, rather than a real stop no detector can tell from death.
     pub false_of_running: usize,
-    /// Of those, the ones the observer began on evidence of its own: with SWIM, one failed
-    /// probe's suspicion is gossiped to every member, and each member's counts in
-    /// `false_of_running`; this counts the probes that failed.
-    pub false_of_running_first_hand: usize,
     /// The false suspicions split by cause (filled by [`Row`]'s reader from faults.jsonl):
     /// [running under loss and jitter, paused, starved, cut off].
     pub by_cause: [usize; 4],
+    /// Of `by_cause[0]`, those the observer began on evidence of its own (filled with it): with
+    /// SWIM one failed probe's suspicion is gossiped to every member, and each member's counts
+    /// there, so this counts the probes that failed.
+    pub running_first_hand: usize,
 }
 
 /// The figures of a run from `start_us` to `end_us` with `nodes`, given what the launcher did
@@ -129,19 +129,16 @@ pub fn figures(nodes: &[NodeId], start_us: u64, end_us: u64, fates: &[FateAt], o
     let mut mistakes: Vec<f64> = Vec::new();
     let mut false_confirmations = 0;
     let mut false_of_running = 0;
-    let mut false_of_running_first_hand = 0;
     let close = |from: u64, to: u64, mistakes: &mut Vec<f64>| mistakes.push(to.saturating_sub(from) as f64 / 1000.0);
     for &(t, by, target, op) in opinions {
         if t < start_us || t > end_us || dead_at(by, t) {
             continue;
         }
         match op {
-            Opinion::Suspect { first_hand } if !dead_at(target, t) => {
+            Opinion::Suspect { .. } if !dead_at(target, t) => {
                 if let std::collections::btree_map::Entry::Vacant(e) = open.entry((by, target)) {
                     e.insert(t);
-                    let running = !paused_at(target, t);
-                    false_of_running += usize::from(running);
-                    false_of_running_first_hand += usize::from(running && first_hand);
+                    false_of_running += usize::from(!paused_at(target, t));
                 }
             }
             Opinion::Suspect { .. } => {}
@@ -212,24 +209,31 @@ pub fn figures(nodes: &[NodeId], start_us: u64, end_us: u64, fates: &[FateAt], o
         },
         false_confirmations,
         false_of_running,
-        false_of_running_first_hand,
         by_cause: [0; 4],
+        running_first_hand: 0,
     }
 }
 
 /// The false suspicions (first of each observer-target episode) of `run` split by cause, as
-/// [`Figures::by_cause`]: judged from faults.jsonl by [`crate::check::detection::Truth::cause`].
-pub fn by_cause(run: &RunDir, opinions: &[OpinionAt]) -> [usize; 4] {
-    use crate::check::detection::{Cause, Truth};
-    let truth = Truth::of(run);
+/// [`Figures::by_cause`], and of those of running nodes the ones begun first hand
+/// ([`Figures::running_first_hand`]): judged from faults.jsonl by
+/// [`crate::check::detection::Truth::cause`].
+pub fn by_cause(run: &RunDir, opinions: &[OpinionAt]) -> ([usize; 4], usize) {
+    causes(&crate::check::detection::Truth::of(run), opinions)
+}
+
+/// [`by_cause`], given the run's faults folded.
+pub(crate) fn causes(truth: &crate::check::detection::Truth, opinions: &[OpinionAt]) -> ([usize; 4], usize) {
+    use crate::check::detection::Cause;
     let mut open = std::collections::BTreeSet::new();
     let mut out = [0; 4];
+    let mut first_hand_running = 0;
     for &(t, by, target, op) in opinions {
         if truth.dead_at(by, t) {
             continue;
         }
         match op {
-            Opinion::Suspect { .. } if !truth.dead_at(target, t) && open.insert((by, target)) => {
+            Opinion::Suspect { first_hand } if !truth.dead_at(target, t) && open.insert((by, target)) => {
                 let i = match truth.cause(by, target, t) {
                     Cause::Running => 0,
                     Cause::Paused => 1,
@@ -237,6 +241,7 @@ pub fn by_cause(run: &RunDir, opinions: &[OpinionAt]) -> [usize; 4] {
                     Cause::CutOff => 3,
                 };
                 out[i] += 1;
+                first_hand_running += usize::from(i == 0 && first_hand);
             }
             Opinion::Unsuspect => {
                 open.remove(&(by, target));
@@ -244,7 +249,7 @@ pub fn by_cause(run: &RunDir, opinions: &[OpinionAt]) -> [usize; 4] {
             _ => {}
         }
     }
-    out
+    (out, first_hand_running)
 }
 
 /// The fates and opinions of a run directory.

@@ -260,12 +260,12 @@ impl Row {
             "false_confirmations_breaking_goal": self.confirms_breaking_goal(),
             "false_confirmations_each": self.confirms.iter().map(FalseConfirm::json).collect::<Vec<_>>(),
             "false_suspicions_of_running": f.false_of_running,
-            "false_suspicions_of_running_first_hand": f.false_of_running_first_hand,
             "detector_datagrams_per_node_s": (self.cost.detector_per_node_s * 10.0).round() / 10.0,
             "datagrams_per_node_s": (self.cost.all_per_node_s * 10.0).round() / 10.0,
             "detector_datagrams_per_node_s_heavy_loss": (self.cost.heavy_detector_per_node_s * 10.0).round() / 10.0,
             "false_suspicions_by_cause": {
                 "running_under_loss_and_jitter": f.by_cause[0],
+                "running_under_loss_and_jitter_first_hand": f.running_first_hand,
                 "paused": f.by_cause[1],
                 "starved": f.by_cause[2],
                 "cut_off": f.by_cause[3],
@@ -314,7 +314,7 @@ pub fn table(rows: &[Row]) -> String {
                 "{}/{}/{}/{}",
                 f.by_cause[0], f.by_cause[1], f.by_cause[2], f.by_cause[3]
             ),
-            f.false_of_running_first_hand,
+            f.running_first_hand,
             f.mistake_rate_per_node_hour,
             f.mistake_duration_ms,
             f.query_accuracy,
@@ -389,7 +389,7 @@ fn run_all(tmp: &Path, sizes: &[usize], seed: u64, json: bool) -> Result<(), Cli
                 let (start, end) = span(&run);
                 let nodes: Vec<NodeId> = (1..=n as u64).collect();
                 let mut figures = figures(&nodes, start, end, &fates, &opinions);
-                figures.by_cause = by_cause(&run, &opinions);
+                (figures.by_cause, figures.running_first_hand) = by_cause(&run, &opinions);
                 // Attributed now: the run directory is deleted below.
                 let confirms = false_confirms(&run, start, shortest_suspicion(det, n));
                 for c in &confirms {
@@ -429,8 +429,8 @@ fn run_all(tmp: &Path, sizes: &[usize], seed: u64, json: bool) -> Result<(), Cli
          detector:\n\n```\n{texts}```\n\n```\n{t}```\n\nTD: from the kill to the first suspicion by any node; \
          TD ldr, TD fol: of the leader's crash and of the follower's; every detector watches every member \
          (`--set detector_watch=all`). \
-         false sus: suspicions of a node that was not dead, split by cause (run/pau/sta/cut: of a running node under the loss and jitter every link had, of a node paused, starved of CPU, or cut off from its observer at the time or within 1.5 s before); run 1st: of the suspicions of running \
-         nodes, those the observer began on evidence of its own (with SWIM, each failed probe's suspicion is \
+         false sus: suspicions of a node that was not dead, split by cause (run/pau/sta/cut: of a running node under the loss and jitter every link had, of a node paused, starved of CPU, or cut off from its observer at the time or within 1.5 s before); run 1st: of those under run, the ones \
+         the observer began on evidence of its own (with SWIM, each failed probe's suspicion is \
          gossiped to every member, and every member's counts under run); TM: how long they were held; P_A: the share of \
          (observer, live target) time without a wrong suspicion; f.conf/bad: SWIM's dead declarations of live nodes, \
          and of those the ones the goal forbids (of a node not paused longer than the shortest suspicion timeout); \

@@ -38,8 +38,10 @@ options! {
         // any size (docs/detectors.md, "64 nodes on 2 cores").
         phi_relay: u64 = 6, Kind::Int { min: 0, max: 10_000 },
             "phi: peers' stamps a BEAT relays; each period every known stamp goes out in this many BEATs";
-        swim_period_ms: u64 = 200, Kind::Int { min: 1, max: 60_000 },
+        swim_period_ms: u64 = 240, Kind::Int { min: 1, max: 60_000 },
             "swim: one probe per period, ms (stretched by the local health multiplier)";
+        swim_probes: u64 = 4, Kind::Int { min: 1, max: 8 },
+            "swim: probes started per period, each judged a period after its first PING (1: SWIM's one probe a period)";
         // memberlist's LAN profile waits half its period (1 s / 500 ms); a third here leaves
         // the indirect probes' four hops the rest of a 200 ms period.
         swim_probe_timeout_ms: u64 = 70, Kind::Int { min: 1, max: 60_000 },
@@ -115,8 +117,10 @@ pub struct PhiParams {
 /// SWIM's parameters (memberlist's names in brackets).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct SwimParams {
-    /// One probe each period (`ProbeInterval`).
+    /// One probe each period (`ProbeInterval`), judged at its end.
     pub period: Duration,
+    /// Probes started per period, each judged a period after it started (1: SWIM).
+    pub probes: u32,
     /// A direct probe's answer is awaited this long (`ProbeTimeout`).
     pub probe_timeout: Duration,
     /// An unanswered direct PING is sent again this often (zero: never).
@@ -157,6 +161,7 @@ impl Choice {
             }),
             "swim" => Choice::Swim(SwimParams {
                 period: ms(o.swim_period_ms),
+                probes: o.swim_probes as u32,
                 probe_timeout: ms(o.swim_probe_timeout_ms),
                 retry: ms(o.swim_retry_ms),
                 k: o.swim_k as usize,

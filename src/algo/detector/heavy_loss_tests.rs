@@ -59,9 +59,14 @@ fn heavy_with(det: &str, extra: &[(&str, &str)]) -> (usize, usize) {
 
 /// Mean time from a crash to its first suspicion, ms, over six seeds on a calm network.
 fn td_mean(det: &str) -> f64 {
+    td_mean_with(det, &[])
+}
+
+/// [`td_mean`] with more `--set` keys.
+fn td_mean_with(det: &str, extra: &[(&str, &str)]) -> f64 {
     let tds: Vec<u64> = (1..=6)
         .map(|seed| {
-            let mut s = sim(det, net(seed, 0.05, 25));
+            let mut s = sim_with(det, extra, net(seed, 0.05, 25));
             s.run_for(ms(5_000 + seed * 37));
             let victim = 2 + seed % 6;
             s.crash(victim);
@@ -138,4 +143,69 @@ fn a_node_paused_for_half_the_timeout_is_suspected_by_no_detector() {
     for det in ["fixed", "phi", "swim"] {
         assert_eq!(short_pause(det), 0, "{det}");
     }
+}
+
+/// SWIM on `n` members at `drop` loss and 5..60 ms of delay for 12 s, over 20 seeds: the
+/// suspicions its members began first hand (each is then gossiped to every member), and every
+/// simulator record of the runs' NACKs and ACKs relayed after them.
+fn swim_heavy(n: u64, drop: f64, keys: &[(&str, &str)]) -> (usize, usize) {
+    (1..=20).fold((0, 0), |acc, seed| {
+        let ids: Vec<NodeId> = (1..=n).collect();
+        let mut setups = ring(&ids, &[1]);
+        for s in &mut setups {
+            s.opts.insert("detector".into(), "swim".into());
+            s.opts.insert("detector_watch".into(), "all".into());
+            for (k, v) in keys {
+                s.opts.insert(k.to_string(), v.to_string());
+            }
+        }
+        let mut s = Sim::new(net(seed, drop, 60), setups, Cr::new);
+        s.run_for(ms(12_000));
+        let first_hand = s
+            .events("suspect")
+            .iter()
+            .filter(|r| matches!(&r.event, Event::Suspect { cause, .. } if cause == "swim"))
+            .count();
+        (acc.0 + first_hand, acc.1 + late_acks_relayed(&s))
+    })
+}
+
+/// ACKs a member relayed to a requester after it had NACKed the same PING-REQ.
+fn late_acks_relayed(s: &Sim<Cr>) -> usize {
+    let mut nacked = std::collections::BTreeSet::new();
+    let mut late = 0;
+    for r in s.events("send") {
+        let Event::Send { to, msg, brief, .. } = &r.event else {
+            continue;
+        };
+        let seq = brief
+            .split("seq: ")
+            .nth(1)
+            .and_then(|x| x.split(|c: char| !c.is_ascii_digit()).next());
+        match (msg.as_str(), seq) {
+            ("NACK", Some(q)) => {
+                nacked.insert((r.node, *to, q.to_string()));
+            }
+            ("SWIM_ACK", Some(q)) => late += usize::from(nacked.contains(&(r.node, *to, q.to_string()))),
+            _ => {}
+        }
+    }
+    late
+}
+
+#[test]
+fn overlapping_probes_and_late_acks_relayed_halve_swims_first_hand_mistakes_and_detect_sooner() {
+    // 32 members, 35% loss: one probe a 200 ms period (SWIM as the paper has it) against the
+    // defaults, four probes a 240 ms period, each judged 240 ms after its first PING, whose
+    // helpers relay an ACK that comes after their NACK. Measured: 98 against 43 (docs/detectors.md).
+    let one = [("swim_probes", "1"), ("swim_period_ms", "200")];
+    let (once, _) = swim_heavy(32, 0.35, &one);
+    let (overlapping, late) = swim_heavy(32, 0.35, &[]);
+    assert!(late > 0, "no late ACK was relayed");
+    assert!(
+        overlapping * 2 <= once,
+        "{overlapping} first-hand suspicions against {once}"
+    );
+    let (td, td_once) = (td_mean("swim"), td_mean_with("swim", &one));
+    assert!(td < td_once, "mean detection time {td} ms against {td_once} ms");
 }

@@ -358,7 +358,7 @@ impl Liveness {
             Mode::Swim(s) => {
                 let silence = &mut self.silence;
                 cx.within::<SwimSlot, _>(|c| s.on_period(c, silence));
-                s.period()
+                s.interval()
             }
         };
         self.note_news(&before);

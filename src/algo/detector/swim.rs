@@ -87,6 +87,16 @@ struct Probe {
     acked: bool,
     nacks: usize,
     expected: usize,
+    /// When it is judged: a period after its first PING.
+    ends: Duration,
+}
+
+/// A PING-REQ this node relays.
+#[derive(Debug, Clone, Copy)]
+struct Relay {
+    to: NodeId,
+    their: u64,
+    nacked: bool,
 }
 
 /// A SWIM node's view of its members.
@@ -107,15 +117,15 @@ pub struct Swim {
     /// Rumours and how many times each was sent.
     rumours: Vec<(Rumour, u32)>,
     seq: u64,
-    probe: Option<Probe>,
-    /// PING-REQs being relayed: this node's ping seq -> (requester, its seq).
-    relays: BTreeMap<u64, (NodeId, u64)>,
+    /// The probes in flight, oldest first (one, or up to `swim_probes`).
+    probes: Vec<Probe>,
+    /// PING-REQs being relayed: this node's ping seq -> the requester, its seq, and whether
+    /// the NACK has gone out.
+    relays: BTreeMap<u64, Relay>,
     /// Lifeguard's local health multiplier.
     pub lhm: u32,
     /// Members counted for the suspicion timeout (this node included).
     n: usize,
-    /// When the probe in flight is judged (the end of its period).
-    probe_ends: Duration,
 }
 
 /// What SWIM asks its host to do (send, set a timer, record, or change a suspicion).
@@ -179,11 +189,10 @@ impl Swim {
             members,
             rumours: Vec::new(),
             seq: 0,
-            probe: None,
+            probes: Vec::new(),
             relays: BTreeMap::new(),
             lhm: 0,
             n: n.max(1),
-            probe_ends: Duration::ZERO,
         }
     }
 
@@ -212,6 +221,16 @@ impl Swim {
         self.params.period * (self.lhm + 1)
     }
 
+    /// The time between the starts of two probes: the period, or a fraction of it when
+    /// `swim_probes` overlap.
+    pub fn interval(&self) -> Duration {
+        self.period() / self.params.probes.max(1)
+    }
+
+    fn probe_mut(&mut self, seq: u64) -> Option<&mut Probe> {
+        self.probes.iter_mut().find(|p| p.seq == seq)
+    }
+
     /// How often rumours are gossiped on their own timer (not stretched by the LHM: a node
     /// that was slow must still spread its refutation quickly).
     pub(crate) fn gossip_interval(&self) -> Duration {
@@ -234,7 +253,7 @@ impl Swim {
     /// This node's own loop stalled: forget the probes in flight, start every suspicion's
     /// clock again, and stretch its timeouts to the most.
     pub(crate) fn stalled(&mut self, now: Duration) {
-        self.probe = None;
+        self.probes.clear();
         self.relays.clear();
         self.lhm = self.params.max_lhm;
         // Back from a stall, it may have been declared dead meanwhile, and nobody probes a dead
@@ -251,9 +270,15 @@ impl Swim {
         }
     }
 
-    /// The probe period: judges the last probe, then pings the next member.
+    /// The probe period (or its `swim_probes`-th part): judges the probes whose period is
+    /// over, then pings the next member.
     pub(crate) fn on_period(&mut self, cx: &mut SwimCx<'_>, silence: &mut Silence) {
-        if let Some(p) = self.probe.take() {
+        let now = cx.now;
+        let (due, going): (Vec<Probe>, Vec<Probe>) = std::mem::take(&mut self.probes)
+            .into_iter()
+            .partition(|p| p.ends <= now);
+        self.probes = going;
+        for p in due {
             if !p.acked {
                 let missing = if p.expected > 0 {
                     p.expected.saturating_sub(p.nacks) as i64
@@ -272,18 +297,20 @@ impl Swim {
         };
         self.seq += 1;
         let seq = self.seq;
-        self.probe = Some(Probe {
+        // A whole number of intervals, so that it is judged on a tick of the period timer.
+        let ends = cx.now + self.interval() * self.params.probes.max(1);
+        self.probes.push(Probe {
             seq,
             target,
             acked: false,
             nacks: 0,
             expected: 0,
+            ends,
         });
         let rumours = self.gossip(Some(target));
         cx.send(target, SwimMsg::Ping { seq, rumours });
         cx.set_timer(SwimTimer::ProbeTimeout(seq), self.probe_timeout());
-        self.probe_ends = cx.now + self.period();
-        if let Some(r) = self.retry_after(cx.now) {
+        if let Some(r) = self.retry_after(cx.now, ends) {
             cx.set_timer(SwimTimer::Retry(seq), r);
         }
     }
@@ -291,9 +318,9 @@ impl Swim {
     /// When to PING the target of the probe in flight again, if at all: every `swim_retry_ms`
     /// (stretched by the LHM) while an answer could still come back before the period ends,
     /// a probe timeout (the round trip allowed) after it is sent.
-    fn retry_after(&self, now: Duration) -> Option<Duration> {
+    fn retry_after(&self, now: Duration, ends: Duration) -> Option<Duration> {
         let r = self.params.retry * (self.lhm + 1);
-        (!r.is_zero() && now + r + self.probe_timeout() <= self.probe_ends).then_some(r)
+        (!r.is_zero() && now + r + self.probe_timeout() <= ends).then_some(r)
     }
 
     /// A message of any kind from `node` arrived: the probe of `node` in flight counts as
@@ -301,7 +328,7 @@ impl Swim {
     /// whose PINGs and relays were all lost often overlaps a message from its target (a first-hand
     /// suspicion 11 ms after hearing the target, in the simulator at 25% loss).
     pub(crate) fn heard_from(&mut self, node: NodeId) {
-        if let Some(p) = self.probe.as_mut().filter(|p| p.target == node && !p.acked) {
+        for p in self.probes.iter_mut().filter(|p| p.target == node) {
             p.acked = true;
         }
     }
@@ -347,7 +374,7 @@ impl Swim {
     pub(crate) fn on_timer(&mut self, cx: &mut SwimCx<'_>, t: SwimTimer) {
         match t {
             SwimTimer::ProbeTimeout(seq) => {
-                let Some(p) = self.probe.as_ref().filter(|p| p.seq == seq && !p.acked) else {
+                let Some(p) = self.probes.iter().find(|p| p.seq == seq && !p.acked) else {
                     return;
                 };
                 let target = p.target;
@@ -366,7 +393,7 @@ impl Swim {
                     let i = cx.rng.range(0, helpers.len() as u64) as usize;
                     chosen.push(helpers.swap_remove(i));
                 }
-                if let Some(p) = self.probe.as_mut() {
+                if let Some(p) = self.probe_mut(seq) {
                     p.expected = chosen.len();
                 }
                 for h in chosen {
@@ -375,11 +402,11 @@ impl Swim {
                 }
             }
             SwimTimer::Retry(seq) => {
-                let Some(target) = self
-                    .probe
-                    .as_ref()
-                    .filter(|p| p.seq == seq && !p.acked)
-                    .map(|p| p.target)
+                let Some((target, ends)) = self
+                    .probes
+                    .iter()
+                    .find(|p| p.seq == seq && !p.acked)
+                    .map(|p| (p.target, p.ends))
                 else {
                     return;
                 };
@@ -388,15 +415,24 @@ impl Swim {
                 }
                 let rumours = self.gossip(Some(target));
                 cx.send(target, SwimMsg::Ping { seq, rumours });
-                if let Some(r) = self.retry_after(cx.now) {
+                if let Some(r) = self.retry_after(cx.now, ends) {
                     cx.set_timer(SwimTimer::Retry(seq), r);
                 }
             }
-            SwimTimer::Relay(seq) => {
-                if let Some((to, their)) = self.relays.remove(&seq) {
-                    cx.send(to, SwimMsg::Nack { seq: their });
+            // The NACK tells the requester (Lifeguard) that the network, not it, is slow; the
+            // relay is kept for the rest of the requester's period after it, since an ACK that
+            // comes later still proves the target alive.
+            SwimTimer::Relay(seq) => match self.relays.get_mut(&seq) {
+                Some(r) if !r.nacked => {
+                    r.nacked = true;
+                    cx.send(r.to, SwimMsg::Nack { seq: r.their });
+                    let rest = self.period().saturating_sub(self.probe_timeout());
+                    cx.set_timer(SwimTimer::Relay(seq), rest.max(self.probe_timeout()));
                 }
-            }
+                _ => {
+                    self.relays.remove(&seq);
+                }
+            },
             SwimTimer::Suspicion(node) => self.judge(cx, node),
             SwimTimer::Gossip => {
                 self.gossip_round(cx);
@@ -421,24 +457,31 @@ impl Swim {
                 self.hear(cx, silence, from, rumours);
                 self.seq += 1;
                 let mine = self.seq;
-                self.relays.insert(mine, (from, *seq));
+                self.relays.insert(
+                    mine,
+                    Relay {
+                        to: from,
+                        their: *seq,
+                        nacked: false,
+                    },
+                );
                 let rumours = self.gossip(Some(*target));
                 cx.send(*target, SwimMsg::Ping { seq: mine, rumours });
                 cx.set_timer(SwimTimer::Relay(mine), self.probe_timeout());
             }
             SwimMsg::Ack { seq, rumours } => {
                 self.hear(cx, silence, from, rumours);
-                if let Some((to, their)) = self.relays.remove(seq) {
+                if let Some(r) = self.relays.remove(seq) {
                     cx.cancel_timer(SwimTimer::Relay(*seq));
                     let rumours = self.gossip(None);
-                    cx.send(to, SwimMsg::Ack { seq: their, rumours });
-                } else if let Some(p) = self.probe.as_mut().filter(|p| p.seq == *seq && !p.acked) {
+                    cx.send(r.to, SwimMsg::Ack { seq: r.their, rumours });
+                } else if let Some(p) = self.probe_mut(*seq).filter(|p| !p.acked) {
                     p.acked = true;
                     self.lhm_add(-1);
                 }
             }
             SwimMsg::Nack { seq } => {
-                if let Some(p) = self.probe.as_mut().filter(|p| p.seq == *seq) {
+                if let Some(p) = self.probe_mut(*seq) {
                     p.nacks += 1;
                 }
             }

@@ -359,6 +359,9 @@ fn a_member_declared_dead_that_restarts_rejoins_by_refuting_its_death() {
     assert!(pings_to(&s, 3, back) > 0, "3 is probed again once it is back");
 }
 
+/// SWIM as the paper has it: one probe a period, of 200 ms.
+const ONE_PROBE: &[(&str, &str)] = &[("swim_probes", "1"), ("swim_period_ms", "200")];
+
 /// PINGs `from` sent to `target` in [`at`, `until`), with their times (µs).
 fn pings_between(s: &Sim<Cr>, from: NodeId, target: NodeId, at: Duration, until: Duration) -> Vec<u64> {
     let (a, b) = (at.as_micros() as u64, until.as_micros() as u64);
@@ -371,7 +374,9 @@ fn pings_between(s: &Sim<Cr>, from: NodeId, target: NodeId, at: Duration, until:
 }
 
 /// Crashes node 3 of `s` after 2 s and runs 3 s more; the PINGs that the first member to
-/// suspect it first hand sent it in the 200 ms (a probe period) before that suspicion.
+/// suspect it first hand sent it in the 200 ms (a probe period) before that suspicion, with one
+/// probe a 200 ms period (`swim_probes=1`: overlapping probes, and the PING-REQs they send to
+/// the same member, would mix other PINGs of it into the window).
 fn pings_before_first_suspicion_of_3(s: &mut Sim<Cr>) -> Vec<u64> {
     s.run_for(ms(2000));
     s.crash(3);
@@ -393,8 +398,8 @@ fn pings_before_first_suspicion_of_3(s: &mut Sim<Cr>) -> Vec<u64> {
 #[test]
 fn an_unanswered_ping_is_sent_again_every_retry_interval_while_an_answer_could_still_count() {
     // Within the period (200 ms; probe timeout 70 ms) the PINGs went at 0, 20, .., 120 ms: the
-    // next would leave less than a probe timeout for the ACK before the period is judged.
-    let pings = pings_before_first_suspicion_of_3(&mut sim(5));
+    // next would leave less than a probe timeout for the ACK before the probe is judged.
+    let pings = pings_before_first_suspicion_of_3(&mut sim_with(5, NetConfig::default(), ONE_PROBE));
     assert_eq!(pings.len(), 7, "{pings:?}");
     for w in pings.windows(2) {
         assert_eq!(w[1] - w[0], 20_000, "{pings:?}");
@@ -408,7 +413,8 @@ fn an_unanswered_ping_is_sent_again_every_retry_interval_while_an_answer_could_s
 
 #[test]
 fn without_retries_a_probe_sends_one_direct_ping() {
-    let pings = pings_before_first_suspicion_of_3(&mut sim_with(5, NetConfig::default(), &[("swim_retry_ms", "0")]));
+    let keys = [ONE_PROBE, &[("swim_retry_ms", "0")]].concat();
+    let pings = pings_before_first_suspicion_of_3(&mut sim_with(5, NetConfig::default(), &keys));
     assert_eq!(pings.len(), 1, "{pings:?}");
 }
 
@@ -476,4 +482,40 @@ fn a_crashed_member_is_pinged_and_suspected_within_two_periods() {
             .map(|r| r.t - at.as_micros() as u64);
         assert!(first.is_some_and(|t| t <= 400_000), "offset {offset}: {first:?}");
     }
+}
+
+#[test]
+fn a_member_starts_swim_probes_probes_a_period_and_judges_each_a_period_after_its_first_ping() {
+    // The defaults: four probes a 240 ms period, one every 60 ms, to the next member of the
+    // round-robin tournament each; a crashed member is suspected first hand exactly a period
+    // after the first PING that member's probe sent it.
+    let mut s = sim(8);
+    s.run_for(ms(2000));
+    let starts = s
+        .events("send")
+        .into_iter()
+        .filter(|r| r.node == Some(1) && r.t >= 1_000_000)
+        .filter_map(|r| match &r.event {
+            Event::Send { msg, brief, .. } if msg == "PING" => Some(brief.clone()),
+            _ => None,
+        })
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
+    // Member 1's own probes (distinct seqs), and none of the PINGs it relays for others'
+    // PING-REQs, since nothing is lost: about 1000 / 60 a second.
+    assert!((15..=18).contains(&starts), "{starts} probes in a second");
+    s.crash(5);
+    let crashed = s.now();
+    s.run_for(ms(1000));
+    let first = since(&s, "suspect", crashed)
+        .into_iter()
+        .find(|r| matches!(&r.event, Event::Suspect { target: 5, cause, .. } if cause == "swim"))
+        .expect("5 suspected first hand");
+    let by = first.node.expect("a node");
+    let pings = pings_between(&s, by, 5, crashed, Duration::from_micros(first.t));
+    assert_eq!(first.t - pings[0], 240_000, "{pings:?}");
+    assert!(
+        first.t - crashed.as_micros() as u64 <= 300_000,
+        "within a period and an interval"
+    );
 }
