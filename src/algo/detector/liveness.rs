@@ -358,7 +358,7 @@ impl Liveness {
             Mode::Swim(s) => {
                 let silence = &mut self.silence;
                 cx.within::<SwimSlot, _>(|c| s.on_period(c, silence));
-                s.interval()
+                s.until_next_probe(cx.pt)
             }
         };
         self.note_news(&before);

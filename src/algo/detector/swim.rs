@@ -10,9 +10,15 @@
 //!   detector 0.6 periods of detection time on average (docs/detectors.md, Measured); a
 //!   member out of step (stretched by its health multiplier, or restarted) still pings every
 //!   member once a lap. No ACK within the probe timeout: it asks `swim_k` others to ping it
-//!   (PING-REQ), and they relay its ACK, or a NACK when it does not answer them either.
-//! - no ACK, direct or relayed, by the end of the period: the member is suspected (not dead),
-//!   and the suspicion is gossiped, piggybacked on every PING, PING-REQ and ACK.
+//!   (PING-REQ), and they relay its ACK, or a NACK when it does not answer them either (and
+//!   still relay an ACK that comes after the NACK, while the requester's period lasts).
+//! - `swim_probes` probes overlap (4 by default, a departure from SWIM and memberlist, which
+//!   start one a period): a probe starts every period / `swim_probes`, each to the next round's
+//!   partner, and each is judged a whole period after its first PING. A crash then waits a
+//!   fraction of a period for its first PING instead of half a period on average, while each
+//!   probe keeps the whole period for its retries and its indirect probes' four hops.
+//! - no ACK, direct or relayed, by the end of the probe's period: the member is suspected (not
+//!   dead), and the suspicion is gossiped, piggybacked on every PING, PING-REQ and ACK.
 //! - a suspected node that hears of it refutes it with a higher incarnation number (ALIVE
 //!   gossip), which withdraws the suspicion everywhere it reaches; a node pinging a suspect or
 //!   dead member piggybacks that member's own suspicion, so that it learns and can refute.
@@ -109,7 +115,8 @@ pub struct Swim {
     order: Vec<NodeId>,
     /// Where this node would stand in `order`: its first target is the member after it.
     pos: usize,
-    /// Periods that chose a target so far.
+    /// The round of the next target: the clock's round when a probe starts (the next after the
+    /// last otherwise).
     round: usize,
     /// This node's incarnation.
     pub inc: u64,
@@ -227,6 +234,26 @@ impl Swim {
         self.period() / self.params.probes.max(1)
     }
 
+    /// The probes' grid: a probe round every period / `swim_probes` of the node's physical
+    /// clock, µs (the health multiplier does not stretch it: a stretched node skips rounds).
+    fn round_us(&self) -> u64 {
+        ((self.params.period / self.params.probes.max(1)).as_micros() as u64).max(1)
+    }
+
+    /// The round that the clock reading `pt` (µs) falls in: the nearest grid point's.
+    fn round_at(&self, pt: u64) -> usize {
+        let r = self.round_us();
+        ((pt + r / 2) / r) as usize
+    }
+
+    /// How long from the clock reading `pt` to this node's next probe: the grid point
+    /// `LHM + 1` rounds after the current one.
+    pub fn until_next_probe(&self, pt: u64) -> Duration {
+        let r = self.round_us();
+        let next = (self.round_at(pt) as u64 + u64::from(self.lhm) + 1) * r;
+        Duration::from_micros(next.saturating_sub(pt).max(1000))
+    }
+
     fn probe_mut(&mut self, seq: u64) -> Option<&mut Probe> {
         self.probes.iter_mut().find(|p| p.seq == seq)
     }
@@ -273,7 +300,9 @@ impl Swim {
     /// The probe period (or its `swim_probes`-th part): judges the probes whose period is
     /// over, then pings the next member.
     pub(crate) fn on_period(&mut self, cx: &mut SwimCx<'_>, silence: &mut Silence) {
-        let now = cx.now;
+        // Judged on the tick nearest its end: ticks fire a little after their grid points,
+        // each by its own delay.
+        let now = cx.now + self.interval() / 2;
         let (due, going): (Vec<Probe>, Vec<Probe>) = std::mem::take(&mut self.probes)
             .into_iter()
             .partition(|p| p.ends <= now);
@@ -292,13 +321,17 @@ impl Swim {
                 }
             }
         }
+        // The round is the clock's, not a count of this node's own ticks: members ping their
+        // partners of the same round even after one's period was stretched or it restarted,
+        // which left a count out of step (a crashed member then went unpinged for 211 ms where
+        // its partners came every 60 ms; docs/detectors.md, "Overlapping probes").
+        self.round = self.round_at(cx.pt);
         let Some(target) = self.next_target() else {
             return;
         };
         self.seq += 1;
         let seq = self.seq;
-        // A whole number of intervals, so that it is judged on a tick of the period timer.
-        let ends = cx.now + self.interval() * self.params.probes.max(1);
+        let ends = cx.now + self.period();
         self.probes.push(Probe {
             seq,
             target,
