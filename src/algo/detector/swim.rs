@@ -1,15 +1,17 @@
 //! SWIM (Das, Gupta, Motivala 2002) with Lifeguard (Dadgar, Phillips, Currey 2018), after
 //! HashiCorp memberlist (state.go, suspicion.go, awareness.go):
 //!
-//! - each period this node pings one member, round robin: in its r-th period, its partner in
-//!   round r of a round-robin tournament over the members in id order ([`Swim::next_target`]).
-//!   Members start their periods together, so while they stay in step they ping each other in
-//!   pairs: every member is pinged once a period, a crashed member within a period of its
-//!   crash, and each hears its target's own PING. memberlist's lists, shuffled at each lap,
-//!   leave a member unpinged through a period with a chance of about 1/e, which cost this
-//!   detector 0.6 periods of detection time on average (docs/detectors.md, Measured); a
-//!   member out of step (stretched by its health multiplier, or restarted) still pings every
-//!   member once a lap. No ACK within the probe timeout: it asks `swim_k` others to ping it
+//! - each round this node pings one member: in round r, its partner in round r of a
+//!   round-robin tournament over the members in id order ([`Swim::next_target`]). A round is
+//!   period / `swim_probes` of the node's physical clock, and r is the clock's reading divided
+//!   by it, so members ping each other in pairs: every member is pinged once a round, a crashed
+//!   member within a round of its crash, and each hears its target's own PING. memberlist's
+//!   lists, shuffled at each lap, leave a member unpinged through a period with a chance of
+//!   about 1/e, which cost this detector 0.6 periods of detection time on average
+//!   (docs/detectors.md, Measured). A member stretched by its health multiplier skips rounds;
+//!   a restarted one is back on the grid at once; one whose clock is set off (the clock-sync
+//!   experiments' offsets) pings off the pairs, still every member once a lap. No ACK within
+//!   the probe timeout: it asks `swim_k` others to ping it
 //!   (PING-REQ), and they relay its ACK, or a NACK when it does not answer them either (and
 //!   still relay an ACK that comes after the NACK, while the requester's period lasts).
 //! - `swim_probes` probes overlap (4 by default, a departure from SWIM and memberlist, which

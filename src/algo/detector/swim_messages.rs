@@ -88,7 +88,7 @@ pub enum SwimTimer {
     ProbeTimeout(u64),
     /// The direct probe `seq` is still unanswered: PING its target again.
     Retry(u64),
-    /// A relayed ping `seq` went unanswered.
+    /// A relayed ping `seq` went unanswered (NACK it), or its late ACK is no longer awaited.
     Relay(u64),
     /// Time to look at the suspicion of this member.
     Suspicion(NodeId),
