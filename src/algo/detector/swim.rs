@@ -2,7 +2,7 @@
 //! HashiCorp memberlist (state.go, suspicion.go, awareness.go):
 //!
 //! - each round this node pings one member: in round r, its partner in round r of a
-//!   round-robin tournament over the members in id order ([`Swim::next_target`]). A round is
+//!   round-robin tournament over the members in id order ([`Swim::target_in_round`]). A round is
 //!   period / `swim_probes` of the node's physical clock, and r is the clock's reading divided
 //!   by it, so members ping each other in pairs: every member is pinged once a round, a crashed
 //!   member within a round of its crash, and each hears its target's own PING. memberlist's
@@ -117,9 +117,6 @@ pub struct Swim {
     order: Vec<NodeId>,
     /// Where this node would stand in `order`: its first target is the member after it.
     pos: usize,
-    /// The round of the next target: the clock's round when a probe starts (the next after the
-    /// last otherwise).
-    round: usize,
     /// This node's incarnation.
     pub inc: u64,
     members: BTreeMap<NodeId, Member>,
@@ -193,7 +190,6 @@ impl Swim {
             me,
             order,
             pos,
-            round: 0,
             inc: 0,
             members,
             rumours: Vec::new(),
@@ -327,8 +323,7 @@ impl Swim {
         // partners of the same round even after one's period was stretched or it restarted,
         // which left a count out of step (a crashed member then went unpinged for 211 ms where
         // its partners came every 60 ms; docs/detectors.md, "Overlapping probes").
-        self.round = self.round_at(cx.pt);
-        let Some(target) = self.next_target() else {
+        let Some(target) = self.target_in_round(self.round_at(cx.pt)) else {
             return;
         };
         self.seq += 1;
@@ -368,7 +363,7 @@ impl Swim {
         }
     }
 
-    /// The next member to probe: this round's partner in a round-robin tournament over the
+    /// The member to probe in round `r`: its partner in a round-robin tournament over the
     /// members in id order (the circle method: each round pairs every member with one other,
     /// and n - 1 rounds pair every two once), or, for the member left over when they are odd,
     /// the round's member after it. Paired members ping each other, so each also hears its
@@ -376,13 +371,11 @@ impl Swim {
     /// declared dead is skipped for the next in id order not declared dead (memberlist takes
     /// a dead member off its probe list; one that comes back says so itself, see
     /// [`on_msg`](Self::on_msg)); a skip does not shift the rounds that follow.
-    pub(crate) fn next_target(&mut self) -> Option<NodeId> {
+    pub(crate) fn target_in_round(&self, r: usize) -> Option<NodeId> {
         let len = self.order.len();
         if len == 0 {
             return None;
         }
-        let r = self.round;
-        self.round = self.round.wrapping_add(1);
         // Indices over the members with this node among them (at `pos`); an odd count gets a
         // dummy member (index len + 1) that stands for "no partner this round".
         let players = if (len + 1).is_multiple_of(2) { len + 1 } else { len + 2 };

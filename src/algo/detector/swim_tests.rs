@@ -427,8 +427,8 @@ fn schedule(n: u64, rounds: usize) -> Vec<Vec<NodeId>> {
     };
     (1..=n)
         .map(|me| {
-            let mut s = super::swim::Swim::new(p, me, 1..=n, n as usize);
-            (0..rounds).map(|_| s.next_target().expect("members")).collect()
+            let s = super::swim::Swim::new(p, me, 1..=n, n as usize);
+            (0..rounds).map(|r| s.target_in_round(r).expect("members")).collect()
         })
         .collect()
 }
