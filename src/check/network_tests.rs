@@ -435,6 +435,57 @@ fn a_leader_suspected_over_a_lossy_link_explains_two_leaders_and_nothing_else_do
     assert!(a.violated());
 }
 
+/// Bully on a complete graph of 5: node 5 leads term 1 and is killed at +1000 ms; in term 2
+/// node 4's OK to node 3 is sent at +1210 ms (`lost`: never received, else received at +1215 ms),
+/// and both 4 and 3 claim term 2.
+fn bully_ok(loss: bool, lost: bool) -> Analysis {
+    let ids: Vec<NodeId> = (1..=5).collect();
+    let nodes = ids
+        .iter()
+        .map(|&i| (i, ids.iter().copied().filter(|&j| j != i).collect()))
+        .collect();
+    let mut r = Run::new("bully", "complete", nodes);
+    r.leads(100, 5, 1, &[1, 2, 3, 4]);
+    if loss {
+        r.fault(json!({"t": 500, "ev": "loss", "pct": 5, "links": [], "backend": "user"}));
+    }
+    r.fault(json!({"t": 1000, "node": 5, "ev": "kill", "pid": 105, "signal": "SIGKILL"}))
+        .fault(json!({"t": 1000, "node": 5, "ev": "exit", "pid": 105, "status": "signal SIGKILL"}))
+        .ev(json!({"t": 1200, "node": 3, "ev": "election_start", "term": 2}))
+        .ev(json!({"t": 1200, "node": 3, "ev": "send", "to": 4, "msg": "ELECTION", "bytes": 60, "seq": 9}))
+        .ev(json!({"t": 1205, "node": 4, "ev": "recv", "from": 3, "msg": "ELECTION", "bytes": 60, "seq": 9}))
+        .ev(json!({"t": 1210, "node": 4, "ev": "send", "to": 3, "msg": "OK", "bytes": 60, "seq": 7}));
+    if !lost {
+        r.ev(json!({"t": 1215, "node": 3, "ev": "recv", "from": 4, "msg": "OK", "bytes": 60, "seq": 7}));
+    }
+    r.leads(1500, 3, 2, &[1, 2])
+        .leads(1502, 4, 2, &[])
+        .fault(json!({"t": 3000, "ev": "shutdown"}));
+    analyse(&r.load())
+}
+
+#[test]
+fn an_ok_lost_over_a_lossy_link_explains_two_bully_leaders_and_a_received_one_does_not() {
+    let a = bully_ok(true, true);
+    let x = a.election.as_ref().unwrap().explanation(2).expect("term 2 judged");
+    assert!(x.inherent, "{x:?}");
+    assert!(
+        x.words.starts_with(
+            "fooled by a lossy link: at +1210 ms node 4's OK to node 3 was lost (the link 4->3 lost 5 % of its datagrams from +500 ms to the end)"
+        ),
+        "{}",
+        x.words
+    );
+    assert!(!a.violated(), "{}", summary::render(&a, false));
+    // Received, or lost on a network that loses nothing: the two claims are the algorithm's.
+    for (loss, lost) in [(true, false), (false, true)] {
+        let a = bully_ok(loss, lost);
+        let x = a.election.as_ref().unwrap().explanation(2).expect("term 2 judged");
+        assert!(!x.inherent, "loss {loss}, lost {lost}: {x:?}");
+        assert!(a.violated());
+    }
+}
+
 /// Franklin on the two-way ring 1-2-3-4-5-1: node 1 leads term 1, then `killed` die at +1000 ms
 /// and nobody leads until the end at +9000 ms.
 fn leaderless_on_a_ring(killed: &[NodeId]) -> Analysis {

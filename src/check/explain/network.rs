@@ -145,5 +145,66 @@ pub(super) fn fooled_by_loss(
             ),
         ));
     }
+    lost_between_parties(run, timeline, term, parties, (from, last), net, g)
+}
+
+/// A message from one party to another, sent over a link losing datagrams while the term was
+/// decided, never arrived, and no message of its kind from that sender arrived after it: the
+/// receiver went on without it (bully: a higher node's OK lost, so the lower one claimed after
+/// its timeout) and could not tell the silence from a dead sender.
+fn lost_between_parties(
+    run: &RunDir,
+    timeline: &Timeline,
+    term: u64,
+    parties: &[NodeId],
+    (from, last): (u64, u64),
+    net: &Network,
+    g: &Ground,
+) -> Option<Explanation> {
+    let at = |t: u64| crate::check::summary::at(g.start_us, t);
+    let window = || run.node_events.iter().filter(|r| r.t >= from && r.t <= last);
+    // What each party received from another: (receiver, sender, name) -> the times.
+    let mut heard: BTreeMap<(NodeId, NodeId, &str), Vec<(u64, u64)>> = BTreeMap::new();
+    for r in window() {
+        if let (Some(to), Event::Recv { from: by, msg, seq, .. }) = (r.node, &r.event) {
+            if parties.contains(&to) && parties.contains(by) {
+                heard.entry((to, *by, msg.as_str())).or_default().push((r.t, *seq));
+            }
+        }
+    }
+    for r in window() {
+        let (Some(by), Event::Send { to, msg, seq, .. }) = (r.node, &r.event) else {
+            continue;
+        };
+        if by == *to || !parties.contains(&by) || !parties.contains(to) {
+            continue;
+        }
+        if timeline.state_at(*to, r.t).0 != Proc::Running {
+            continue;
+        }
+        let arrived = heard
+            .get(&(*to, by, msg.as_str()))
+            .is_some_and(|got| got.iter().any(|&(t, s)| s == *seq || t >= r.t));
+        if arrived {
+            continue;
+        }
+        let Some((pct, start, end)) = net.loss_span(by, *to, r.t) else {
+            continue;
+        };
+        let until = end
+            .map(|e| format!("to {}", at(e)))
+            .unwrap_or_else(|| "to the end".into());
+        return Some(Explanation::inherent(
+            term,
+            format!(
+                "fooled by a lossy link: at {} node {by}'s {msg} to node {to} was lost (the link {by}->{to} lost \
+                 {pct} % of its datagrams from {} {until}), and nothing of its kind from node {by} reached node {to} \
+                 while the term was decided; a timeout cannot tell a lost message from a dead sender, so each \
+                 claimed the term (inherent without majority mode)",
+                at(r.t),
+                at(start),
+            ),
+        ));
+    }
     None
 }
