@@ -147,6 +147,7 @@ fn every_detector_message_is_counted_as_the_detectors() {
         },
         LiveMsg::Swim(SwimMsg::Ping {
             seq: 0,
+            ts: 1,
             rumours: vec![],
         }),
         LiveMsg::Swim(SwimMsg::PingReq {
@@ -156,6 +157,7 @@ fn every_detector_message_is_counted_as_the_detectors() {
         }),
         LiveMsg::Swim(SwimMsg::Ack {
             seq: 0,
+            ts: 1,
             rumours: vec![],
         }),
         LiveMsg::Swim(SwimMsg::Nack { seq: 0 }),

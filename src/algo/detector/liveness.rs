@@ -45,7 +45,7 @@ use super::config::Choice;
 use super::live_messages::SwimSlot;
 pub use super::live_messages::{LiveMsg, LiveTimer};
 use super::phi::Phi;
-use super::swim::Swim;
+use super::swim::{Swim, SwimTimer};
 use super::Silence;
 use crate::algo::{Context, NodeId, Setup};
 use std::collections::{BTreeMap, BTreeSet};
@@ -394,7 +394,15 @@ impl Liveness {
             }
             LiveTimer::Swim(t) => {
                 if let Mode::Swim(s) = &mut self.mode {
-                    cx.within::<SwimSlot, _>(|c| s.on_timer(c, t));
+                    // Only a probe's judgement suspects anyone; the host hears of it as news.
+                    let before = matches!(t, SwimTimer::Judge(_)).then(|| self.silence.suspected().clone());
+                    let silence = &mut self.silence;
+                    cx.within::<SwimSlot, _>(|c| s.on_timer(c, silence, t));
+                    if let Some(before) = before {
+                        self.note_news(&before);
+                        self.news.sort_unstable();
+                        self.news.dedup();
+                    }
                 }
             }
         }

@@ -50,6 +50,8 @@ pub enum SwimMsg {
     Ping {
         /// The prober's sequence number.
         seq: u64,
+        /// The prober's clock when it sent this PING (`rtt::stamp`), echoed by the ACK.
+        ts: u32,
         /// Gossip.
         rumours: Vec<Rumour>,
     },
@@ -66,6 +68,8 @@ pub enum SwimMsg {
     Ack {
         /// The sequence number answered.
         seq: u64,
+        /// The stamp of the PING answered (0: relayed, not timed).
+        ts: u32,
         /// Gossip.
         rumours: Vec<Rumour>,
     },
@@ -88,6 +92,8 @@ pub enum SwimTimer {
     ProbeTimeout(u64),
     /// The direct probe `seq` is still unanswered: PING its target again.
     Retry(u64),
+    /// The window of probe `seq` (`swim_window=rtt`) is over: judge it.
+    Judge(u64),
     /// A relayed ping `seq` went unanswered (NACK it), or its late ACK is no longer awaited.
     Relay(u64),
     /// Time to look at the suspicion of this member.

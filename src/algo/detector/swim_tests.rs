@@ -359,8 +359,12 @@ fn a_member_declared_dead_that_restarts_rejoins_by_refuting_its_death() {
     assert!(pings_to(&s, 3, back) > 0, "3 is probed again once it is back");
 }
 
-/// SWIM as the paper has it: one probe a period, of 200 ms.
-const ONE_PROBE: &[(&str, &str)] = &[("swim_probes", "1"), ("swim_period_ms", "200")];
+/// SWIM as the paper has it: one probe a period, of 200 ms, judged at the period's end.
+const ONE_PROBE: &[(&str, &str)] = &[
+    ("swim_probes", "1"),
+    ("swim_period_ms", "200"),
+    ("swim_window", "period"),
+];
 
 /// PINGs `from` sent to `target` in [`at`, `until`), with their times (µs).
 fn pings_between(s: &Sim<Cr>, from: NodeId, target: NodeId, at: Duration, until: Duration) -> Vec<u64> {
@@ -485,26 +489,27 @@ fn a_crashed_member_is_pinged_and_suspected_within_two_periods() {
     }
 }
 
-#[test]
-fn a_member_starts_swim_probes_probes_a_period_and_judges_each_a_period_after_its_first_ping() {
-    // The defaults: four probes a 240 ms period, one every 60 ms, to the next member of the
-    // round-robin tournament each; a crashed member is suspected first hand exactly a period
-    // after the first PING that member's probe sent it.
-    let mut s = sim(8);
+/// A ring of 8 under SWIM with `keys`, run 2 s, then member 5 crashed: how many probes member
+/// 1 started in the second second, and of the first first-hand suspicion of 5, how long after
+/// the first PING of that probe and after the crash it came (ms).
+fn crash_judged(net: NetConfig, keys: &[(&str, &str)]) -> (usize, u64, u64) {
+    let mut s = sim_with(8, net, keys);
     s.run_for(ms(2000));
     let starts = s
         .events("send")
         .into_iter()
         .filter(|r| r.node == Some(1) && r.t >= 1_000_000)
         .filter_map(|r| match &r.event {
-            Event::Send { msg, brief, .. } if msg == "PING" => Some(brief.clone()),
+            Event::Send { msg, brief, .. } if msg == "PING" => brief.split("seq: ").nth(1).map(|x| {
+                x.split(|c: char| !c.is_ascii_digit())
+                    .next()
+                    .unwrap_or_default()
+                    .to_string()
+            }),
             _ => None,
         })
         .collect::<std::collections::BTreeSet<_>>()
         .len();
-    // Member 1's own probes (distinct seqs), and none of the PINGs it relays for others'
-    // PING-REQs, since nothing is lost: about 1000 / 60 a second.
-    assert!((15..=18).contains(&starts), "{starts} probes in a second");
     s.crash(5);
     let crashed = s.now();
     s.run_for(ms(1000));
@@ -514,9 +519,50 @@ fn a_member_starts_swim_probes_probes_a_period_and_judges_each_a_period_after_it
         .expect("5 suspected first hand");
     let by = first.node.expect("a node");
     let pings = pings_between(&s, by, 5, crashed, Duration::from_micros(first.t));
-    assert_eq!(first.t - pings[0], 240_000, "{pings:?}");
-    assert!(
-        first.t - crashed.as_micros() as u64 <= 300_000,
-        "within a period and an interval"
-    );
+    let judged = (first.t - pings[0]) / 1000;
+    (starts, judged, (first.t - crashed.as_micros() as u64) / 1000)
+}
+
+#[test]
+fn a_member_starts_swim_probes_probes_a_period_and_judges_each_a_period_after_its_first_ping() {
+    // Four probes a 240 ms period, one every 60 ms, to the next member of the round-robin
+    // tournament each; with `swim_window=period` a crashed member is suspected first hand
+    // exactly a period after the first PING that member's probe sent it. Member 1's own probes
+    // are counted (distinct seqs), none of the PINGs it relays, since nothing is lost: about
+    // 1000 / 60 a second.
+    let (starts, judged, td) = crash_judged(NetConfig::default(), &[("swim_window", "period")]);
+    assert!((15..=18).contains(&starts), "{starts} probes in a second");
+    assert_eq!(judged, 240);
+    assert!(td <= 300, "within a period and an interval: {td} ms");
+}
+
+#[test]
+fn with_round_trips_measured_a_probe_is_judged_after_its_timeout_and_two_of_them_at_least_half_a_period() {
+    // The defaults (`swim_window=rtt`). The simulator's default network answers within a few
+    // ms: the probe timeout (70 ms) and two round trips are under half a period, so a probe is
+    // judged half a period (120 ms) after its first PING.
+    let (starts, judged, td) = crash_judged(NetConfig::default(), &[]);
+    assert!((15..=18).contains(&starts), "{starts} probes in a second");
+    assert_eq!(judged, 120);
+    assert!(td <= 180, "within half a period and an interval: {td} ms");
+    // Round trips of 40-100 ms: 70 ms and two round trips of up to about 100 ms are more than
+    // a period, so the probe waits its whole period.
+    let slow = NetConfig {
+        seed: 3,
+        min_delay: ms(20),
+        max_delay: ms(50),
+        ..NetConfig::default()
+    };
+    let (_, judged, _) = crash_judged(slow, &[]);
+    assert_eq!(judged, 240);
+    // Round trips of 10-30 ms: judged in between, 70 ms and two bounds of 30-60 ms (the
+    // slowest recent sample, or the mean and four deviations) after its first PING.
+    let fair = NetConfig {
+        seed: 3,
+        min_delay: ms(5),
+        max_delay: ms(15),
+        ..NetConfig::default()
+    };
+    let (_, judged, _) = crash_judged(fair, &[]);
+    assert!((130..=190).contains(&judged), "{judged} ms");
 }

@@ -88,7 +88,9 @@ impl Swim {
                     cx.cancel_timer(SwimTimer::Suspicion(node));
                     self.spread(r);
                 }
-                Rumour::Suspect { node, inc, from } => self.suspect(cx, silence, node, Some((from, inc))),
+                Rumour::Suspect { node, inc, from } => {
+                    self.suspect(cx, silence, node, Some((from, inc)), self.params.period)
+                }
                 Rumour::Dead { node, inc, .. } => {
                     let Some(m) = self.members.get_mut(&node) else {
                         continue;

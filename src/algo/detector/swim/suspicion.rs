@@ -41,13 +41,15 @@ impl Swim {
     }
 
     /// Suspects `node` (at `inc`, or its known incarnation), by this node (`by` None) or on
-    /// the word of another member.
+    /// the word of another member; `waited`: the trace's `timeout_ms` (first hand, how long
+    /// the probe waited: its window; on another's word, the period, for reference only).
     pub(super) fn suspect(
         &mut self,
         cx: &mut SwimCx<'_>,
         silence: &mut Silence,
         node: NodeId,
         by: Option<(NodeId, u64)>,
+        waited: Duration,
     ) {
         let me = self.me;
         let (min, max, k) = self.suspicion_bounds();
@@ -77,7 +79,7 @@ impl Swim {
             confirmers: [from].into_iter().collect(),
         };
         let cause = if from == me { "swim" } else { "gossip" };
-        if let Some(ev) = silence.suspect_as(node, cx.now, self.params.period, cause, None, Some(inc)) {
+        if let Some(ev) = silence.suspect_as(node, cx.now, waited, cause, None, Some(inc)) {
             cx.record(ev);
         }
         let others = usize::from(from != me);
