@@ -163,8 +163,9 @@ fn lost_between_parties(
 ) -> Option<Explanation> {
     let at = |t: u64| crate::check::summary::at(g.start_us, t);
     let window = || run.node_events.iter().filter(|r| r.t >= from && r.t <= last);
-    // What each party received from another: (receiver, sender, name) -> the times.
-    let mut heard: BTreeMap<(NodeId, NodeId, &str), Vec<(u64, u64)>> = BTreeMap::new();
+    // What each party received from another: (receiver, sender, name) -> (time, seq) each.
+    type Heard<'a> = BTreeMap<(NodeId, NodeId, &'a str), Vec<(u64, u64)>>;
+    let mut heard: Heard = BTreeMap::new();
     for r in window() {
         if let (Some(to), Event::Recv { from: by, msg, seq, .. }) = (r.node, &r.event) {
             if parties.contains(&to) && parties.contains(by) {
