@@ -338,9 +338,12 @@ impl Liveness {
         }
     }
 
+    /// Adds the suspicions that are new since `before` to the news, each once, in id order.
     fn note_news(&mut self, before: &BTreeSet<NodeId>) {
         let new: Vec<NodeId> = self.silence.suspected().difference(before).copied().collect();
         self.news.extend(new);
+        self.news.sort_unstable();
+        self.news.dedup();
     }
 
     /// The period of phi and SWIM: beats and phi's judgement, or SWIM's next probe.
@@ -362,8 +365,6 @@ impl Liveness {
             }
         };
         self.note_news(&before);
-        self.news.sort_unstable();
-        self.news.dedup();
         cx.set_timer(LiveTimer::Period, next);
     }
 
@@ -400,8 +401,6 @@ impl Liveness {
                     cx.within::<SwimSlot, _>(|c| s.on_timer(c, silence, t));
                     if let Some(before) = before {
                         self.note_news(&before);
-                        self.news.sort_unstable();
-                        self.news.dedup();
                     }
                 }
             }
