@@ -163,18 +163,19 @@ fn lost_between_parties(
 ) -> Option<Explanation> {
     let at = |t: u64| crate::check::summary::at(g.start_us, t);
     let window = || run.node_events.iter().filter(|r| r.t >= from && r.t <= last);
-    // What each party received from another: (receiver, sender, name) -> (time, seq) each.
-    type Heard<'a> = BTreeMap<(NodeId, NodeId, &'a str), Vec<(u64, u64)>>;
-    let mut heard: Heard = BTreeMap::new();
+    // When each party last received a message of each kind from another: (receiver, sender,
+    // name) -> time. A send arrived, or was made good, if that is at or after it.
+    let mut heard: BTreeMap<(NodeId, NodeId, &str), u64> = BTreeMap::new();
     for r in window() {
-        if let (Some(to), Event::Recv { from: by, msg, seq, .. }) = (r.node, &r.event) {
+        if let (Some(to), Event::Recv { from: by, msg, .. }) = (r.node, &r.event) {
             if parties.contains(&to) && parties.contains(by) {
-                heard.entry((to, *by, msg.as_str())).or_default().push((r.t, *seq));
+                let last = heard.entry((to, *by, msg.as_str())).or_insert(r.t);
+                *last = (*last).max(r.t);
             }
         }
     }
     for r in window() {
-        let (Some(by), Event::Send { to, msg, seq, .. }) = (r.node, &r.event) else {
+        let (Some(by), Event::Send { to, msg, .. }) = (r.node, &r.event) else {
             continue;
         };
         if by == *to || !parties.contains(&by) || !parties.contains(to) {
@@ -183,10 +184,7 @@ fn lost_between_parties(
         if timeline.state_at(*to, r.t).0 != Proc::Running {
             continue;
         }
-        let arrived = heard
-            .get(&(*to, by, msg.as_str()))
-            .is_some_and(|got| got.iter().any(|&(t, s)| s == *seq || t >= r.t));
-        if arrived {
+        if heard.get(&(*to, by, msg.as_str())).is_some_and(|&t| t >= r.t) {
             continue;
         }
         let Some((pct, start, end)) = net.loss_span(by, *to, r.t) else {
