@@ -30,7 +30,7 @@ pub mod control;
 mod demo;
 mod detector_view;
 mod fork;
-mod fork_code;
+pub(crate) mod fork_code;
 mod gate;
 mod goal;
 mod launcher;

@@ -310,6 +310,11 @@ impl<A: Algorithm> Host<A> {
         self.persisted.take()
     }
 
+    /// The trace records written since the last `take_records`.
+    pub fn records(&self) -> &[Record] {
+        &self.records
+    }
+
     /// Takes the trace records written since the last call.
     pub fn take_records(&mut self) -> std::vec::Drain<'_, Record> {
         self.records.drain(..)

@@ -282,10 +282,14 @@ impl<A: Algorithm> Process<A> {
         }
         // The rehearsal's throwaway copies (each began as a copy of this node's setup, with
         // every member) and the options built after the fork leave free pages amid the heap,
-        // which glibc keeps: given back, as every node of a large ring would otherwise hold
-        // them for its whole life.
-        // SAFETY: a plain call into the allocator; this node runs one thread.
-        unsafe { nix::libc::malloc_trim(0) };
+        // which glibc keeps: given back in large launches, as every node of a large ring would
+        // otherwise hold them for its whole life. Not in small ones: the first messages would
+        // fault those pages in again (perf: 4% of a node's CPU on the ELECTION lap of a ring
+        // of 64, in `_int_malloc`), and a few dozen nodes' pages are no matter.
+        if self.opts.setup.members.len() >= crate::cluster::fork_code::WORTH_IT {
+            // SAFETY: a plain call into the allocator; this node runs one thread.
+            unsafe { nix::libc::malloc_trim(0) };
+        }
         // The state file is made now, not by the first store: that store is on the algorithm's
         // path (a Chang-Roberts node's first ELECTION), and making a file costs an inode. Only
         // for an algorithm seen persisting in its rehearsal: the others never pay for the file.

@@ -1,5 +1,5 @@
-//! A step's way out: the state stored, the records written, then the datagrams sent, in that
-//! order (see [`runtime`](super)).
+//! A step's way out: the state stored, the records written, the datagrams sent, then the human
+//! log lines, in that order (see [`runtime`](super)).
 
 use super::*;
 
@@ -18,20 +18,27 @@ impl<A: Algorithm> Process<A> {
         }
         // The records first: written through the mapping they are in the file at once, so a
         // SIGKILL after a datagram left cannot lose its `send` (docs/trace.md, what a kill loses).
-        for rec in self.host.take_records() {
-            if let Some(w) = &mut self.trace {
-                if let Err(e) = w.write(&rec) {
+        if let Some(w) = &mut self.trace {
+            for rec in self.host.records() {
+                if let Err(e) = w.write(rec) {
                     log::error!("cannot write the trace: {e}");
                     self.trace_failed.get_or_insert(e.to_string());
                 }
             }
+        }
+        if self.trace_failed.is_none() {
+            self.send_outbox();
+        }
+        // The node stops when its trace failed: what it sends now would have no `send` there.
+        self.host.clear_outbox();
+        // The human lines last: formatting them and their write(2) each cost more than the
+        // rest of a hop's work, and the next node need not wait for them.
+        for rec in self.host.take_records() {
             self.human.write(&rec);
         }
-        if self.trace_failed.is_some() {
-            // The node stops: what it sends now would have no `send` in its trace.
-            self.host.clear_outbox();
-            return;
-        }
+    }
+
+    fn send_outbox(&mut self) {
         let mut datagrams = Vec::new();
         for out in self.host.outbox() {
             match self.opts.addrs.get(&out.to) {
@@ -42,7 +49,6 @@ impl<A: Algorithm> Process<A> {
         self.sender.send(self.socket.as_raw_fd(), &datagrams, |to, addr, e| {
             log::warn!("send to node {to} ({addr}) failed, datagram lost: {e}");
         });
-        self.host.clear_outbox();
     }
 
     pub(super) fn flush_trace(&mut self) {

@@ -3,11 +3,11 @@
 //! A store used to be a new temporary file renamed over the old one. On ext4 that is an inode
 //! allocated and one freed per store, 0.1-0.4 ms, paid by every Chang-Roberts node on the
 //! ELECTION lap before it forwards, by the bank after every transfer and by the fencing
-//! resource after every access. Now the file is created once and each store is one `pwrite`
-//! into the slot not holding the current state. A kill can cut that write short; each slot
-//! carries a BLAKE3 hash over its sequence number, length and payload, so a cut slot never
-//! verifies and the reader takes the other one: the state before the store, as a kill before
-//! the rename gave.
+//! resource after every access. Now the file is created once and each store is one copy into
+//! the mapped slot not holding the current state (`state_map.rs`). A kill can cut that copy
+//! short; each slot carries a BLAKE3 hash over its sequence number, length and payload, so a
+//! cut slot never verifies and the reader takes the other one: the state before the store, as
+//! a kill before the rename gave.
 //!
 //! ```text
 //! header  "cldstat2" | span: u64 LE                       (16 bytes, written once)

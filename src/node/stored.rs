@@ -2,12 +2,12 @@
 //! and written atomically (two slots in turns; fsynced with `--set fsync=true`).
 
 use super::config::NodeOptions;
+use super::state_map::StateMap;
 use super::state_slots as slots;
 use crate::algo::Setup;
 use crate::error::{failed, CliError};
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 /// Where a node keeps the state its algorithm persists: `state-<id>.bin` in its log directory
@@ -77,6 +77,8 @@ pub(super) struct StateFile {
 /// An open state file of the slot layout.
 struct Open {
     file: File,
+    /// The header and both slots, mapped: a store is a copy.
+    map: StateMap,
     span: usize,
     /// The store number and slot of the current state.
     seq: u64,
@@ -113,8 +115,8 @@ impl StateFile {
         match &mut self.open {
             Some(o) if slots::SLOT_HEAD + payload.len() <= o.span => {
                 let (seq, slot) = (o.seq + 1, 1 - o.slot);
-                let at = slots::slot_offset(o.span, slot) as u64;
-                o.file.write_all_at(&slots::slot(seq, payload), at)?;
+                let at = slots::slot_offset(o.span, slot);
+                o.map.write_at(&slots::slot(seq, payload), at);
                 if self.fsync {
                     o.file.sync_data()?;
                 }
@@ -141,8 +143,9 @@ impl StateFile {
         let Some(Ok(c)) = slots::current(&bytes) else {
             return Ok(None);
         };
-        let file = OpenOptions::new().write(true).open(&self.path)?;
+        let file = OpenOptions::new().read(true).write(true).open(&self.path)?;
         Ok(Some(Open {
+            map: mapped(&file, c.span)?,
             file,
             span: c.span,
             seq: c.seq,
@@ -176,6 +179,7 @@ impl StateFile {
                     Ok(()) => {
                         sync_dir(dir, self.fsync)?;
                         return Ok(Open {
+                            map: mapped(&file, span)?,
                             file,
                             span,
                             seq,
@@ -203,12 +207,18 @@ impl StateFile {
         sync_dir(dir, self.fsync)?;
         // The open file is the renamed one: later stores write through it.
         Ok(Open {
+            map: mapped(&file, span)?,
             file,
             span,
             seq,
             slot: 0,
         })
     }
+}
+
+/// The header and both slots of `file`, laid out with slots of `span` bytes, mapped.
+fn mapped(file: &File, span: usize) -> io::Result<StateMap> {
+    StateMap::new(file, slots::slot_offset(span, 2))
 }
 
 /// A new file with no name in `dir`, open for reading and writing; None where the file system

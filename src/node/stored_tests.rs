@@ -1,4 +1,5 @@
 use super::*;
+use std::os::unix::fs::FileExt;
 
 fn dir() -> tempdir::Dir {
     tempdir::Dir::new()
@@ -95,7 +96,8 @@ fn a_damaged_file_is_refused_and_the_next_store_starts_a_good_one() {
     let mut s = StateFile::new(path.clone(), false);
     s.store(b"kept").unwrap();
     let mut bytes = std::fs::read(&path).unwrap();
-    let last = bytes.len() - 1;
+    // The stored payload's last byte (the file holds room for the second slot after it).
+    let last = slots::slot_offset(slots::span_for(4), 0) + slots::SLOT_HEAD + 3;
     bytes[last] ^= 1;
     std::fs::write(&path, &bytes).unwrap();
     assert!(read_state(&path).unwrap().unwrap().unwrap_err().contains("damaged"));

@@ -213,7 +213,7 @@ impl Drop for MappedTrace {
 
 /// Makes `[off, off + len)` of `file` allocated blocks (growing the file): a full disk shows
 /// here as ENOSPC, where a write into a hole of a mapping would be a SIGBUS.
-fn allocate(file: &File, off: u64, len: u64) -> io::Result<()> {
+pub(crate) fn allocate(file: &File, off: u64, len: u64) -> io::Result<()> {
     // SAFETY: plain system call on an open descriptor.
     let r = unsafe { libc::fallocate(file.as_raw_fd(), 0, off as libc::off_t, len as libc::off_t) };
     if r == 0 {

@@ -3,7 +3,7 @@
 mod datagram;
 mod encode;
 mod event;
-mod mapped;
+pub(crate) mod mapped;
 pub mod messages;
 mod parse;
 mod parse_direct;
