@@ -464,7 +464,6 @@ fn run(cli: Cli) -> Result<i32, CliError> {
 }
 
 fn main() {
-    coordlab::node::tune_allocator();
     // The bench and the launcher print with println!, which panics (and, with panic = "abort",
     // kills the process with SIGABRT) when stdout cannot be written: that is a write failure
     // (exit status 3), said in one line, not a crash.

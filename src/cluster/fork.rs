@@ -172,6 +172,9 @@ fn serve(args: &NodeArgs, nodes: &[NodePlan], channel: &OwnedFd, gate: Inherited
         go: renumber(gate.go)?.into_raw_fd(),
         ready: renumber(gate.ready)?.into_raw_fd(),
     };
+    // Before the trim: the fastbins' chunks consolidated here, once, not by every node writing
+    // to the heap pages it shares with this process.
+    crate::node::tune_allocator();
     // The launcher's heap pages that are free go back to the system, so that no node counts them.
     // SAFETY: a plain call into the allocator of this single-threaded process.
     unsafe { libc::malloc_trim(0) };

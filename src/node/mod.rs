@@ -16,15 +16,15 @@ mod state_slots;
 mod stored;
 pub mod warmup;
 
-/// Tunes glibc's allocator for every coordlab process (launcher, zygote, nodes), first thing in
-/// `main` so that the zygote's heap, which every forked node starts from, is made this way.
+/// Tunes glibc's allocator for a node: in the zygote before it forks any (so that the heap
+/// every forked node starts from is made this way), and in a node started on its own.
 ///
 /// No fastbins: a small chunk freed into one waits there until a request of 1 KiB or more (a
 /// vector clock of 64 entries is one, copied into every record) makes glibc consolidate them
 /// all. perf put that consolidation and its unlinking at 8% of a node's CPU on the ELECTION
-/// lap of a ring of 64; without fastbins the lap's hop fell from 47 to 40 us and the ELECTED
-/// lap's from 36 to 30 us (medians of 12 runs each, interleaved; docs/cost.md). Small requests
-/// are still served first from glibc's per-thread cache.
+/// lap of a ring of 64; without fastbins the lap's hop fell by about a sixth (docs/cost.md).
+/// Small requests are still served first from glibc's per-thread cache. The launcher keeps
+/// them: its own phases of a 4,096-node launch were a few ms slower without.
 pub fn tune_allocator() {
     // SAFETY: a plain call into the allocator, before any thread is started.
     unsafe { nix::libc::mallopt(nix::libc::M_MXFAST, 0) };

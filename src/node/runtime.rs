@@ -39,6 +39,9 @@ const BUDGET: usize = 256;
 
 /// Runs the node described by `opts` until SIGTERM/SIGINT/SIGHUP.
 pub fn run_node(opts: NodeOptions) -> Result<(), CliError> {
+    // For a node started as `coordlab node`; in one the zygote forked there is nothing left
+    // to consolidate.
+    super::tune_allocator();
     if let Some(pid) = opts.parent_pid {
         die_with(pid)?;
     }

@@ -39,7 +39,7 @@ impl<A: Algorithm> Process<A> {
     }
 
     fn send_outbox(&mut self) {
-        let mut datagrams = Vec::new();
+        let mut datagrams = Vec::with_capacity(self.host.outbox().len());
         for out in self.host.outbox() {
             match self.opts.addrs.get(&out.to) {
                 Some(addr) => datagrams.push((out.to, out.bytes.as_slice(), *addr)),

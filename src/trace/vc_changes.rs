@@ -57,6 +57,9 @@ impl VcChanges {
 /// as changes of `prev` (an entry of `prev` is gone from it), or the changes are no shorter.
 fn changes(prev: &[(NodeId, u64)], now: &[(NodeId, u64)], out: &mut Vec<(NodeId, u64)>) -> bool {
     out.clear();
+    // Once, at the widest (a node's first message from afar brings every entry at once):
+    // not a doubling reallocation on that hop.
+    out.reserve(now.len());
     let mut i = 0;
     for &(k, c) in now {
         match prev.get(i) {
