@@ -21,7 +21,7 @@ use std::io;
 const MADV_COLLAPSE: libc::c_int = 25;
 
 /// From how many nodes the copy pays: at 1,024 nodes it adds about 6.5 KiB to a node's PSS.
-pub(crate) const WORTH_IT: usize = 1024;
+pub(crate) const WORTH_IT: usize = crate::node::LARGE_LAUNCH;
 
 /// Whether the copy is wanted for a launch of `n` nodes.
 pub(crate) fn wanted(n: usize) -> bool {

@@ -30,7 +30,7 @@ pub mod control;
 mod demo;
 mod detector_view;
 mod fork;
-pub(crate) mod fork_code;
+mod fork_code;
 mod gate;
 mod goal;
 mod launcher;

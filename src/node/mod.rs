@@ -16,6 +16,11 @@ mod state_slots;
 mod stored;
 pub mod warmup;
 
+/// From how many nodes a launch is large: the zygote then shares its copy of the code and
+/// rehearses once for all (`cluster::fork_code`), and each node gives its warm-up's free heap
+/// pages back, where the memory target is.
+pub(crate) const LARGE_LAUNCH: usize = 1024;
+
 /// Tunes glibc's allocator for a node: in the zygote before it forks any (so that the heap
 /// every forked node starts from is made this way), and in a node started on its own.
 ///

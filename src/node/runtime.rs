@@ -289,7 +289,7 @@ impl<A: Algorithm> Process<A> {
         // otherwise hold them for its whole life. Not in small ones: the first messages would
         // fault those pages in again (perf: 4% of a node's CPU on the ELECTION lap of a ring
         // of 64, in `_int_malloc`), and a few dozen nodes' pages are no matter.
-        if self.opts.setup.members.len() >= crate::cluster::fork_code::WORTH_IT {
+        if self.opts.setup.members.len() >= super::LARGE_LAUNCH {
             // SAFETY: a plain call into the allocator; this node runs one thread.
             unsafe { nix::libc::malloc_trim(0) };
         }
