@@ -27,7 +27,9 @@ pub(crate) const LARGE_LAUNCH: usize = 1024;
 /// No fastbins: a small chunk freed into one waits there until a request of 1 KiB or more (a
 /// vector clock of 64 entries is one, copied into every record) makes glibc consolidate them
 /// all. perf put that consolidation and its unlinking at 8% of a node's CPU on the ELECTION
-/// lap of a ring of 64; without fastbins the lap's hop fell by about a sixth (docs/cost.md).
+/// lap of a ring of 64 once the warm-up's heap was kept (1% while it was trimmed, when the
+/// heap's page faults cost more); with both changes the lap's hop fell by a sixth to a
+/// quarter (docs/cost.md).
 /// Small requests are still served first from glibc's per-thread cache. The launcher keeps
 /// them: its own phases of a 4,096-node launch were a few ms slower without.
 pub fn tune_allocator() {
