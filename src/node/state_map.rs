@@ -10,7 +10,6 @@
 use nix::libc;
 use std::fs::File;
 use std::io;
-use std::os::fd::AsRawFd;
 
 /// `len` bytes of a file from its start, mapped shared and writable.
 pub(super) struct StateMap {
@@ -26,22 +25,10 @@ impl StateMap {
     /// here, not a SIGBUS at a store), and faults its pages in writable, so that the first
     /// store after the go does not pay for it.
     pub fn new(file: &File, len: usize) -> io::Result<StateMap> {
-        crate::trace::mapped::allocate(file, 0, len as u64)?;
-        // SAFETY: a fresh shared mapping of the file's first `len` bytes, allocated above.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                file.as_raw_fd(),
-                0,
-            )
+        let map = StateMap {
+            ptr: crate::trace::mapped::map_shared(file, 0, len)?,
+            len,
         };
-        if p == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        let map = StateMap { ptr: p.cast(), len };
         for page in (0..len).step_by(4096) {
             // SAFETY: inside the mapping; the byte written is the one already there.
             unsafe {

@@ -123,22 +123,7 @@ impl MappedTrace {
         let off = self.end / PAGE * PAGE;
         let len = self.next_window.max((self.end - off + need).div_ceil(PAGE) * PAGE);
         self.next_window = (self.next_window * 2).min(MAX_WINDOW);
-        allocate(&self.file, off, len)?;
-        // SAFETY: a fresh shared mapping of the file's [off, off + len), all allocated above.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len as usize,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                self.file.as_raw_fd(),
-                off as libc::off_t,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        self.map = p.cast();
+        self.map = map_shared(&self.file, off, len as usize)?;
         self.map_off = off;
         self.map_len = len;
         // The page the next line goes to, faulted in writable now rather than mid-hop: the
@@ -211,9 +196,30 @@ impl Drop for MappedTrace {
     }
 }
 
+/// Maps `[off, off + len)` of `file` shared and writable, allocated first (see [`allocate`]).
+/// The caller unmaps it.
+pub(crate) fn map_shared(file: &File, off: u64, len: usize) -> io::Result<*mut u8> {
+    allocate(file, off, len as u64)?;
+    // SAFETY: a fresh shared mapping of the file's [off, off + len), all allocated above.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED,
+            file.as_raw_fd(),
+            off as libc::off_t,
+        )
+    };
+    match p == libc::MAP_FAILED {
+        true => Err(io::Error::last_os_error()),
+        false => Ok(p.cast()),
+    }
+}
+
 /// Makes `[off, off + len)` of `file` allocated blocks (growing the file): a full disk shows
 /// here as ENOSPC, where a write into a hole of a mapping would be a SIGBUS.
-pub(crate) fn allocate(file: &File, off: u64, len: u64) -> io::Result<()> {
+fn allocate(file: &File, off: u64, len: u64) -> io::Result<()> {
     // SAFETY: plain system call on an open descriptor.
     let r = unsafe { libc::fallocate(file.as_raw_fd(), 0, off as libc::off_t, len as libc::off_t) };
     if r == 0 {
