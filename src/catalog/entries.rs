@@ -309,7 +309,7 @@ registry! {
         summary: "mutual exclusion: a central coordinator (the highest id) with a FIFO queue; 3 messages per entry; no failure detector unless --set detector is given",
         runs_on: Fit::Complete,
         // Its coordinator may judge the holder with the family's detector (docs/detectors.md).
-        keys: &concat_keys::<17>(&[CentralOptions::KEYS, crate::algo::detector::config::DetectorOptions::KEYS]),
+        keys: &concat_keys::<18>(&[CentralOptions::KEYS, crate::algo::detector::config::DetectorOptions::KEYS]),
         check: Some(central_check),
         bench: Bench::Mutex(mutex_formulas::central),
         overlap_lesson: Some(

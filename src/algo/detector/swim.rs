@@ -28,6 +28,12 @@
 //!   240, and a crash was suspected 176 and 221 ms after it instead of 290.
 //! - no ACK, direct or relayed, by the end of the probe's window: the member is suspected (not
 //!   dead), and the suspicion is gossiped, piggybacked on every PING, PING-REQ and ACK.
+//! - `swim_hold=rtt` (the default, a departure): a suspicion this node raises itself goes to
+//!   the suspect at once, and again after one round trip, and is gossiped only when no
+//!   refutation came back within two ([`Swim::hold`]). A live member whose probe failed refutes
+//!   to its suspecter alone, and the others never hear of it; a crashed one is suspected as
+//!   soon, and its suspicion reaches the others a hold later. SWIM gossips at once, and every
+//!   member believed the mistake until the refutation caught up (60 of 63 at 64 members).
 //! - a suspected node that hears of it refutes it with a higher incarnation number (ALIVE
 //!   gossip), which withdraws the suspicion everywhere it reaches; a node pinging a suspect or
 //!   dead member piggybacks that member's own suspicion, so that it learns and can refute.
@@ -110,6 +116,16 @@ struct Probe {
     window: Duration,
 }
 
+/// A failed probe judged before its period ended: the NACKs that may still come.
+#[derive(Debug, Clone, Copy)]
+struct Verdict {
+    seq: u64,
+    expected: usize,
+    nacks: usize,
+    /// The probe's period end, when the missing NACKs are counted.
+    due: Duration,
+}
+
 /// A PING-REQ this node relays.
 #[derive(Debug, Clone, Copy)]
 struct Relay {
@@ -145,6 +161,12 @@ pub struct Swim {
     n: usize,
     /// The round trips timed from this node's ACKs.
     rtt: rtt::Rtt,
+    /// Probes judged before their NACKs were due (`swim_window=rtt`): their health verdict waits
+    /// for the period's end, as memberlist's does.
+    verdicts: Vec<Verdict>,
+    /// This node's own suspicions not gossiped yet (`swim_hold`): the incarnation suspected,
+    /// and whether the suspect was told a second time.
+    held: BTreeMap<NodeId, (u64, bool)>,
 }
 
 /// What SWIM asks its host to do (send, set a timer, record, or change a suspicion).
@@ -212,6 +234,8 @@ impl Swim {
             lhm: 0,
             n: n.max(1),
             rtt: rtt::Rtt::default(),
+            held: BTreeMap::new(),
+            verdicts: Vec::new(),
         }
     }
 
@@ -305,6 +329,7 @@ impl Swim {
     /// clock again, and stretch its timeouts to the most.
     pub(crate) fn stalled(&mut self, now: Duration) {
         self.probes.clear();
+        self.verdicts.clear();
         self.relays.clear();
         self.rtt.forget();
         self.lhm = self.params.max_lhm;
@@ -335,6 +360,7 @@ impl Swim {
         for p in due {
             self.judge_probe(cx, silence, p);
         }
+        self.settle_verdicts(now);
         // The round is the clock's, not a count of this node's own ticks: members ping their
         // partners of the same round even after one's period was stretched or it restarted,
         // which left a count out of step (a crashed member then went unpinged for 211 ms where
@@ -365,18 +391,41 @@ impl Swim {
 
     /// A probe's time is up: unanswered, its target is suspected, and this node's health
     /// multiplier rises by the NACKs that did not come to show the network at fault.
+    ///
+    /// Judged before its period's end (its window), the NACKs are counted at the period's end:
+    /// a helper NACKs a probe timeout after the PING-REQ, later than the window's half period.
+    /// Counted at the window, every probe of a crashed member had missed all its NACKs and
+    /// raised its prober's multiplier by `swim_k`, a period stretched 7 times.
     fn judge_probe(&mut self, cx: &mut SwimCx<'_>, silence: &mut Silence, p: Probe) {
         if p.acked {
             return;
         }
-        let missing = if p.expected > 0 {
-            p.expected.saturating_sub(p.nacks) as i64
+        if !matches!(self.state(p.target), Some(State::Alive)) {
+            return;
+        }
+        if p.expected == 0 {
+            self.lhm_add(1);
+        } else if p.ends <= cx.now || p.nacks >= p.expected {
+            self.lhm_add(p.expected.saturating_sub(p.nacks) as i64);
         } else {
-            1
-        };
-        if matches!(self.state(p.target), Some(State::Alive)) {
-            self.lhm_add(missing);
-            self.suspect(cx, silence, p.target, None, p.window);
+            self.verdicts.push(Verdict {
+                seq: p.seq,
+                expected: p.expected,
+                nacks: p.nacks,
+                due: p.ends,
+            });
+        }
+        self.suspect(cx, silence, p.target, None, p.window);
+    }
+
+    /// Counts the missing NACKs of the verdicts whose period is over.
+    fn settle_verdicts(&mut self, now: Duration) {
+        let (due, waiting): (Vec<Verdict>, Vec<Verdict>) = std::mem::take(&mut self.verdicts)
+            .into_iter()
+            .partition(|v| v.due <= now);
+        self.verdicts = waiting;
+        for v in due {
+            self.lhm_add(v.expected.saturating_sub(v.nacks) as i64);
         }
     }
 
@@ -392,10 +441,16 @@ impl Swim {
     /// answered. It proves `node` alive as well as its ACK would, and under heavy loss a probe
     /// whose PINGs and relays were all lost often overlaps a message from its target (a first-hand
     /// suspicion 11 ms after hearing the target, in the simulator at 25% loss).
+    /// Answered this way, it lowers the health multiplier as its ACK would: in step, members
+    /// hear their partner's own PING before its ACK, and a multiplier that only an ACK lowered
+    /// stayed raised for good.
     pub(crate) fn heard_from(&mut self, node: NodeId) {
-        for p in self.probes.iter_mut().filter(|p| p.target == node) {
+        let mut answered = 0;
+        for p in self.probes.iter_mut().filter(|p| p.target == node && !p.acked) {
             p.acked = true;
+            answered += 1;
         }
+        self.lhm_add(-answered);
     }
 
     /// The member to probe in round `r`: its partner in a round-robin tournament over the
@@ -513,6 +568,7 @@ impl Swim {
                 }
             },
             SwimTimer::Suspicion(node) => self.judge(cx, node),
+            SwimTimer::Hold(node) => self.hold_over(cx, node),
             SwimTimer::Gossip => {
                 self.gossip_round(cx);
                 cx.set_timer(SwimTimer::Gossip, self.gossip_interval());
@@ -580,6 +636,8 @@ impl Swim {
             SwimMsg::Nack { seq } => {
                 if let Some(p) = self.probe_mut(*seq) {
                     p.nacks += 1;
+                } else if let Some(v) = self.verdicts.iter_mut().find(|v| v.seq == *seq) {
+                    v.nacks += 1;
                 }
             }
             SwimMsg::Gossip { rumours } => self.hear(cx, silence, from, rumours),

@@ -98,6 +98,9 @@ pub enum SwimTimer {
     Relay(u64),
     /// Time to look at the suspicion of this member.
     Suspicion(NodeId),
+    /// This node's own suspicion of this member was held back for a while (`swim_hold`):
+    /// tell the suspect again, or gossip it.
+    Hold(NodeId),
     /// Time to gossip the pending rumours to a few random members.
     Gossip,
 }

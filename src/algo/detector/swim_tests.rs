@@ -566,3 +566,87 @@ fn with_round_trips_measured_a_probe_is_judged_after_its_timeout_and_two_of_them
     let (_, judged, _) = crash_judged(fair, &[]);
     assert!((130..=190).contains(&judged), "{judged} ms");
 }
+
+/// Every member's local health multiplier but `except`'s.
+fn lhms(s: &Sim<Cr>, n: u64, except: NodeId) -> Vec<u32> {
+    (1..=n)
+        .filter(|&b| b != except)
+        .map(|b| s.node(b).liveness().swim().unwrap().lhm)
+        .collect()
+}
+
+#[test]
+fn finding_a_crash_leaves_no_members_health_multiplier_raised() {
+    // A probe judged at its window (half a period here) came before its helpers' NACKs, which
+    // go a probe timeout after the PING-REQ: counted then, all were missing, and each prober
+    // of the crashed member took its multiplier to swim_k (6), a probe period 7 times as long,
+    // for good. The NACKs are now counted at the period's end.
+    for hold in ["rtt", "off"] {
+        let mut s = sim_with(8, NetConfig::default(), &[("swim_hold", hold)]);
+        s.run_for(ms(2000));
+        s.crash(3);
+        let crashed = s.now();
+        let all_dead = s.run_until(crashed + ms(5000), |s| {
+            [1, 2, 4, 5, 6, 7, 8]
+                .iter()
+                .all(|&b| s.node(b).liveness().swim().unwrap().state(3) == Some(&State::Dead))
+        });
+        assert!(all_dead, "{hold}: 3 declared dead by all");
+        assert_eq!(lhms(&s, 8, 3), vec![0; 7], "{hold}");
+    }
+}
+
+#[test]
+fn a_probe_answered_by_its_targets_own_ping_lowers_the_health_multiplier() {
+    // In step, a member hears its partner's PING before the ACK of its own; a multiplier that
+    // only an ACK lowered stayed where a stall had put it.
+    let mut s = sim(6);
+    s.run_for(ms(2000));
+    s.pause(2);
+    s.run_for(ms(400));
+    s.resume(2);
+    s.run_for(ms(10));
+    let lhm = s.node(2).liveness().swim().unwrap().lhm;
+    assert!(
+        lhm >= 7,
+        "its stall sets it to the most (8), less a probe answered since: {lhm}"
+    );
+    // At LHM l the next probe is l + 1 rounds (60 ms each) away: 8 down to 0 takes 44 rounds.
+    s.run_for(ms(60 * 44 + 500));
+    assert_eq!(s.node(2).liveness().swim().unwrap().lhm, 0);
+}
+
+#[test]
+fn a_live_members_failed_probe_is_refuted_to_its_prober_and_never_gossiped() {
+    // `swim_hold=rtt`: node 4 is cut off until the first member suspects it (its PINGs and
+    // their relays all lost), then the links heal. Told first, node 4 refutes to its
+    // suspecters, and no member believes the mistake on another's word. With swim_hold=off the
+    // suspicion is gossiped at once and members who never probed 4 hold it too.
+    for hold in ["rtt", "off"] {
+        let mut s = sim_with(6, NetConfig::default(), &[("swim_hold", hold)]);
+        s.run_for(ms(2000));
+        s.partition(&[4], &[1, 2, 3, 5, 6]);
+        let cut = s.now();
+        assert!(s.run_until(cut + ms(2000), |s| !s.events("suspect").is_empty()));
+        s.heal();
+        s.run_for(ms(1500));
+        // Node 4, cut off, suspects others too: only the others' suspicions of it are looked at.
+        let sus: Vec<_> = since(&s, "suspect", cut)
+            .into_iter()
+            .filter(|r| matches!(r.event, Event::Suspect { target: 4, .. }))
+            .collect();
+        let on_word = sus
+            .iter()
+            .filter(|r| matches!(&r.event, Event::Suspect { cause, .. } if cause == "gossip"))
+            .count();
+        match hold {
+            "rtt" => assert_eq!(on_word, 0, "{sus:?}"),
+            _ => assert!(on_word > 0, "{sus:?}"),
+        }
+        assert!(s.events("refute").iter().any(|r| r.node == Some(4)), "{hold}");
+        assert!(s.events("confirm").is_empty(), "{hold}");
+        for b in [1, 2, 3, 5, 6] {
+            assert!(!s.node(b).liveness().is_suspected(4), "{hold}: node {b}");
+        }
+    }
+}

@@ -33,6 +33,7 @@ impl Swim {
         });
         let inc = m.inc;
         m.state = State::Dead;
+        self.held.remove(&node);
         self.spread(Rumour::Dead {
             node,
             inc,
@@ -68,6 +69,8 @@ impl Swim {
                     let due = *since + suspicion_timeout(others, k, min, max);
                     cx.set_timer(SwimTimer::Suspicion(node), due.saturating_sub(cx.now));
                     self.spread(Rumour::Suspect { node, inc, from });
+                    // Others spread it already: nothing left to hold back.
+                    self.held.remove(&node);
                 }
                 return;
             }
@@ -84,6 +87,49 @@ impl Swim {
         }
         let others = usize::from(from != me);
         cx.set_timer(SwimTimer::Suspicion(node), suspicion_timeout(others, k, min, max));
-        self.spread(Rumour::Suspect { node, inc, from });
+        let rumour = Rumour::Suspect { node, inc, from };
+        if from == me && self.params.hold {
+            // Told first: a live suspect refutes to this node alone (`hold_over`).
+            self.held.insert(node, (inc, false));
+            cx.send(node, SwimMsg::Gossip { rumours: vec![rumour] });
+            cx.set_timer(SwimTimer::Hold(node), self.hold() / 2);
+        } else {
+            self.spread(rumour);
+        }
+    }
+
+    /// How long a first-hand suspicion is held back before it is gossiped: two round-trip
+    /// bounds (the suspect told twice, a round trip apart, each able to answer), two probe
+    /// timeouts before any round trip was timed; between a probe timeout and a period.
+    pub(crate) fn hold(&self) -> Duration {
+        let rt = self.rtt.bound().unwrap_or(self.probe_timeout());
+        (2 * rt).clamp(self.probe_timeout(), self.period())
+    }
+
+    /// Half the hold of `node`'s suspicion is over: tell the suspect again (the first telling
+    /// or its refutation may have been lost); all of it: gossip the suspicion, unrefuted.
+    pub(super) fn hold_over(&mut self, cx: &mut SwimCx<'_>, node: NodeId) {
+        let Some(&(inc, again)) = self.held.get(&node) else {
+            return;
+        };
+        let still =
+            matches!(self.members.get(&node), Some(m) if m.inc == inc && matches!(m.state, State::Suspect { .. }));
+        if !still {
+            self.held.remove(&node);
+            return;
+        }
+        let rumour = Rumour::Suspect {
+            node,
+            inc,
+            from: self.me,
+        };
+        if again {
+            self.held.remove(&node);
+            self.spread(rumour);
+        } else {
+            self.held.insert(node, (inc, true));
+            cx.send(node, SwimMsg::Gossip { rumours: vec![rumour] });
+            cx.set_timer(SwimTimer::Hold(node), self.hold() / 2);
+        }
     }
 }
