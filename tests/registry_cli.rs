@@ -80,12 +80,12 @@ fn keys_an_algorithm_does_not_take_and_badly_typed_values_are_refused_up_front()
         (
             &["ring", "3", "--set", "majorty=true"],
             "unknown key majorty for chang-roberts (did you mean majority?); it takes: max_slew_ppm, step, vc, fsync, \
-                 majority, weights, detector, detector_watch, phi_threshold, phi_window, phi_min_std_ms, phi_pause_ms, phi_beat_ms, phi_relay, swim_period_ms, swim_probes, swim_window, swim_probe_timeout_ms, swim_retry_ms, swim_k, swim_suspicion_mult, swim_suspicion_max_mult",
+                 majority, weights, detector, detector_watch, phi_threshold, phi_window, phi_min_std_ms, phi_pause_ms, phi_beat_ms, phi_relay, swim_period_ms, swim_probes, swim_window, swim_probe_timeout_ms, swim_retry_ms, swim_k, swim_suspicion_mult, swim_suspicion_max_mult, swim_hold",
         ),
         (
             &["ring", "3", "--set", "loss=0.2"],
             "unknown key loss for chang-roberts; it takes: max_slew_ppm, step, vc, fsync, \
-                 majority, weights, detector, detector_watch, phi_threshold, phi_window, phi_min_std_ms, phi_pause_ms, phi_beat_ms, phi_relay, swim_period_ms, swim_probes, swim_window, swim_probe_timeout_ms, swim_retry_ms, swim_k, swim_suspicion_mult, swim_suspicion_max_mult",
+                 majority, weights, detector, detector_watch, phi_threshold, phi_window, phi_min_std_ms, phi_pause_ms, phi_beat_ms, phi_relay, swim_period_ms, swim_probes, swim_window, swim_probe_timeout_ms, swim_retry_ms, swim_k, swim_suspicion_mult, swim_suspicion_max_mult, swim_hold",
         ),
         (
             &["ring", "3", "--set", "pick=min"],

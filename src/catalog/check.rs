@@ -101,18 +101,18 @@ mod tests {
     fn a_key_the_algorithm_does_not_take_is_refused_naming_the_keys_it_takes() {
         assert_eq!(
             check_setup("chang-roberts", &with("majorty", "true")),
-            Err("unknown key majorty for chang-roberts (did you mean majority?); it takes: max_slew_ppm, step, vc, fsync, majority, weights, detector, detector_watch, phi_threshold, phi_window, phi_min_std_ms, phi_pause_ms, phi_beat_ms, phi_relay, swim_period_ms, swim_probes, swim_window, swim_probe_timeout_ms, swim_retry_ms, swim_k, swim_suspicion_mult, swim_suspicion_max_mult".into())
+            Err("unknown key majorty for chang-roberts (did you mean majority?); it takes: max_slew_ppm, step, vc, fsync, majority, weights, detector, detector_watch, phi_threshold, phi_window, phi_min_std_ms, phi_pause_ms, phi_beat_ms, phi_relay, swim_period_ms, swim_probes, swim_window, swim_probe_timeout_ms, swim_retry_ms, swim_k, swim_suspicion_mult, swim_suspicion_max_mult, swim_hold".into())
         );
         assert_eq!(
             check_setup("chang-roberts", &with("pick", "min")),
             Err(
-                "--set pick does not apply to chang-roberts (it is a key of ring-list); it takes: max_slew_ppm, step, vc, fsync, majority, weights, detector, detector_watch, phi_threshold, phi_window, phi_min_std_ms, phi_pause_ms, phi_beat_ms, phi_relay, swim_period_ms, swim_probes, swim_window, swim_probe_timeout_ms, swim_retry_ms, swim_k, swim_suspicion_mult, swim_suspicion_max_mult"
+                "--set pick does not apply to chang-roberts (it is a key of ring-list); it takes: max_slew_ppm, step, vc, fsync, majority, weights, detector, detector_watch, phi_threshold, phi_window, phi_min_std_ms, phi_pause_ms, phi_beat_ms, phi_relay, swim_period_ms, swim_probes, swim_window, swim_probe_timeout_ms, swim_retry_ms, swim_k, swim_suspicion_mult, swim_suspicion_max_mult, swim_hold"
                     .into()
             )
         );
         assert_eq!(
             check_setup("chang-roberts", &with("loss", "0.2")),
-            Err("unknown key loss for chang-roberts; it takes: max_slew_ppm, step, vc, fsync, majority, weights, detector, detector_watch, phi_threshold, phi_window, phi_min_std_ms, phi_pause_ms, phi_beat_ms, phi_relay, swim_period_ms, swim_probes, swim_window, swim_probe_timeout_ms, swim_retry_ms, swim_k, swim_suspicion_mult, swim_suspicion_max_mult".into())
+            Err("unknown key loss for chang-roberts; it takes: max_slew_ppm, step, vc, fsync, majority, weights, detector, detector_watch, phi_threshold, phi_window, phi_min_std_ms, phi_pause_ms, phi_beat_ms, phi_relay, swim_period_ms, swim_probes, swim_window, swim_probe_timeout_ms, swim_retry_ms, swim_k, swim_suspicion_mult, swim_suspicion_max_mult, swim_hold".into())
         );
         assert_eq!(
             check_setup("ring-probe", &with("majority", "true")),

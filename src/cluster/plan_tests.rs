@@ -120,6 +120,6 @@ fn keys_come_from_the_algorithms_registry_entry() {
         err(o),
         "unknown key loss for chang-roberts; it takes: max_slew_ppm, step, vc, fsync, majority, weights, detector, detector_watch, \
          phi_threshold, phi_window, phi_min_std_ms, phi_pause_ms, phi_beat_ms, phi_relay, swim_period_ms, swim_probes, swim_window, swim_probe_timeout_ms, swim_retry_ms, swim_k, \
-         swim_suspicion_mult, swim_suspicion_max_mult"
+         swim_suspicion_mult, swim_suspicion_max_mult, swim_hold"
     );
 }
