@@ -145,22 +145,29 @@ fn a_node_paused_for_half_the_timeout_is_suspected_by_no_detector() {
     }
 }
 
+/// SWIM on a ring of `n` members, every one watched, at `drop` loss and 5..60 ms of delay,
+/// after 12 s.
+fn swim_run(n: u64, drop: f64, seed: u64, keys: &[(&str, &str)]) -> Sim<Cr> {
+    let ids: Vec<NodeId> = (1..=n).collect();
+    let mut setups = ring(&ids, &[1]);
+    for s in &mut setups {
+        s.opts.insert("detector".into(), "swim".into());
+        s.opts.insert("detector_watch".into(), "all".into());
+        for (k, v) in keys {
+            s.opts.insert(k.to_string(), v.to_string());
+        }
+    }
+    let mut s = Sim::new(net(seed, drop, 60), setups, Cr::new);
+    s.run_for(ms(12_000));
+    s
+}
+
 /// SWIM on `n` members at `drop` loss and 5..60 ms of delay for 12 s, over 20 seeds: the
 /// suspicions its members began first hand (each is then gossiped to every member), and every
 /// simulator record of the runs' NACKs and ACKs relayed after them.
 fn swim_heavy(n: u64, drop: f64, keys: &[(&str, &str)]) -> (usize, usize) {
     (1..=20).fold((0, 0), |acc, seed| {
-        let ids: Vec<NodeId> = (1..=n).collect();
-        let mut setups = ring(&ids, &[1]);
-        for s in &mut setups {
-            s.opts.insert("detector".into(), "swim".into());
-            s.opts.insert("detector_watch".into(), "all".into());
-            for (k, v) in keys {
-                s.opts.insert(k.to_string(), v.to_string());
-            }
-        }
-        let mut s = Sim::new(net(seed, drop, 60), setups, Cr::new);
-        s.run_for(ms(12_000));
+        let s = swim_run(n, drop, seed, keys);
         let first_hand = s
             .events("suspect")
             .iter()
@@ -214,17 +221,7 @@ fn overlapping_probes_and_late_acks_relayed_halve_swims_first_hand_mistakes_and_
 /// (suspicions begun first hand, suspicions held by any member, first hand or on gossip).
 fn swim_believed(n: u64, drop: f64, seeds: u64, keys: &[(&str, &str)]) -> (usize, usize) {
     (1..=seeds).fold((0, 0), |acc, seed| {
-        let ids: Vec<NodeId> = (1..=n).collect();
-        let mut setups = ring(&ids, &[1]);
-        for s in &mut setups {
-            s.opts.insert("detector".into(), "swim".into());
-            s.opts.insert("detector_watch".into(), "all".into());
-            for (k, v) in keys {
-                s.opts.insert(k.to_string(), v.to_string());
-            }
-        }
-        let mut s = Sim::new(net(seed, drop, 60), setups, Cr::new);
-        s.run_for(ms(12_000));
+        let s = swim_run(n, drop, seed, keys);
         let all = s.events("suspect");
         let first = all
             .iter()
