@@ -441,6 +441,7 @@ impl Swim {
     /// answered. It proves `node` alive as well as its ACK would, and under heavy loss a probe
     /// whose PINGs and relays were all lost often overlaps a message from its target (a first-hand
     /// suspicion 11 ms after hearing the target, in the simulator at 25% loss).
+    ///
     /// Answered this way, it lowers the health multiplier as its ACK would: in step, members
     /// hear their partner's own PING before its ACK, and a multiplier that only an ACK lowered
     /// stayed raised for good.
