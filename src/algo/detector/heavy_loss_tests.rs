@@ -234,8 +234,8 @@ fn swim_believed(n: u64, drop: f64, seeds: u64, keys: &[(&str, &str)]) -> (usize
 #[test]
 fn told_first_a_failed_probe_of_a_live_member_is_believed_by_its_prober_not_by_every_member() {
     // 32 members at 35% loss: with swim_hold=off each first-hand mistake is gossiped to all.
-    // Measured over 10 seeds: 42 suspicions held in all against 356 (15 and 14 first hand); at
-    // 64 members, 148 against 1108 (docs/detectors.md, "The suspect told first").
+    // Measured over 10 seeds: 17 suspicions held in all against 356 (17 and 14 first hand); at
+    // 64 members, 82 against 1,108 (docs/detectors.md, "the suspect told first").
     let (first, all) = swim_believed(32, 0.35, 5, &[]);
     let (first_off, all_off) = swim_believed(32, 0.35, 5, &[("swim_hold", "off")]);
     assert!(

@@ -29,8 +29,8 @@
 //! - no ACK, direct or relayed, by the end of the probe's window: the member is suspected (not
 //!   dead), and the suspicion is gossiped, piggybacked on every PING, PING-REQ and ACK.
 //! - `swim_hold=rtt` (the default, a departure): a suspicion this node raises itself goes to
-//!   the suspect at once, and again after one round trip, and is gossiped only when no
-//!   refutation came back within two ([`Swim::hold`]). A live member whose probe failed refutes
+//!   the suspect at once and twice more within two round-trip bounds, and is gossiped only
+//!   when no refutation came back by then ([`Swim::hold`]). A live member whose probe failed refutes
 //!   to its suspecter alone, and the others never hear of it; a crashed one is suspected as
 //!   soon, and its suspicion reaches the others a hold later. SWIM gossips at once, and every
 //!   member believed the mistake until the refutation caught up (60 of 63 at 64 members).
@@ -165,8 +165,8 @@ pub struct Swim {
     /// for the period's end, as memberlist's does.
     verdicts: Vec<Verdict>,
     /// This node's own suspicions not gossiped yet (`swim_hold`): the incarnation suspected,
-    /// and whether the suspect was told a second time.
-    held: BTreeMap<NodeId, (u64, bool)>,
+    /// and how many times the suspect was told.
+    held: BTreeMap<NodeId, (u64, u32)>,
 }
 
 /// What SWIM asks its host to do (send, set a timer, record, or change a suspicion).

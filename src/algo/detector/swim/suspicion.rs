@@ -2,6 +2,9 @@
 
 use super::*;
 
+/// How many times a held suspicion is told to its suspect, evenly through the hold.
+const TELLINGS: u32 = 3;
+
 impl Swim {
     /// The suspicion of `node` may have run its time: confirm it, or look again when it will.
     pub(super) fn judge(&mut self, cx: &mut SwimCx<'_>, node: NodeId) {
@@ -90,26 +93,29 @@ impl Swim {
         let rumour = Rumour::Suspect { node, inc, from };
         if from == me && self.params.hold {
             // Told first: a live suspect refutes to this node alone (`hold_over`).
-            self.held.insert(node, (inc, false));
+            self.held.insert(node, (inc, 1));
             cx.send(node, SwimMsg::Gossip { rumours: vec![rumour] });
-            cx.set_timer(SwimTimer::Hold(node), self.hold() / 2);
+            cx.set_timer(SwimTimer::Hold(node), self.hold() / TELLINGS);
         } else {
             self.spread(rumour);
         }
     }
 
     /// How long a first-hand suspicion is held back before it is gossiped: two round-trip
-    /// bounds (the suspect told twice, a round trip apart, each able to answer), two probe
-    /// timeouts before any round trip was timed; between a probe timeout and a period.
+    /// bounds (the suspect told [`TELLINGS`] times through it, each telling answered), two
+    /// probe timeouts before any round trip was timed; between a probe timeout and a period.
     pub(crate) fn hold(&self) -> Duration {
         let rt = self.rtt.bound().unwrap_or(self.probe_timeout());
         (2 * rt).clamp(self.probe_timeout(), self.period())
     }
 
-    /// Half the hold of `node`'s suspicion is over: tell the suspect again (the first telling
-    /// or its refutation may have been lost); all of it: gossip the suspicion, unrefuted.
+    /// Another part of the hold of `node`'s suspicion is over: tell the suspect again (a
+    /// telling or its refutation may have been lost); all of it: gossip the suspicion,
+    /// unrefuted. At 35% loss and 64 members (simulator, 10 seeds), telling it twice left 148
+    /// suspicions held by anyone from 31 first-hand mistakes, three times 82 from 22, four
+    /// times 93 from 34.
     pub(super) fn hold_over(&mut self, cx: &mut SwimCx<'_>, node: NodeId) {
-        let Some(&(inc, again)) = self.held.get(&node) else {
+        let Some(&(inc, told)) = self.held.get(&node) else {
             return;
         };
         let still =
@@ -123,13 +129,13 @@ impl Swim {
             inc,
             from: self.me,
         };
-        if again {
+        if told >= TELLINGS {
             self.held.remove(&node);
             self.spread(rumour);
         } else {
-            self.held.insert(node, (inc, true));
+            self.held.insert(node, (inc, told + 1));
             cx.send(node, SwimMsg::Gossip { rumours: vec![rumour] });
-            cx.set_timer(SwimTimer::Hold(node), self.hold() / 2);
+            cx.set_timer(SwimTimer::Hold(node), self.hold() / TELLINGS);
         }
     }
 }
