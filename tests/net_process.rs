@@ -252,6 +252,59 @@ fn delay_holds_every_datagram_and_jitter_reorders_them() {
     assert_ne!(seqs, sorted, "jitter of 200 ms on 20 ms heartbeats reorders them");
 }
 
+/// A delay runs from a datagram's arrival at its receiver's socket, as a link's does: what
+/// waited there while the receiver was paused is due once it runs again, not a whole delay
+/// after it read it (a resumed node would otherwise judge its peers' silence first).
+#[test]
+fn a_paused_receiver_gets_what_waited_for_it_once_resumed_not_a_delay_later() {
+    let logs = temp_logs("net-delay-pause");
+    let mut l = bully_mesh(3, &logs, "user", "20", "30000");
+    l.wait_for("agreement on node 3", |rd| agreed(rd, &[1, 2, 3]).filter(|a| a.0 == 3));
+    l.console("net delay 1000 3 1");
+    let delay = l.wait_for("the delay event", |rd| net_event(rd, "delay", 0));
+    l.console("pause 1");
+    let paused = l.wait_for("the pause", |rd| net_event(rd, "pause", delay));
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    l.console("resume 1");
+    let resumed = l.wait_for("the resume", |rd| net_event(rd, "resume", paused));
+    // Sent early in the pause: due (a second after the send) before the resume.
+    let due_before_resume = |rd: &RunDir| {
+        let sent = sends(rd, 3, 1);
+        sent.iter()
+            .filter(|(_, &t)| t > paused && t + 1_000_000 < resumed)
+            .map(|(&seq, _)| seq)
+            .collect::<Vec<_>>()
+    };
+    l.wait_for("a datagram sent during the pause received", |rd| {
+        let due = due_before_resume(rd);
+        recvs(rd, 3, 1).iter().any(|(_, seq)| due.contains(seq)).then_some(())
+    });
+    assert!(l.quit().success(), "{}", l.output());
+    let rd = RunDir::load(&l.run_dir()).unwrap();
+    let sent = sends(&rd, 3, 1);
+    let due = due_before_resume(&rd);
+    assert!(due.len() >= 10, "only {} heartbeats sent early in the pause", due.len());
+    let got: Vec<(u64, u64)> = recvs(&rd, 3, 1)
+        .into_iter()
+        .filter(|(_, seq)| due.contains(seq))
+        .collect();
+    assert!(!got.is_empty());
+    for (t, seq) in got {
+        // Never early (the delay's lower bound) ...
+        assert!(
+            t - sent[&seq] >= 1_000_000,
+            "message {seq} held only {} us",
+            t - sent[&seq]
+        );
+        // ... and not held a second delay from its reading: its reading came at the resume.
+        assert!(
+            t < resumed + 1_000_000,
+            "message {seq} received {} us after the resume",
+            t - resumed
+        );
+    }
+}
+
 #[test]
 fn a_fault_schedule_runs_and_writes_its_events() {
     let logs = temp_logs("net-schedule");

@@ -44,7 +44,7 @@ fn filter_ns(rules: &NetRules) -> f64 {
     let t = Instant::now();
     let mut passed = 0u64;
     for i in 0..DATAGRAMS {
-        if f.admit(black_box(Some(1)), black_box(&bytes), src) == Verdict::Pass {
+        if f.admit(black_box(Some(1)), black_box(&bytes), src, || None) == Verdict::Pass {
             passed += 1;
         }
         // Held datagrams are handed back in batches, as the loop does when they fall due.

@@ -109,6 +109,9 @@ pub enum Verdict {
 pub(crate) struct NetFilter {
     /// Whether any rule touches this node's incoming links: the one branch on the hot path.
     pub active: bool,
+    /// Whether any rule delays: the runtime then asks the kernel for each datagram's arrival
+    /// time, from which its delay runs.
+    pub delays: bool,
     me: NodeId,
     dir: Option<PathBuf>,
     version: u64,
@@ -124,6 +127,7 @@ impl NetFilter {
     pub fn new(me: NodeId, dir: Option<PathBuf>, seed: u64) -> Self {
         NetFilter {
             active: false,
+            delays: false,
             me,
             dir,
             version: 0,
@@ -169,20 +173,33 @@ impl NetFilter {
             }
         }
         self.active = !self.by_sender.is_empty();
+        self.delays = self.by_sender.values().any(|r| r.delay_ms > 0 || r.jitter_ms > 0);
     }
 
     /// What the runtime asks of every datagram: with no rule in force, one branch and `Pass`.
+    /// `arrived`: when the kernel took the datagram in, if it said (else now).
     #[inline]
-    pub(crate) fn admit(&mut self, from: Option<NodeId>, bytes: &[u8], src: SocketAddr) -> Verdict {
+    pub(crate) fn admit(
+        &mut self,
+        from: Option<NodeId>,
+        bytes: &[u8],
+        src: SocketAddr,
+        arrived: impl FnOnce() -> Option<Instant>,
+    ) -> Verdict {
         if !self.active {
             return Verdict::Pass;
         }
-        self.judge(from, bytes, src, Instant::now())
+        let at = arrived().unwrap_or_else(Instant::now);
+        self.judge(from, bytes, src, at)
     }
 
-    /// Judges a datagram from member `from` (None: not a member, left to the engine); a held
-    /// datagram is copied and kept.
-    pub(crate) fn judge(&mut self, from: Option<NodeId>, bytes: &[u8], src: SocketAddr, now: Instant) -> Verdict {
+    /// Judges a datagram from member `from` (None: not a member, left to the engine) that
+    /// reached this node's socket at `arrived`; a held datagram is copied and kept until its
+    /// delay from then is over. From its arrival, not from its reading: a link delays a
+    /// datagram whether or not its receiver runs, so what waited in the socket of a node that
+    /// was paused is due the moment the node reads it, not a whole delay later (the resumed
+    /// node would otherwise judge its peers' silence before it saw what they had sent it).
+    pub(crate) fn judge(&mut self, from: Option<NodeId>, bytes: &[u8], src: SocketAddr, arrived: Instant) -> Verdict {
         let Some(rule) = from.and_then(|f| self.by_sender.get(&f)) else {
             return Verdict::Pass;
         };
@@ -199,7 +216,7 @@ impl NetFilter {
         let hold = Duration::from_micros(self.rng.range(lo, hi));
         self.arrivals += 1;
         self.held.push(Reverse(Held {
-            due: now + hold,
+            due: arrived + hold,
             n: self.arrivals,
             from,
             src,
@@ -285,5 +302,29 @@ mod tests {
         let mut sorted = order.clone();
         sorted.sort_unstable();
         assert_ne!(order, sorted, "jitter reorders");
+    }
+
+    #[test]
+    fn a_delay_runs_from_the_datagrams_arrival_not_from_its_reading() {
+        let mut f = NetFilter::new(2, None, 7);
+        f.set(&rules(&["delay 50"]), true);
+        assert!(f.delays);
+        let now = Instant::now();
+        // Waited in the socket 80 ms (its receiver paused): due the moment it is read.
+        assert_eq!(
+            f.judge(Some(1), b"old", src(), now - Duration::from_millis(80)),
+            Verdict::Held
+        );
+        // Arrived now: due in 50 ms.
+        assert_eq!(f.judge(Some(1), b"new", src(), now), Verdict::Held);
+        assert_eq!(f.due(now).map(|d| d.2), Some(b"old".to_vec()));
+        assert_eq!(f.due(now), None);
+        assert_eq!(
+            f.due(now + Duration::from_millis(50)).map(|d| d.2),
+            Some(b"new".to_vec())
+        );
+        // A rule that only drops asks for no arrival times.
+        f.set(&rules(&["loss 30"]), true);
+        assert!(f.active && !f.delays);
     }
 }

@@ -12,6 +12,7 @@ use nix::libc;
 use std::io;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
 use std::os::fd::RawFd;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// Datagrams a call can return.
 pub(crate) const SLOTS: usize = 8;
@@ -24,6 +25,33 @@ pub(crate) struct RecvBatch {
     hdrs: [libc::mmsghdr; SLOTS],
     iovs: [libc::iovec; SLOTS],
     addrs: [libc::sockaddr_storage; SLOTS],
+    /// Room for each datagram's ancillary data: its arrival time, when the socket was asked
+    /// for it ([`timestamps`]). u64s, for the alignment `cmsghdr` needs.
+    ctrl: [[u64; CTRL_WORDS]; SLOTS],
+}
+
+/// A slot's room for ancillary data: a `cmsghdr` and a `timespec` (32 bytes on 64-bit Linux).
+const CTRL_WORDS: usize = 8;
+
+/// Asks the kernel to stamp every datagram `fd` receives with its arrival time (or stops it):
+/// the user-space network delays a datagram from its arrival ([`RecvBatch::arrived`]). Off,
+/// a datagram costs nothing more.
+pub(crate) fn timestamps(fd: RawFd, on: bool) -> io::Result<()> {
+    let v: libc::c_int = on.into();
+    // SAFETY: the option value is a live c_int of the size given.
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_TIMESTAMPNS,
+            (&v as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    match r {
+        0 => Ok(()),
+        _ => Err(io::Error::last_os_error()),
+    }
 }
 
 impl RecvBatch {
@@ -42,6 +70,7 @@ impl RecvBatch {
             hdrs: zeroed.0,
             iovs: zeroed.1,
             addrs: zeroed.2,
+            ctrl: [[0; CTRL_WORDS]; SLOTS],
         }
     }
 
@@ -67,8 +96,8 @@ impl RecvBatch {
             h.msg_namelen = std::mem::size_of::<libc::sockaddr_storage>() as libc::socklen_t;
             h.msg_iov = &mut self.iovs[i];
             h.msg_iovlen = 1;
-            h.msg_control = std::ptr::null_mut();
-            h.msg_controllen = 0;
+            h.msg_control = self.ctrl[i].as_mut_ptr().cast();
+            h.msg_controllen = std::mem::size_of::<[u64; CTRL_WORDS]>() as _;
             h.msg_flags = 0;
             self.hdrs[i].msg_len = 0;
         }
@@ -99,6 +128,31 @@ impl RecvBatch {
         let len = (self.hdrs[i].msg_len as usize).min(RECV_BUF_LEN);
         let start = i * RECV_BUF_LEN;
         (&self.buf[start..start + len], socket_addr(&self.addrs[i]))
+    }
+}
+
+impl RecvBatch {
+    /// When datagram `i` of the last call reached the socket, if the kernel stamped it
+    /// ([`timestamps`] on): its age by the wall clock, taken from the monotonic now.
+    pub fn arrived(&self, i: usize) -> Option<Instant> {
+        let h = &self.hdrs[i].msg_hdr;
+        // SAFETY: the header's control pointer and length are what the kernel filled in, inside
+        // this slot's buffer; CMSG_FIRSTHDR/NXTHDR stay within msg_controllen.
+        let mut c = unsafe { libc::CMSG_FIRSTHDR(h) };
+        while !c.is_null() {
+            // SAFETY: c points at a whole cmsghdr inside the control buffer (CMSG_FIRSTHDR/NXTHDR).
+            let hdr = unsafe { &*c };
+            if hdr.cmsg_level == libc::SOL_SOCKET && hdr.cmsg_type == libc::SCM_TIMESTAMPNS {
+                // SAFETY: an SCM_TIMESTAMPNS message carries a timespec, possibly unaligned.
+                let ts = unsafe { std::ptr::read_unaligned(libc::CMSG_DATA(c).cast::<libc::timespec>()) };
+                let stamp = Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32);
+                let wall = SystemTime::now().duration_since(UNIX_EPOCH).ok()?;
+                return Instant::now().checked_sub(wall.saturating_sub(stamp));
+            }
+            // SAFETY: as above.
+            c = unsafe { libc::CMSG_NXTHDR(h, c) };
+        }
+        None
     }
 }
 
@@ -159,6 +213,36 @@ mod tests {
         }
         assert_eq!(got, sent);
         assert_eq!(b.recv(rx.as_raw_fd()).unwrap(), 0);
+    }
+
+    #[test]
+    fn a_stamped_datagram_arrived_when_it_was_sent_not_when_it_was_read() {
+        let rx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        rx.set_nonblocking(true).unwrap();
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let mut b = RecvBatch::new();
+        tx.send_to(b"unstamped", rx.local_addr().unwrap()).unwrap();
+        assert_eq!(b.recv(rx.as_raw_fd()).unwrap(), 1);
+        assert_eq!(b.arrived(0), None);
+        timestamps(rx.as_raw_fd(), true).unwrap();
+        let sent = Instant::now();
+        tx.send_to(b"stamped", rx.local_addr().unwrap()).unwrap();
+        std::thread::sleep(Duration::from_millis(60));
+        assert_eq!(b.recv(rx.as_raw_fd()).unwrap(), 1);
+        let arrived = b.arrived(0).expect("stamped");
+        let read = Instant::now();
+        // Taken in about when it was sent (the wall clock's reading adds a little slack), a
+        // good 60 ms before it was read.
+        assert!(
+            arrived + Duration::from_millis(5) >= sent,
+            "{:?} before the send",
+            sent - arrived
+        );
+        assert!(read.duration_since(arrived) >= Duration::from_millis(50));
+        timestamps(rx.as_raw_fd(), false).unwrap();
+        tx.send_to(b"unstamped again", rx.local_addr().unwrap()).unwrap();
+        assert_eq!(b.recv(rx.as_raw_fd()).unwrap(), 1);
+        assert_eq!(b.arrived(0), None);
     }
 
     #[test]

@@ -12,7 +12,7 @@ use super::config::NodeOptions;
 use super::keyfile;
 use super::logging::HumanLog;
 use super::netfilter::{NetFilter, Verdict};
-use super::recv_batch::{RecvBatch, SLOTS};
+use super::recv_batch::{timestamps, RecvBatch, SLOTS};
 use super::send_batch::SendBatch;
 use super::signals::{SignalSource, STOP};
 use super::socket::{adopt_udp, bind_udp};
@@ -227,7 +227,7 @@ impl<A: Algorithm> Process<A> {
             log::info!("{line}");
         }
         let state = state_path(&opts).map(|p| StateFile::new(p, fsync));
-        Ok(Process {
+        let process = Process {
             opts,
             host,
             socket,
@@ -242,7 +242,11 @@ impl<A: Algorithm> Process<A> {
             net,
             state,
             sender: SendBatch::default(),
-        })
+        };
+        if process.net.delays {
+            process.stamp_arrivals();
+        }
+        Ok(process)
     }
 
     fn now(&self) -> Now {
@@ -344,8 +348,12 @@ impl<A: Algorithm> Process<A> {
                         for s in self.signals.drain() {
                             if s == NET_RELOAD {
                                 // Before the socket is read: datagrams from now on meet the new rules.
+                                let delayed = self.net.delays;
                                 if let Some(line) = self.net.reload() {
                                     log::info!("{line}");
+                                }
+                                if self.net.delays != delayed {
+                                    self.stamp_arrivals();
                                 }
                             } else {
                                 stopping = true;
@@ -444,7 +452,7 @@ impl<A: Algorithm> Process<A> {
                 let now = self.now();
                 let from = self.opts.addrs.id_at(&src);
                 // With no rule in force the filter costs one branch (`bench --only net`).
-                match self.net.admit(from, bytes, src) {
+                match self.net.admit(from, bytes, src, || batch.arrived(i)) {
                     Verdict::Pass => {}
                     Verdict::Drop => {
                         self.host.count_net_drop();
@@ -462,6 +470,14 @@ impl<A: Algorithm> Process<A> {
             handled += n;
         }
         true
+    }
+
+    /// Has the kernel stamp each datagram's arrival while some rule delays (the delay runs
+    /// from it), and not otherwise.
+    fn stamp_arrivals(&self) {
+        if let Err(e) = timestamps(self.socket.as_raw_fd(), self.net.delays) {
+            log::warn!("cannot have arrivals stamped ({e}): a delay runs from a datagram's reading");
+        }
     }
 
     /// Hands the engine every held datagram now due.
