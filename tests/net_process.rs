@@ -447,6 +447,11 @@ fn a_rule_the_kernel_refuses_mid_run_is_reported_and_recorded() {
         .and_then(|s| s.split(';').next())
         .expect("the banner names the table")
         .to_string();
+    // The table is made at the first rule, not at the launch.
+    assert!(!tables().contains(&table), "{table} made before any rule");
+    l.console("net loss 10 2 3");
+    l.wait_for("the loss event", |rd| net_event(rd, "loss", 0));
+    assert!(tables().contains(&table), "{table} not in {}", tables());
     // Someone else removes the run's table: the next rule cannot go in.
     let del = Command::new("nft")
         .args(["delete", "table", "inet", &table])

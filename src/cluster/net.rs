@@ -46,7 +46,10 @@ impl Backend {
 pub(crate) struct NetControl {
     backend: Backend,
     rules: NetRules,
+    /// With the kernel backend: the run's table, once a rule needed it.
     table: Option<NftTable>,
+    /// With the kernel backend: the table's name and the members' ports, for making it.
+    planned: Option<(String, Vec<(NodeId, u16)>)>,
     dir: PathBuf,
     version: u64,
     /// The members, for a quick "is this node one" when signalling thousands.
@@ -54,34 +57,48 @@ pub(crate) struct NetControl {
 }
 
 impl NetControl {
-    /// Sets up `backend` for `members` (id, UDP port) of the run in `dir`: with the kernel
-    /// backend, the run's own empty table and its watchdog. Err: one line.
+    /// Sets up `backend` for `members` (id, UDP port) of the run in `dir`. The kernel backend's
+    /// table (and its watchdog) is made at the first rule, not here: most runs never cut a
+    /// link, and making it at every launch as root cost 5-8 ms before any node started.
+    /// Err: one line (two nodes on one port, which the kernel's rules could not tell apart).
     pub fn new(backend: Backend, dir: &Path, members: &[(NodeId, u16)]) -> Result<NetControl, String> {
         let ids: Vec<NodeId> = members.iter().map(|m| m.0).collect();
-        let table = match backend {
+        let planned = match backend {
             Backend::Kernel => {
+                nft::distinct_ports(members)?;
                 let name = format!(
                     "coordlab-{}-{}",
                     std::process::id(),
                     crate::trace::wall_us() / 1_000_000
                 );
-                Some(NftTable::create(&name, members)?)
+                Some((name, members.to_vec()))
             }
             Backend::User => None,
         };
         Ok(NetControl {
             backend,
             rules: NetRules::new(&ids),
-            table,
+            table: None,
+            planned,
             dir: dir.to_path_buf(),
             version: 0,
             member_set: ids.iter().copied().collect(),
         })
     }
 
-    /// The nftables table, with the kernel backend.
+    /// The nftables table's name, with the kernel backend (made at the first rule).
     pub(crate) fn table_name(&self) -> Option<&str> {
-        self.table.as_ref().map(|t| t.name())
+        self.planned.as_ref().map(|p| p.0.as_str())
+    }
+
+    /// The kernel backend's table, made now if no rule needed it before. None: the user backend.
+    fn table(&mut self) -> Result<Option<&mut NftTable>, String> {
+        if self.table.is_none() {
+            if let Some((name, members)) = &self.planned {
+                self.table = Some(NftTable::create(name, members)?);
+            }
+        }
+        Ok(self.table.as_mut())
     }
 
     /// The members the rules may name.
@@ -122,10 +139,13 @@ impl NetControl {
         let before = crate::trace::wall_us();
         let mut next = self.rules.clone();
         next.apply(action);
-        if let Some(t) = &mut self.table {
-            if let Err(e) = t.apply(&next) {
-                return Err(self.refused(fleet, format!("{}: not applied: {e}", action.describe())));
-            }
+        let applied = match self.table() {
+            Ok(Some(t)) => t.apply(&next),
+            Ok(None) => Ok(()),
+            Err(e) => Err(e),
+        };
+        if let Err(e) = applied {
+            return Err(self.refused(fleet, format!("{}: not applied: {e}", action.describe())));
         }
         // The nodes hear of every change with the user backend; with the kernel one only of
         // delays, the part nftables cannot do here.
