@@ -434,7 +434,7 @@ impl<A: Algorithm> Process<A> {
         let fd = self.socket.as_raw_fd();
         let mut handled = 0;
         while handled < BUDGET {
-            let n = match batch.recv(fd) {
+            let n = match batch.recv(fd, self.net.delays) {
                 Ok(n) => n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => {
