@@ -137,6 +137,9 @@ pub(crate) fn narrate(s: &Suspicion, start_us: u64) -> String {
     let since = s.since.map(|t| at(start_us, t)).unwrap_or_default();
     let truth = match (s.target_state, &s.cut_off) {
         (Proc::Running, Some(why)) => format!("node {target} was alive, but {why}: cut off, not dead"),
+        (Proc::Running, None) if s.running_within_silence() => {
+            format!("node {target} was running, but resumed from a pause only at {since}, within the silence: false suspicion")
+        }
         (state, _) => plain_truth(state, target, &since),
     };
     format!(

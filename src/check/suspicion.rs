@@ -28,12 +28,21 @@ pub struct Suspicion {
     /// Why the target, alive, could not be heard: the network cut it off from the suspecter
     /// during the silence (`the link 2-10 was cut`); None when the network was not why.
     pub cut_off: Option<String>,
+    /// When the target, running, had been resumed from a pause, if that was within the
+    /// silence: the pause, not the network, explains it.
+    pub resumed_within: Option<u64>,
 }
 
 impl Suspicion {
     /// True when the target was not alive (killed, exited, stopped, or never started).
     pub(crate) fn is_true(&self) -> bool {
         !self.target_state.alive()
+    }
+
+    /// A false suspicion of a node running, but resumed from a pause inside the silence it
+    /// rests on: the pause explains the silence, not the network.
+    pub(crate) fn running_within_silence(&self) -> bool {
+        self.target_state == Proc::Running && self.resumed_within.is_some()
     }
 }
 
@@ -54,6 +63,9 @@ pub(crate) fn judge_with(run: &RunDir, timeline: &Timeline, net: &Network) -> Ve
                     .then(|| net.cut_off_during(target, by, r.t.saturating_sub(silence_ms * 1000), r.t))
                     .flatten()
                     .map(|c| c.words);
+                let resumed_within = timeline
+                    .resumed_before(target, r.t)
+                    .filter(|&at| at > r.t.saturating_sub(silence_ms * 1000));
                 Some(Suspicion {
                     t: r.t,
                     by,
@@ -62,6 +74,7 @@ pub(crate) fn judge_with(run: &RunDir, timeline: &Timeline, net: &Network) -> Ve
                     target_state,
                     since,
                     cut_off,
+                    resumed_within,
                 })
             }
             _ => None,

@@ -95,6 +95,10 @@ impl Run {
         self.fault(t_ms, node, Event::Pause { pid: 0 })
     }
 
+    pub(super) fn resume(&mut self, t_ms: u64, node: NodeId) -> &mut Self {
+        self.fault(t_ms, node, Event::Resume { pid: 0 })
+    }
+
     pub(super) fn kill(&mut self, t_ms: u64, node: NodeId) -> &mut Self {
         self.fault(
             t_ms,

@@ -109,6 +109,30 @@ fn a_killed_node_is_not_owed_a_leader_but_a_running_one_is() {
 }
 
 #[test]
+fn a_suspicion_of_a_node_resumed_within_its_silence_says_so() {
+    // Node 4 paused 100-250 ms: node 1 suspects it at 260 ms, after 220 ms of silence, just
+    // after the resume; node 2 suspects node 3, running all along.
+    let mut r = Run::new(&[1, 2, 3, 4]);
+    r.everyone_learns(30, 4, 1)
+        .pause(100, 4)
+        .resume(250, 4)
+        .ev(260, 1, suspect(4, 220))
+        .ev(600, 2, suspect(3, 300))
+        .shutdown(1000);
+    let a = r.analyse();
+    assert!(a.suspicions[0].running_within_silence());
+    assert!(!a.suspicions[1].running_within_silence());
+    let text = summary::render(&a, true);
+    for line in [
+        "node 1 suspected node 4 at +260 ms after 220 ms of silence; node 4 was running, but resumed from a pause only at +250 ms, within the silence: false suspicion",
+        "node 2 suspected node 3 at +600 ms after 300 ms of silence; node 3 was running: false suspicion",
+        "2 in all, 0 true, 2 false (0 of a paused node, 2 of a running one, 1 of which had been resumed from a pause within its silence)",
+    ] {
+        assert!(text.contains(line), "missing {line:?} in\n{text}");
+    }
+}
+
+#[test]
 fn suspecting_a_paused_node_is_false_and_a_killed_one_true() {
     let mut r = Run::new(&[1, 2, 3, 4]);
     r.everyone_learns(30, 4, 1)

@@ -138,6 +138,17 @@ impl Timeline {
         })
     }
 
+    /// When `node`, running at `t`, was last resumed from a pause, if its running since then
+    /// began with a resume (not a start or a restart).
+    pub(crate) fn resumed_before(&self, node: NodeId, t: u64) -> Option<u64> {
+        let list = self.changes.get(&node)?;
+        let upto = list.iter().take_while(|c| c.t <= t).count();
+        match &list[..upto] {
+            [.., before, last] if before.state == Proc::Paused && last.state == Proc::Running => Some(last.t),
+            _ => None,
+        }
+    }
+
     fn last_change(&self, node: NodeId, upto: impl Fn(&Change) -> bool) -> (Proc, Option<u64>) {
         self.changes
             .get(&node)

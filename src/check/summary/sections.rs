@@ -98,9 +98,18 @@ pub(super) fn suspicions(out: &mut String, a: &Analysis, verbose: bool) {
     } else {
         format!(", {} of a running node the network cut off", cut.len())
     };
+    let just_back = a
+        .suspicions
+        .iter()
+        .filter(|s| s.cut_off.is_none() && s.running_within_silence())
+        .count();
+    let just_back = match just_back {
+        0 => String::new(),
+        n => format!(", {n} of which had been resumed from a pause within its silence"),
+    };
     let _ = writeln!(
         out,
-        "Suspicions (judged from faults.jsonl): {} in all, {right} true, {wrong} false ({paused} of a paused node, {} of a running one{by_net})",
+        "Suspicions (judged from faults.jsonl): {} in all, {right} true, {wrong} false ({paused} of a paused node, {} of a running one{just_back}{by_net})",
         a.suspicions.len(),
         wrong - paused - cut.len()
     );
