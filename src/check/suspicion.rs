@@ -42,7 +42,7 @@ impl Suspicion {
     /// A false suspicion of a node running, but resumed from a pause inside the silence it
     /// rests on: the pause explains the silence, not the network.
     pub(crate) fn running_within_silence(&self) -> bool {
-        self.target_state == Proc::Running && self.resumed_within.is_some()
+        self.resumed_within.is_some()
     }
 }
 

@@ -135,9 +135,7 @@ impl RecvBatch {
         let start = i * RECV_BUF_LEN;
         (&self.buf[start..start + len], socket_addr(&self.addrs[i]))
     }
-}
 
-impl RecvBatch {
     /// When datagram `i` of the last call reached the socket, if the kernel stamped it
     /// ([`timestamps`] on): its age by the wall clock, taken from the monotonic now.
     pub fn arrived(&self, i: usize) -> Option<Instant> {
