@@ -1,25 +1,28 @@
 //! A keyed timer queue: setting a key replaces it; the earliest deadline is the poll timeout.
 
+use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
 use std::hash::Hash;
 use std::time::Duration;
 
-/// Named timers with lazy deletion from a min-heap.
+/// Named timers with lazy deletion from a min-heap. A step sets several (each a remove and an
+/// insert in both maps): Fx, not SipHash, since the keys are the algorithm's own, never a
+/// peer's choice.
 #[derive(Debug)]
 pub(crate) struct Timers<T> {
-    live: HashMap<T, (Duration, u64)>,
+    live: FxHashMap<T, (Duration, u64)>,
     heap: BinaryHeap<Reverse<(Duration, u64)>>,
-    by_gen: HashMap<u64, T>,
+    by_gen: FxHashMap<u64, T>,
     next_gen: u64,
 }
 
 impl<T: Copy + Eq + Hash> Default for Timers<T> {
     fn default() -> Self {
         Self {
-            live: HashMap::new(),
+            live: FxHashMap::default(),
             heap: BinaryHeap::new(),
-            by_gen: HashMap::new(),
+            by_gen: FxHashMap::default(),
             next_gen: 0,
         }
     }

@@ -84,11 +84,18 @@ impl<M: Message> Message for LMsg<M> {
 }
 
 /// `ELECTION(3)` in term 2 is `ELECTION(3, term=2)`; `TOKEN` is `TOKEN(term=2)`.
-fn with_term(brief: String, term: u64) -> String {
-    match brief.strip_suffix(')') {
-        Some(open) => format!("{open}, term={term})"),
-        None => format!("{brief}(term={term})"),
-    }
+fn with_term(mut brief: String, term: u64) -> String {
+    use std::fmt::Write;
+    // In place: a brief goes into every record of a ring's hop, twice.
+    let _ = match brief.pop() {
+        Some(')') => write!(brief, ", term={term})"),
+        Some(c) => {
+            brief.push(c);
+            write!(brief, "(term={term})")
+        }
+        None => write!(brief, "(term={term})"),
+    };
+    brief
 }
 
 /// The wrapper's timers around the protocol's.
