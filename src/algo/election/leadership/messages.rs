@@ -87,13 +87,11 @@ impl<M: Message> Message for LMsg<M> {
 fn with_term(mut brief: String, term: u64) -> String {
     use std::fmt::Write;
     // In place: a brief goes into every record of a ring's hop, twice.
-    let _ = match brief.pop() {
-        Some(')') => write!(brief, ", term={term})"),
-        Some(c) => {
-            brief.push(c);
-            write!(brief, "(term={term})")
-        }
-        None => write!(brief, "(term={term})"),
+    let _ = if brief.ends_with(')') {
+        brief.pop();
+        write!(brief, ", term={term})")
+    } else {
+        write!(brief, "(term={term})")
     };
     brief
 }
@@ -139,5 +137,14 @@ impl<M, T> Embed<LMsg<M>, LTimer<T>> for RingSlot<M> {
     }
     fn timer(t: RingTimer) -> LTimer<T> {
         LTimer::Ring(t)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_brief_gains_its_term_inside_its_parentheses_or_in_its_own() {
+        assert_eq!(super::with_term("ELECTION(3)".into(), 2), "ELECTION(3, term=2)");
+        assert_eq!(super::with_term("TOKEN".into(), 2), "TOKEN(term=2)");
     }
 }
