@@ -4,7 +4,7 @@
 //! next node enters; a brief SIGSTOP of a holder leaves the run judged as the lab judges it
 //! (mutual exclusion held; a holder taken for dead anyway has its stale write rejected). The
 //! checker's summary names the coordinator's suspicion of the killed holder as true. Refusals of
-//! the keys that central would not read.
+//! the keys that central (or a token algorithm) would not read.
 
 mod common;
 
@@ -172,6 +172,7 @@ fn detector_keys_central_would_not_read_are_refused() {
         ),
         ("central", &["--set", "swim_k=2"], "add --set detector=swim"),
         ("central", &["--set", "detector=chi"], "fixed, phi or swim"),
+        ("suzuki-kasami", &["--set", "swim_k=2"], "add --set detector=swim"),
         (
             "ricart-agrawala",
             &["--set", "detector=phi"],

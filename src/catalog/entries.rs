@@ -94,6 +94,14 @@ fn central_check(s: &Setup) -> Result<(), String> {
     <Central as mutex::Protocol>::check(s)
 }
 
+fn token_ring_check(s: &Setup) -> Result<(), String> {
+    <TokenRing as mutex::Protocol>::check(s)
+}
+
+fn suzuki_kasami_check(s: &Setup) -> Result<(), String> {
+    <suzuki_kasami::SuzukiKasami as mutex::Protocol>::check(s)
+}
+
 fn quorum_check(s: &Setup) -> Result<(), String> {
     <Quorum as mutex::Protocol>::check(s)
 }
@@ -323,10 +331,11 @@ registry! {
     TOKEN_RING = Entry {
         name: "token-ring",
         family: &MUTEX,
-        summary: "mutual exclusion: a token round the ring, regenerated with a higher generation when lost",
+        summary: "mutual exclusion: a token round the ring, regenerated with a higher generation when lost; with --set detector, the token skips nodes taken for dead",
         runs_on: Fit::RingOrder,
-        keys: &[],
-        check: None,
+        // The token may skip nodes the family's detector takes for dead (docs/detectors.md).
+        keys: crate::algo::detector::config::DetectorOptions::KEYS,
+        check: Some(token_ring_check),
         bench: Bench::Mutex(mutex_formulas::token_ring),
         overlap_lesson: Some(TOKEN_LOST),
     } => mutex(TokenRing);
@@ -359,10 +368,11 @@ registry! {
     SUZUKI_KASAMI = Entry {
         name: "suzuki-kasami",
         family: &MUTEX,
-        summary: "mutual exclusion: a token with the last served request of each node, requests broadcast; N per entry, 0 holding it",
+        summary: "mutual exclusion: a token with the last served request of each node, requests broadcast; N per entry, 0 holding it; with --set detector, the token skips nodes taken for dead",
         runs_on: Fit::Complete,
-        keys: &[],
-        check: None,
+        // Its queue may skip nodes the family's detector takes for dead (docs/detectors.md).
+        keys: crate::algo::detector::config::DetectorOptions::KEYS,
+        check: Some(suzuki_kasami_check),
         bench: Bench::Mutex(|n| ("n (0 when holding the token)".into(), format!("{n}"))),
         overlap_lesson: Some(TOKEN_LOST),
     } => mutex(suzuki_kasami::SuzukiKasami);

@@ -188,7 +188,8 @@ impl Central {
     fn judge(&mut self, cx: &mut MutexCx<'_, Self>) {
         let at_coordinator = cx.me == self.coordinator;
         let Some(w) = &mut self.watch else { return };
-        w.after(cx, self.holder.map(|h| h.0).filter(|_| at_coordinator));
+        let holder: Option<NodeId> = self.holder.map(|h| h.0).filter(|_| at_coordinator);
+        w.after(cx, holder.as_slice());
         if !at_coordinator {
             return;
         }
@@ -451,7 +452,7 @@ impl Central {
             CentralTimer::Live(t) => {
                 let holder = self.holder.map(|h| h.0).filter(|_| cx.me == self.coordinator);
                 if let Some(w) = &mut self.watch {
-                    w.on_timer(cx, t, holder);
+                    w.on_timer(cx, t, holder.as_slice());
                 }
                 return;
             }

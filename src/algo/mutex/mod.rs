@@ -15,10 +15,13 @@ mod central_detector_tests;
 pub mod lamport;
 pub mod maekawa;
 pub mod options;
+mod peer_watch;
 pub mod quorum;
 pub mod resource;
 pub mod ricart_agrawala;
 pub mod suzuki_kasami;
+#[cfg(test)]
+mod token_detector_tests;
 pub mod token_ring;
 pub mod voting;
 mod wrapper;

@@ -37,6 +37,12 @@ pub trait Protocol: Sized {
     const RELIABLE: bool = false;
     /// Its messages.
     type Msg: Message;
+    /// Whether `msg` rides the reliable layer when [`Protocol::RELIABLE`] is set: a hosted
+    /// failure detector's messages do not, since a detector's evidence is the silence that
+    /// sending again would hide, and a PING to a dead node would be sent again for ever.
+    fn on_link(_msg: &Self::Msg) -> bool {
+        true
+    }
     /// Its own named timers (`()` when it has none).
     type Timer: Copy + Eq + Hash + Debug;
     /// Builds the protocol state; `peers` are the participants in ring order (this node included).
@@ -278,7 +284,7 @@ impl<P: Protocol> Member<P> {
         let mut entered = None;
         for c in out {
             match c {
-                Command::Send(to, msg) if P::RELIABLE => {
+                Command::Send(to, msg) if P::RELIABLE && P::on_link(&msg) => {
                     let frame = self.link.send(to, msg, cx.now);
                     cx.send(to, MxMsg::Link(frame));
                 }
