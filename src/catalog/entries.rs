@@ -102,6 +102,14 @@ fn suzuki_kasami_check(s: &Setup) -> Result<(), String> {
     <suzuki_kasami::SuzukiKasami as mutex::Protocol>::check(s)
 }
 
+fn ricart_agrawala_check(s: &Setup) -> Result<(), String> {
+    <RicartAgrawala as mutex::Protocol>::check(s)
+}
+
+fn lamport_check(s: &Setup) -> Result<(), String> {
+    <Lamport as mutex::Protocol>::check(s)
+}
+
 fn quorum_check(s: &Setup) -> Result<(), String> {
     <Quorum as mutex::Protocol>::check(s)
 }
@@ -344,10 +352,11 @@ registry! {
     RICART_AGRAWALA = Entry {
         name: "ricart-agrawala",
         family: &MUTEX,
-        summary: "mutual exclusion: Lamport timestamps, replies deferred; 2(n-1) messages per entry",
+        summary: "mutual exclusion: Lamport timestamps, replies deferred; 2(n-1) messages per entry; with --set detector, nodes taken for dead are not waited on",
         runs_on: Fit::Complete,
-        keys: &[],
-        check: None,
+        // It may go on without nodes the family's detector takes for dead (docs/detectors.md).
+        keys: crate::algo::detector::config::DetectorOptions::KEYS,
+        check: Some(ricart_agrawala_check),
         bench: Bench::Mutex(mutex_formulas::ricart_agrawala),
         distalgo: Some("ramutex"),
     } => mutex(RicartAgrawala);
@@ -356,10 +365,11 @@ registry! {
     LAMPORT = Entry {
         name: "lamport",
         family: &MUTEX,
-        summary: "mutual exclusion: Lamport's request queues, acknowledgements, releases; 3(n-1) per entry",
+        summary: "mutual exclusion: Lamport's request queues, acknowledgements, releases; 3(n-1) per entry; with --set detector, nodes taken for dead are not waited on",
         runs_on: Fit::Complete,
-        keys: &[],
-        check: None,
+        // It may go on without nodes the family's detector takes for dead (docs/detectors.md).
+        keys: crate::algo::detector::config::DetectorOptions::KEYS,
+        check: Some(lamport_check),
         bench: Bench::Mutex(mutex_formulas::lamport),
         distalgo: Some("lamutex"),
     } => mutex(Lamport);

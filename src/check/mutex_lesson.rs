@@ -15,16 +15,25 @@
 //! (the stale one), and between shortly before the stale one's entry and the overlap a node
 //! was paused, killed or restarted, or the network cut, lost or delayed messages. Lamport's and
 //! Ricart-Agrawala's algorithms have no timeout and keep what they promised on stable storage:
-//! nothing explains two holders there.
+//! nothing explains two holders there, unless the run gives them the family's failure detector
+//! (`--set detector`), which takes a slow node for dead as any timeout does.
 
 use super::mutex::{Entry, Overlap};
 use super::network::Network;
 use crate::trace::{Event, NodeId, RunDir};
 
-/// What in algorithm `algo` lets a fault put two nodes in the section (None: nothing may).
-fn lesson(algo: &str) -> Option<&'static str> {
-    crate::catalog::find(algo).and_then(|e| e.overlap_lesson)
+/// What in the run's algorithm lets a fault put two nodes in the section (None: nothing may):
+/// its own lesson, or -- when it hosts the family's failure detector (`--set detector`) -- that
+/// the detector cannot tell slow from dead.
+fn lesson(run: &RunDir) -> Option<&'static str> {
+    let entry = crate::catalog::find(&run.info.algo)?;
+    let detector = !run.info.options["set"]["detector"].is_null() && entry.key("detector").is_some();
+    entry.overlap_lesson.or(detector.then_some(DETECTOR_LESSON))
 }
+
+/// The lesson of an algorithm that goes on without the nodes its detector takes for dead.
+const DETECTOR_LESSON: &str =
+    "the failure detector cannot tell slow from dead: a node only paused, cut off or slow is taken for dead, and the others go on without it";
 
 /// Why the two holders of `o` are a fault's lesson, in words; None when nothing explains them.
 /// `entries` are the run's entries by the nodes' traces; `window_us` how long before the
@@ -56,7 +65,7 @@ pub fn explain(run: &RunDir, net: &Network, entries: &[Entry], o: &Overlap, wind
             }
         }
     }
-    let lesson = lesson(&run.info.algo)?;
+    let lesson = lesson(run)?;
     let mut tokens: Vec<(u64, &Entry)> = held.iter().filter_map(|e| e.token.map(|t| (t, *e))).collect();
     tokens.sort_by_key(|x| x.0);
     let (&(low, stale), &(high, fresh)) = (tokens.first()?, tokens.last()?);

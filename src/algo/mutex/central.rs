@@ -52,6 +52,7 @@
 //! resource catches, and under `--fencing` the old holder's late writes carry a lower token.
 
 use super::central_detector::{self as detector, HolderWatch};
+use super::peer_watch::PeerWatch;
 use super::wrapper::{Ask, MutexCx, Protocol};
 use crate::algo::detector::{LiveMsg, LiveTimer};
 use crate::algo::options::{options, Kind};
@@ -387,21 +388,12 @@ impl Central {
     }
 
     fn on_message(&mut self, cx: &mut MutexCx<'_, Self>, from: NodeId, msg: CentralMsg) {
-        if let Some(w) = &mut self.watch {
-            // Any message is a sign of life; the detector's own are its business alone.
-            let live = match &msg {
-                CentralMsg::Live(m) => Some(m),
-                _ => None,
-            };
-            w.on_msg(cx, from, live);
-        }
-        if let CentralMsg::Live(m) = &msg {
-            if self.watch.is_none() {
-                cx.discard(
-                    from,
-                    format!("{}: this run of central hosts no failure detector", m.name()),
-                );
-            }
+        let live = match &msg {
+            CentralMsg::Live(m) => Some(m),
+            _ => None,
+        };
+        PeerWatch::hear(&mut self.watch, cx, from, live, "central");
+        if live.is_some() {
             return;
         }
         let at_coordinator = cx.me == self.coordinator;

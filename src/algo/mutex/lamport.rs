@@ -24,10 +24,21 @@
 //!   pending or held request again to j, so that j's new queue has it before this node's
 //!   acknowledgement of anything j asks.
 //!
+//! With `--set detector=fixed|phi|swim` (the family's detector,
+//! [`peer_watch`](super::peer_watch)): a node taken for dead counts for neither rule -- its
+//! requests are passed over at the head of Q and no later message is awaited from it -- so a
+//! dead node no longer blocks every request for ever. Its requests stay in Q, and count again
+//! once it is heard from. The detector cannot tell a paused holder from a dead one: two nodes
+//! may then hold, and the later request's fencing token is above the paused holder's, so a
+//! fencing resource refuses the stale write. Without the key there is no detector and no
+//! detector traffic.
+//!
 //! Messages: 3(n-1) per entry, plus resends under loss and a bare `CH_ACK` for a message that no
 //! message back carried the acknowledgement of within the delay (see [`crate::algo::reliable`]).
 
+use super::peer_watch::{self, PeerWatch};
 use super::wrapper::{Ask, MutexCx, Protocol};
+use crate::algo::detector::{LiveMsg, LiveTimer};
 use crate::algo::{Message, NodeId, Setup};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -43,23 +54,52 @@ pub enum Kind {
     Release,
 }
 
-/// A Lamport message: kind and timestamp.
+/// A Lamport message: what it says and the sender's timestamp, or the failure detector's.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct LamportMsg {
-    /// What it says.
-    pub kind: Kind,
-    /// The sender's Lamport timestamp.
-    pub ts: u64,
+pub enum LamportMsg {
+    /// The algorithm's own.
+    Stamped {
+        /// What it says.
+        kind: Kind,
+        /// The sender's Lamport timestamp.
+        ts: u64,
+    },
+    /// The failure detector's (with `--set detector`).
+    Live(LiveMsg),
 }
 
 impl Message for LamportMsg {
     fn name(&self) -> &'static str {
-        match self.kind {
-            Kind::Request => "REQUEST",
-            Kind::Ack => "ACK",
-            Kind::Release => "RELEASE",
+        match self {
+            LamportMsg::Stamped {
+                kind: Kind::Request, ..
+            } => "REQUEST",
+            LamportMsg::Stamped { kind: Kind::Ack, .. } => "ACK",
+            LamportMsg::Stamped {
+                kind: Kind::Release, ..
+            } => "RELEASE",
+            LamportMsg::Live(m) => m.name(),
         }
     }
+    fn brief(&self) -> String {
+        match self {
+            LamportMsg::Stamped { ts, .. } => format!("{}(ts={ts})", self.name()),
+            LamportMsg::Live(m) => m.brief(),
+        }
+    }
+}
+
+/// Lamport's timers: the failure detector's only (with `--set detector`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LamportTimer {
+    /// The failure detector's.
+    Live(LiveTimer),
+}
+
+crate::algo::compose::slot! {
+    /// The detector's slot in Lamport's messages and timers.
+    pub(super) struct LamportLive;
+    impl for LamportMsg, LamportTimer: LiveMsg => LamportMsg::Live, LiveTimer => LamportTimer::Live
 }
 
 pub use super::ceiling::CLOCK_STEP;
@@ -73,6 +113,10 @@ pub struct Lamport {
     mine: Option<u64>,
     holding: bool,
     latest: BTreeMap<NodeId, u64>,
+    /// The failure detector, when `--set detector` asks for one.
+    watch: Option<Box<PeerWatch<LamportLive>>>,
+    /// The nodes the last entry went on without (told in the log when it changes).
+    skipped: Vec<NodeId>,
 }
 
 impl Lamport {
@@ -86,7 +130,7 @@ impl Lamport {
 
     fn send(&mut self, cx: &mut MutexCx<'_, Self>, to: NodeId, kind: Kind) {
         self.keep_ceiling(cx);
-        cx.send(to, LamportMsg { kind, ts: self.clock });
+        cx.send(to, LamportMsg::Stamped { kind, ts: self.clock });
     }
 
     /// Moves the stored ceiling ahead once the clock reaches it (stored before any message of
@@ -97,13 +141,13 @@ impl Lamport {
         }
     }
 
-    fn deliver(&mut self, cx: &mut MutexCx<'_, Self>, from: NodeId, msg: LamportMsg) {
-        self.clock = self.clock.max(msg.ts) + 1;
+    fn deliver(&mut self, cx: &mut MutexCx<'_, Self>, from: NodeId, kind: Kind, ts: u64) {
+        self.clock = self.clock.max(ts) + 1;
         self.keep_ceiling(cx);
-        self.latest.insert(from, msg.ts);
-        match msg.kind {
+        self.latest.insert(from, ts);
+        match kind {
             Kind::Request => {
-                self.queue.insert((msg.ts, from));
+                self.queue.insert((ts, from));
                 self.send(cx, from, Kind::Ack);
             }
             Kind::Ack => {}
@@ -111,21 +155,86 @@ impl Lamport {
         }
     }
 
+    /// Whether the detector takes `node` for dead (never without a detector).
+    fn taken_for_dead(&self, node: NodeId) -> bool {
+        self.watch.as_ref().is_some_and(|w| w.takes_for_dead(node))
+    }
+
+    /// The other participants the pending request still waits to hear from (a message later
+    /// than its timestamp), those taken for dead included.
+    fn unheard(&self, cx: &MutexCx<'_, Self>, ts: u64) -> Vec<NodeId> {
+        let me = cx.me;
+        cx.view()
+            .peers
+            .iter()
+            .copied()
+            .filter(|&p| p != me && self.latest.get(&p).is_none_or(|&l| l <= ts))
+            .collect()
+    }
+
     fn maybe_enter(&mut self, cx: &mut MutexCx<'_, Self>) {
         let Some(ts) = self.mine.filter(|_| !self.holding) else {
             return;
         };
         let me = cx.me;
-        let head = self.queue.first() == Some(&(ts, me));
-        let heard = cx
-            .view()
-            .peers
-            .iter()
-            .filter(|&&p| p != me)
-            .all(|p| self.latest.get(p).is_some_and(|&l| l > ts));
-        if head && heard {
-            self.holding = true;
-            cx.ask(Ask::Enter(Some(super::ricart_agrawala::fencing(ts, me))));
+        let head = self.queue.iter().find(|q| q.1 == me || !self.taken_for_dead(q.1)) == Some(&(ts, me));
+        let unheard = self.unheard(cx, ts);
+        if !head || !unheard.iter().all(|&p| self.taken_for_dead(p)) {
+            return;
+        }
+        let mut skipped: Vec<NodeId> = self.queue.iter().take_while(|q| q.1 != me).map(|q| q.1).collect();
+        skipped.extend(unheard);
+        skipped.sort_unstable();
+        skipped.dedup();
+        if let Some(w) = &self.watch {
+            w.tell_skips(
+                cx,
+                skipped,
+                &mut self.skipped,
+                "entering past their requests and without their word",
+                "entering with every node's word again",
+            );
+        }
+        self.holding = true;
+        cx.ask(Ask::Enter(Some(super::ricart_agrawala::fencing(ts, me))));
+    }
+
+    /// The participants `fixed` checks: those the pending request waits on.
+    fn waiting(&self, cx: &MutexCx<'_, Self>) -> Vec<NodeId> {
+        let me = cx.me;
+        match self.mine.filter(|_| !self.holding) {
+            None => Vec::new(),
+            Some(ts) => {
+                let mut w = self.unheard(cx, ts);
+                w.extend(self.queue.iter().take_while(|q| q.1 != me).map(|q| q.1));
+                w.sort_unstable();
+                w.dedup();
+                w
+            }
+        }
+    }
+
+    /// The detector (tests read its opinions).
+    #[cfg(test)]
+    pub(super) fn watch(&self) -> Option<&PeerWatch<LamportLive>> {
+        self.watch.as_deref()
+    }
+
+    /// Runs one handler: the detector first notices a stall of this node; last, a waiting node
+    /// enters if what it waits on is only nodes now taken for dead, and `fixed` is set to check
+    /// those it waits on.
+    fn handle(&mut self, cx: &mut MutexCx<'_, Self>, f: impl FnOnce(&mut Self, &mut MutexCx<'_, Self>)) {
+        if let Some(w) = &mut self.watch {
+            w.notice_stall(cx);
+        }
+        f(self, cx);
+        if self.watch.is_none() {
+            return;
+        }
+        self.maybe_enter(cx);
+        let waiting = self.waiting(cx);
+        if let Some(w) = &mut self.watch {
+            w.after(cx, &waiting);
         }
     }
 }
@@ -133,18 +242,71 @@ impl Lamport {
 impl Protocol for Lamport {
     const RELIABLE: bool = true;
     type Msg = LamportMsg;
-    type Timer = ();
+    type Timer = LamportTimer;
 
-    fn new(setup: &Setup, _peers: &[NodeId]) -> Self {
+    fn new(setup: &Setup, peers: &[NodeId]) -> Self {
         let clock = super::ceiling::restored(setup);
         Lamport {
             clock,
             ceiling: clock,
+            watch: peer_watch::wanted(setup).then(|| Box::new(PeerWatch::new(setup, peers))),
             ..Lamport::default()
         }
     }
 
+    fn check(setup: &Setup) -> Result<(), String> {
+        peer_watch::check_keys(setup, "lamport").map(|_| ())
+    }
+
+    fn on_link(msg: &LamportMsg) -> bool {
+        !matches!(msg, LamportMsg::Live(_))
+    }
+
+    fn start(&mut self, cx: &mut MutexCx<'_, Self>) {
+        if let Some(w) = &mut self.watch {
+            w.start(cx);
+        }
+    }
+
     fn peer_restarted(&mut self, cx: &mut MutexCx<'_, Self>, peer: NodeId) {
+        self.handle(cx, |me, cx| me.on_peer_restarted(cx, peer));
+    }
+
+    fn request(&mut self, cx: &mut MutexCx<'_, Self>, _req: u64) {
+        self.handle(cx, |me, cx| me.on_request(cx));
+    }
+
+    fn release(&mut self, cx: &mut MutexCx<'_, Self>, _req: u64) {
+        self.handle(cx, |me, cx| me.on_release(cx));
+    }
+
+    fn on_msg(&mut self, cx: &mut MutexCx<'_, Self>, from: NodeId, msg: LamportMsg) {
+        self.handle(cx, |me, cx| {
+            let live = match &msg {
+                LamportMsg::Live(m) => Some(m),
+                LamportMsg::Stamped { .. } => None,
+            };
+            PeerWatch::hear(&mut me.watch, cx, from, live, "lamport");
+            if let LamportMsg::Stamped { kind, ts } = msg {
+                me.deliver(cx, from, kind, ts);
+                me.maybe_enter(cx);
+            }
+        });
+    }
+
+    fn on_timer(&mut self, cx: &mut MutexCx<'_, Self>, LamportTimer::Live(t): LamportTimer) {
+        let waiting = self.waiting(cx);
+        self.handle(cx, |me, cx| {
+            if let Some(w) = &mut me.watch {
+                w.on_timer(cx, t, &waiting);
+            }
+        });
+    }
+}
+
+/// The handlers, each run inside [`Lamport::handle`].
+impl Lamport {
+    fn on_peer_restarted(&mut self, cx: &mut MutexCx<'_, Self>, peer: NodeId) {
         self.queue.retain(|q| q.1 != peer);
         self.latest.remove(&peer);
         if let Some(ts) = self.mine {
@@ -153,7 +315,7 @@ impl Protocol for Lamport {
             ));
             cx.send(
                 peer,
-                LamportMsg {
+                LamportMsg::Stamped {
                     kind: Kind::Request,
                     ts,
                 },
@@ -162,7 +324,7 @@ impl Protocol for Lamport {
         self.maybe_enter(cx);
     }
 
-    fn request(&mut self, cx: &mut MutexCx<'_, Self>, _req: u64) {
+    fn on_request(&mut self, cx: &mut MutexCx<'_, Self>) {
         self.clock += 1;
         self.keep_ceiling(cx);
         let me = cx.me;
@@ -172,17 +334,12 @@ impl Protocol for Lamport {
         self.maybe_enter(cx);
     }
 
-    fn release(&mut self, cx: &mut MutexCx<'_, Self>, _req: u64) {
+    fn on_release(&mut self, cx: &mut MutexCx<'_, Self>) {
         let me = cx.me;
         self.queue.retain(|q| q.1 != me);
         self.mine = None;
         self.holding = false;
         self.clock += 1;
         self.broadcast(cx, Kind::Release);
-    }
-
-    fn on_msg(&mut self, cx: &mut MutexCx<'_, Self>, from: NodeId, msg: LamportMsg) {
-        self.deliver(cx, from, msg);
-        self.maybe_enter(cx);
     }
 }

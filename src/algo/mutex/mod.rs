@@ -12,6 +12,8 @@ pub mod central;
 mod central_detector;
 #[cfg(test)]
 mod central_detector_tests;
+#[cfg(test)]
+mod hosted_detector_tests;
 pub mod lamport;
 pub mod maekawa;
 pub mod options;
@@ -20,8 +22,6 @@ pub mod quorum;
 pub mod resource;
 pub mod ricart_agrawala;
 pub mod suzuki_kasami;
-#[cfg(test)]
-mod token_detector_tests;
 pub mod token_ring;
 pub mod voting;
 mod wrapper;

@@ -26,7 +26,7 @@ use crate::algo::compose::Embed;
 use crate::algo::detector::config::DetectorOptions;
 use crate::algo::detector::swim::State;
 use crate::algo::detector::{LiveMsg, LiveTimer, Liveness};
-use crate::algo::{Context, NodeId, Setup};
+use crate::algo::{Context, Message, NodeId, Setup};
 use std::marker::PhantomData;
 
 /// Whether `setup` asks for a detector.
@@ -123,6 +123,29 @@ impl<S> PeerWatch<S> {
         }
     }
 
+    /// Says in the log (a state change) which nodes a step went on without as dead, when that
+    /// changed since the last step (`last`): `without` is what it did without them, `again`
+    /// what it does once none is skipped.
+    pub(super) fn tell_skips<M, T>(
+        &self,
+        cx: &mut Cx<'_, M, T>,
+        skipped: Vec<NodeId>,
+        last: &mut Vec<NodeId>,
+        without: &str,
+        again: &str,
+    ) {
+        if skipped == *last {
+            return;
+        }
+        let name = self.detector();
+        cx.state_change(if skipped.is_empty() {
+            format!("detector={name} takes every node for alive: {again}")
+        } else {
+            format!("detector={name} takes {skipped:?} for dead: {without}")
+        });
+        *last = skipped;
+    }
+
     /// First in every handler: notices a stall of this node (the detector restarts its clocks).
     pub(super) fn notice_stall<M, T>(&mut self, cx: &Cx<'_, M, T>) {
         self.live.notice_stall(cx.now);
@@ -130,6 +153,28 @@ impl<S> PeerWatch<S> {
 }
 
 impl<S> PeerWatch<S> {
+    /// A message from `from` reached a protocol that hosts `watch` or not (`algo` names it):
+    /// any message is a sign of life, and a detector message (`live`) is the detector's
+    /// business alone; one that reaches a run without a detector is dropped and counted.
+    pub(super) fn hear<M, T>(
+        watch: &mut Option<Box<Self>>,
+        cx: &mut Cx<'_, M, T>,
+        from: NodeId,
+        live: Option<&LiveMsg>,
+        algo: &str,
+    ) where
+        S: Embed<M, T, Msg = LiveMsg, Timer = LiveTimer>,
+    {
+        match (watch, live) {
+            (Some(w), live) => w.on_msg(cx, from, live),
+            (None, Some(m)) => cx.discard(
+                from,
+                format!("{}: this run of {algo} hosts no failure detector", m.name()),
+            ),
+            (None, None) => {}
+        }
+    }
+
     /// Starts the detector's tick and traffic.
     pub(super) fn start<M, T>(&mut self, cx: &mut Cx<'_, M, T>)
     where

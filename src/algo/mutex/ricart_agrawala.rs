@@ -25,10 +25,19 @@
 //! ([`crate::algo::reliable`]: acknowledged on the messages back, or by a bare `CH_ACK` when none
 //! goes back within the delay, counted apart; sent again).
 //!
+//! With `--set detector=fixed|phi|swim` (the family's detector,
+//! [`peer_watch`](super::peer_watch)): a waiting node enters once every other participant has
+//! replied or is taken for dead, so a dead node no longer blocks every request for ever. The
+//! detector cannot tell a paused holder from a dead one: two nodes may then hold, and the
+//! later request's fencing token is above the paused holder's, so a fencing resource refuses
+//! the stale write. Without the key there is no detector and no detector traffic.
+//!
 //! Messages: 2(n-1) per entry (the REPLY carries the REQUEST's acknowledgement), plus the bare
 //! `CH_ACK`s and resends.
 
+use super::peer_watch::{self, PeerWatch};
 use super::wrapper::{Ask, MutexCx, Protocol};
+use crate::algo::detector::{LiveMsg, LiveTimer};
 use crate::algo::{Message, NodeId, Setup};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
@@ -46,6 +55,21 @@ pub(crate) enum RaMsg {
         /// The request's timestamp.
         ts: u64,
     },
+    /// The failure detector's (with `--set detector`).
+    Live(LiveMsg),
+}
+
+/// Ricart-Agrawala's timers: the failure detector's only (with `--set detector`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum RaTimer {
+    /// The failure detector's.
+    Live(LiveTimer),
+}
+
+crate::algo::compose::slot! {
+    /// The detector's slot in Ricart-Agrawala's messages and timers.
+    pub(super) struct RaLive;
+    impl for RaMsg, RaTimer: LiveMsg => RaMsg::Live, LiveTimer => RaTimer::Live
 }
 
 impl Message for RaMsg {
@@ -53,6 +77,7 @@ impl Message for RaMsg {
         match self {
             RaMsg::Request { .. } => "REQUEST",
             RaMsg::Reply { .. } => "REPLY",
+            RaMsg::Live(m) => m.name(),
         }
     }
 }
@@ -72,6 +97,10 @@ pub(crate) struct RicartAgrawala {
     replies: BTreeSet<NodeId>,
     deferred: Vec<(NodeId, u64)>,
     last: BTreeMap<NodeId, u64>,
+    /// The failure detector, when `--set detector` asks for one.
+    watch: Option<Box<PeerWatch<RaLive>>>,
+    /// The nodes the last entry went on without (told in the log when it changes).
+    skipped: Vec<NodeId>,
 }
 
 impl RicartAgrawala {
@@ -83,13 +112,65 @@ impl RicartAgrawala {
         }
     }
 
+    /// The other participants whose REPLY the pending request still waits for.
+    fn missing(&self, cx: &MutexCx<'_, Self>) -> Vec<NodeId> {
+        let me = cx.me;
+        cx.view()
+            .peers
+            .iter()
+            .copied()
+            .filter(|&p| p != me && !self.replies.contains(&p))
+            .collect()
+    }
+
     fn maybe_enter(&mut self, cx: &mut MutexCx<'_, Self>) {
-        if let (Some(ts), false) = (self.mine, self.holding) {
-            if self.replies.len() + 1 >= cx.view().peers.len() {
-                self.holding = true;
-                let me = cx.me;
-                cx.ask(Ask::Enter(Some(fencing(ts, me))));
-            }
+        let (Some(ts), false) = (self.mine, self.holding) else {
+            return;
+        };
+        let missing = self.missing(cx);
+        let dead = |p: &NodeId| self.watch.as_ref().is_some_and(|w| w.takes_for_dead(*p));
+        if !missing.iter().all(dead) {
+            return;
+        }
+        if let Some(w) = &self.watch {
+            w.tell_skips(
+                cx,
+                missing,
+                &mut self.skipped,
+                "entering without their REPLY",
+                "entering with every REPLY again",
+            );
+        }
+        self.holding = true;
+        let me = cx.me;
+        cx.ask(Ask::Enter(Some(fencing(ts, me))));
+    }
+
+    /// The detector (tests read its opinions).
+    #[cfg(test)]
+    pub(super) fn watch(&self) -> Option<&PeerWatch<RaLive>> {
+        self.watch.as_deref()
+    }
+
+    /// Runs one handler: the detector first notices a stall of this node; last, a waiting node
+    /// enters if every REPLY it lacks is from a node now taken for dead, and `fixed` is set to
+    /// check those it waits on.
+    fn handle(&mut self, cx: &mut MutexCx<'_, Self>, f: impl FnOnce(&mut Self, &mut MutexCx<'_, Self>)) {
+        if let Some(w) = &mut self.watch {
+            w.notice_stall(cx);
+        }
+        f(self, cx);
+        if self.watch.is_none() {
+            return;
+        }
+        self.maybe_enter(cx);
+        let waiting = if self.mine.is_some() && !self.holding {
+            self.missing(cx)
+        } else {
+            Vec::new()
+        };
+        if let Some(w) = &mut self.watch {
+            w.after(cx, &waiting);
         }
     }
 }
@@ -97,18 +178,65 @@ impl RicartAgrawala {
 impl Protocol for RicartAgrawala {
     const RELIABLE: bool = true;
     type Msg = RaMsg;
-    type Timer = ();
+    type Timer = RaTimer;
 
-    fn new(setup: &Setup, _peers: &[NodeId]) -> Self {
+    fn new(setup: &Setup, peers: &[NodeId]) -> Self {
         let clock = super::ceiling::restored(setup);
         RicartAgrawala {
             clock,
             ceiling: clock,
+            watch: peer_watch::wanted(setup).then(|| Box::new(PeerWatch::new(setup, peers))),
             ..RicartAgrawala::default()
         }
     }
 
-    fn request(&mut self, cx: &mut MutexCx<'_, Self>, _req: u64) {
+    fn check(setup: &Setup) -> Result<(), String> {
+        peer_watch::check_keys(setup, "ricart-agrawala").map(|_| ())
+    }
+
+    fn on_link(msg: &RaMsg) -> bool {
+        !matches!(msg, RaMsg::Live(_))
+    }
+
+    fn start(&mut self, cx: &mut MutexCx<'_, Self>) {
+        if let Some(w) = &mut self.watch {
+            w.start(cx);
+        }
+    }
+
+    fn request(&mut self, cx: &mut MutexCx<'_, Self>, req: u64) {
+        self.handle(cx, |me, cx| me.on_request(cx, req));
+    }
+
+    fn release(&mut self, cx: &mut MutexCx<'_, Self>, req: u64) {
+        self.handle(cx, |me, cx| me.on_release(cx, req));
+    }
+
+    fn peer_restarted(&mut self, cx: &mut MutexCx<'_, Self>, peer: NodeId) {
+        self.handle(cx, |me, cx| me.on_peer_restarted(cx, peer));
+    }
+
+    fn on_msg(&mut self, cx: &mut MutexCx<'_, Self>, from: NodeId, msg: RaMsg) {
+        self.handle(cx, |me, cx| me.on_message(cx, from, msg));
+    }
+
+    fn on_timer(&mut self, cx: &mut MutexCx<'_, Self>, RaTimer::Live(t): RaTimer) {
+        let waiting = if self.mine.is_some() && !self.holding {
+            self.missing(cx)
+        } else {
+            Vec::new()
+        };
+        self.handle(cx, |me, cx| {
+            if let Some(w) = &mut me.watch {
+                w.on_timer(cx, t, &waiting);
+            }
+        });
+    }
+}
+
+/// The handlers, each run inside [`RicartAgrawala::handle`].
+impl RicartAgrawala {
+    fn on_request(&mut self, cx: &mut MutexCx<'_, Self>, _req: u64) {
         self.clock += 1;
         self.keep_ceiling(cx);
         self.mine = Some(self.clock);
@@ -117,7 +245,7 @@ impl Protocol for RicartAgrawala {
         self.maybe_enter(cx);
     }
 
-    fn release(&mut self, cx: &mut MutexCx<'_, Self>, _req: u64) {
+    fn on_release(&mut self, cx: &mut MutexCx<'_, Self>, _req: u64) {
         self.mine = None;
         self.holding = false;
         for (j, ts) in std::mem::take(&mut self.deferred) {
@@ -125,7 +253,7 @@ impl Protocol for RicartAgrawala {
         }
     }
 
-    fn peer_restarted(&mut self, cx: &mut MutexCx<'_, Self>, peer: NodeId) {
+    fn on_peer_restarted(&mut self, cx: &mut MutexCx<'_, Self>, peer: NodeId) {
         self.deferred.retain(|d| d.0 != peer);
         self.last.remove(&peer);
         if let (Some(ts), false) = (self.mine, self.holding) {
@@ -137,8 +265,14 @@ impl Protocol for RicartAgrawala {
         }
     }
 
-    fn on_msg(&mut self, cx: &mut MutexCx<'_, Self>, from: NodeId, msg: RaMsg) {
+    fn on_message(&mut self, cx: &mut MutexCx<'_, Self>, from: NodeId, msg: RaMsg) {
+        let live = match &msg {
+            RaMsg::Live(m) => Some(m),
+            _ => None,
+        };
+        PeerWatch::hear(&mut self.watch, cx, from, live, "ricart-agrawala");
         match msg {
+            RaMsg::Live(_) => {}
             RaMsg::Request { ts } => {
                 if self.last.get(&from).is_some_and(|&l| l >= ts) {
                     return cx.discard(from, format!("REQUEST({ts}) again: a duplicate"));

@@ -245,21 +245,9 @@ impl SuzukiKasami {
             }
         }
         t.queue.retain(|&j| !dead(j));
-        if skipped != self.skipped {
-            if let Some(w) = &self.watch {
-                cx.state_change(if skipped.is_empty() {
-                    format!(
-                        "detector={} takes every waiting node for alive: none skipped",
-                        w.detector()
-                    )
-                } else {
-                    format!(
-                        "detector={} takes {skipped:?} for dead: out of the token's queue (their requests are kept)",
-                        w.detector()
-                    )
-                });
-            }
-            self.skipped = skipped;
+        if let Some(w) = &self.watch {
+            let without = "out of the token's queue (their requests are kept)";
+            w.tell_skips(cx, skipped, &mut self.skipped, without, "none skipped");
         }
         let Some(next) = t.queue.pop_front() else { return };
         let t = self.token.take().unwrap_or_else(|| unreachable!("held above"));
