@@ -174,9 +174,9 @@ fn detector_keys_central_would_not_read_are_refused() {
         ("central", &["--set", "detector=chi"], "fixed, phi or swim"),
         ("suzuki-kasami", &["--set", "swim_k=2"], "add --set detector=swim"),
         (
-            "ricart-agrawala",
+            "quorum",
             &["--set", "detector=phi"],
-            "--set detector does not apply to ricart-agrawala",
+            "--set detector does not apply to quorum",
         ),
     ];
     for (algo, set, want) in cases {

@@ -39,8 +39,16 @@ fn family_block(out: &mut String, f: &Family, members: &[&Entry]) {
     }
     for e in members {
         let _ = writeln!(out, "  {:<14} {:<28} {}", e.name, e.runs_on.describe(), e.summary);
-        for k in e.keys {
+        let detector = |k: &Key| super::DETECTOR_KEYS.iter().any(|d| d.name == k.name);
+        for k in e.keys.iter().filter(|k| !detector(k)) {
             key_line(out, k, "      ");
+        }
+        if e.keys.iter().any(detector) {
+            // Fifteen lines, the same for every host: listed once, under the election family.
+            let _ = writeln!(
+                out,
+                "      (and the failure detector's keys, listed under election: detector, detector_watch, phi_*, swim_*)"
+            );
         }
     }
 }
@@ -82,7 +90,8 @@ mod tests {
                 line.contains(e.summary) && line.contains(e.runs_on.describe()),
                 "{line}"
             );
-            for k in e.keys {
+            let detector = |k: &Key| super::super::DETECTOR_KEYS.iter().any(|d| d.name == k.name);
+            for k in e.keys.iter().filter(|k| !detector(k)) {
                 // Listed under each algorithm that declares it (durable: quorum and maekawa);
                 // key lines are indented below their algorithm's (quorum is both).
                 let owners = ENTRIES
@@ -107,6 +116,16 @@ mod tests {
             "a family's key is listed once"
         );
         assert!(text.contains("mesh") && text.contains("[set by the launcher"), "{text}");
+        // The detector's keys: once under the election family, named by each mutex host.
+        assert_eq!(text.matches("\n    phi_threshold ").count(), 1, "{text}");
+        let hosts = ENTRIES
+            .iter()
+            .filter(|e| e.key("detector").is_some() && e.family.name != "election");
+        assert_eq!(
+            text.matches("(and the failure detector's keys").count(),
+            hosts.count(),
+            "{text}"
+        );
         let pick = text.lines().find(|l| l.trim_start().starts_with("pick ")).unwrap();
         assert!(pick.contains("max|min") && pick.contains("default max"), "{pick}");
     }
