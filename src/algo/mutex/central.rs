@@ -52,7 +52,7 @@
 //! resource catches, and under `--fencing` the old holder's late writes carry a lower token.
 
 use super::central_detector::{self as detector, HolderWatch};
-use super::peer_watch::PeerWatch;
+use super::peer_watch::{self, PeerWatch};
 use super::wrapper::{Ask, MutexCx, Protocol};
 use crate::algo::detector::{LiveMsg, LiveTimer};
 use crate::algo::options::{options, Kind};
@@ -147,6 +147,8 @@ pub struct Central {
     retry: Duration,
     /// The request this participant holds the section for (renewed while `regrant` is set).
     holding: Option<u64>,
+    /// The request this participant is inside the section for.
+    inside: Option<u64>,
     /// At the coordinator: the holders it took for dead (regrant), until it hears from them.
     taken_for_dead: BTreeSet<NodeId>,
     /// The failure detector, when `--set detector` asks for one.
@@ -173,38 +175,6 @@ impl Central {
     #[cfg(test)]
     pub(super) fn watch(&self) -> Option<&HolderWatch> {
         self.watch.as_deref()
-    }
-
-    /// Runs one handler: the detector first notices a stall of this node, and last judges the
-    /// holder (at the coordinator).
-    fn handle(&mut self, cx: &mut MutexCx<'_, Self>, f: impl FnOnce(&mut Self, &mut MutexCx<'_, Self>)) {
-        if let Some(w) = &mut self.watch {
-            w.notice_stall(cx);
-        }
-        f(self, cx);
-        self.judge(cx);
-    }
-
-    /// At the coordinator: while the detector takes the holder for dead, grant the next.
-    fn judge(&mut self, cx: &mut MutexCx<'_, Self>) {
-        let at_coordinator = cx.me == self.coordinator;
-        let Some(w) = &mut self.watch else { return };
-        let holder: Option<NodeId> = self.holder.map(|h| h.0).filter(|_| at_coordinator);
-        w.after(cx, holder.as_slice());
-        if !at_coordinator {
-            return;
-        }
-        while let Some((h, req, token)) = self.holder {
-            let Some(w) = self.watch.as_ref().filter(|w| h != cx.me && w.takes_for_dead(h)) else {
-                return;
-            };
-            cx.state_change(format!(
-                "detector={} suspects holder {h} (request {req}, token {token}): taken for dead, granting the next",
-                w.detector()
-            ));
-            self.holder = None;
-            self.grant_next(cx);
-        }
     }
 
     fn enqueue(&mut self, cx: &mut MutexCx<'_, Self>, from: NodeId, req: u64) {
@@ -264,17 +234,27 @@ impl Central {
     fn granted(&mut self, cx: &mut MutexCx<'_, Self>, req: u64, token: u64) {
         if self.waiting == Some(req) {
             self.waiting = None;
+            self.inside = Some(req);
             cx.cancel_timer(Retry);
             if let (Some(t), false) = (self.regrant, cx.me == self.coordinator) {
                 self.holding = Some(req);
                 cx.set_timer(Renew, t / 3);
             }
             cx.ask(Ask::Enter(Some(token)));
-        } else {
+        } else if self.inside == Some(req) {
             cx.discard(
                 self.coordinator,
-                format!("GRANT of request {req}, which this node does not wait for"),
+                format!("GRANT of request {req} again, while inside with it"),
             );
+        } else {
+            // A grant taken back and given again after this node asked again, reaching it after
+            // it was served: given straight back, or the coordinator would wait on a holder
+            // that is not inside. The coordinator acts on it only if it thinks so.
+            cx.discard(
+                self.coordinator,
+                format!("GRANT of request {req}, which this node does not wait for: given straight back"),
+            );
+            cx.send(self.coordinator, CentralMsg::Release { req });
         }
     }
 
@@ -320,6 +300,7 @@ impl Protocol for Central {
             seen: BTreeMap::new(),
             retry: setup.timeout,
             holding: None,
+            inside: None,
             taken_for_dead: BTreeSet::new(),
             watch: detector::wanted(setup).then(|| Box::new(HolderWatch::new(setup, peers))),
         }
@@ -340,27 +321,64 @@ impl Protocol for Central {
     }
 
     fn request(&mut self, cx: &mut MutexCx<'_, Self>, req: u64) {
-        self.handle(cx, |me, cx| me.on_request(cx, req));
+        peer_watch::handle(self, cx, |me, cx| me.on_request(cx, req));
     }
 
     fn release(&mut self, cx: &mut MutexCx<'_, Self>, req: u64) {
-        self.handle(cx, |me, cx| me.on_release(cx, req));
+        peer_watch::handle(self, cx, |me, cx| me.on_release(cx, req));
     }
 
     fn on_msg(&mut self, cx: &mut MutexCx<'_, Self>, from: NodeId, msg: CentralMsg) {
-        self.handle(cx, |me, cx| me.on_message(cx, from, msg));
+        peer_watch::handle(self, cx, |me, cx| me.on_message(cx, from, msg));
     }
 
     fn peer_restarted(&mut self, cx: &mut MutexCx<'_, Self>, peer: NodeId) {
-        self.handle(cx, |me, cx| me.on_peer_restarted(cx, peer));
+        peer_watch::handle(self, cx, |me, cx| me.on_peer_restarted(cx, peer));
     }
 
     fn on_timer(&mut self, cx: &mut MutexCx<'_, Self>, timer: CentralTimer) {
-        self.handle(cx, |me, cx| me.on_expiry(cx, timer));
+        match timer {
+            CentralTimer::Live(t) => peer_watch::on_timer(self, cx, t),
+            timer => peer_watch::handle(self, cx, |me, cx| me.on_expiry(cx, timer)),
+        }
     }
 }
 
-/// The handlers, each run inside [`Central::handle`].
+impl peer_watch::Hosted for Central {
+    type Slot = detector::LiveSlot;
+
+    fn watch_mut(&mut self) -> &mut Option<Box<HolderWatch>> {
+        &mut self.watch
+    }
+
+    /// At the coordinator, the holder.
+    fn waits_on(&self, cx: &MutexCx<'_, Self>) -> Vec<NodeId> {
+        self.holder
+            .map(|h| h.0)
+            .filter(|_| cx.me == self.coordinator)
+            .into_iter()
+            .collect()
+    }
+
+    /// At the coordinator: while the detector takes the holder for dead, grant the next.
+    fn settle(&mut self, cx: &mut MutexCx<'_, Self>) {
+        if cx.me != self.coordinator {
+            return;
+        }
+        while let Some((h, req, token)) = self.holder {
+            let Some(w) = self.watch.as_ref().filter(|w| h != cx.me && w.takes_for_dead(h)) else {
+                return;
+            };
+            cx.state_change(format!(
+                "detector={} suspects holder {h} (request {req}, token {token}): taken for dead, granting the next",
+                w.detector()
+            ));
+            self.take_back(cx, h, req);
+        }
+    }
+}
+
+/// The handlers, each run inside [`peer_watch::handle`].
 impl Central {
     fn on_request(&mut self, cx: &mut MutexCx<'_, Self>, req: u64) {
         let req = self.wire(req);
@@ -379,6 +397,7 @@ impl Central {
         if self.holding.take().is_some() {
             cx.cancel_timer(Renew);
         }
+        self.inside = None;
         if cx.me == self.coordinator {
             let me = cx.me;
             self.released(cx, me, req);
@@ -441,13 +460,8 @@ impl Central {
     fn on_expiry(&mut self, cx: &mut MutexCx<'_, Self>, timer: CentralTimer) {
         let token = match timer {
             Regrant(token) => token,
-            CentralTimer::Live(t) => {
-                let holder = self.holder.map(|h| h.0).filter(|_| cx.me == self.coordinator);
-                if let Some(w) = &mut self.watch {
-                    w.on_timer(cx, t, holder.as_slice());
-                }
-                return;
-            }
+            // Run by `peer_watch::on_timer`.
+            CentralTimer::Live(_) => return,
             Renew => {
                 if let (Some(req), Some(t)) = (self.holding, self.regrant) {
                     cx.send(self.coordinator, CentralMsg::Holding { req });
@@ -463,7 +477,7 @@ impl Central {
                 return;
             }
         };
-        let Some((holder, _, t)) = self.holder else { return };
+        let Some((holder, req, t)) = self.holder else { return };
         if t != token {
             return;
         }
@@ -478,7 +492,16 @@ impl Central {
             incarnation: None,
         });
         self.taken_for_dead.insert(holder);
+        self.take_back(cx, holder, req);
+    }
+
+    /// Takes the grant of `holder`'s request `req` back and grants the next. The holder may
+    /// never have had the GRANT (lost, or cut off): asking again for `req`, it is queued again.
+    fn take_back(&mut self, cx: &mut MutexCx<'_, Self>, holder: NodeId, req: u64) {
         self.holder = None;
+        if self.seen.get(&holder) == Some(&req) {
+            self.seen.insert(holder, req.saturating_sub(1));
+        }
         self.grant_next(cx);
     }
 }

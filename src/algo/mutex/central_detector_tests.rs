@@ -228,3 +228,83 @@ fn a_detector_key_is_taken_only_where_it_is_read() {
     let bad = checked(&[("detector", "chi")]).unwrap_err();
     assert!(bad.contains("fixed, phi or swim"), "{bad}");
 }
+
+#[test]
+fn a_waiter_whose_grant_was_lost_and_taken_back_is_served_when_it_asks_again() {
+    // Found by a chaos soak: the GRANT to node 3 was lost, the coordinator took node 3 (paused)
+    // for dead and granted the next, and then took node 3's repeated REQUEST for one already
+    // served: node 3 waited for ever.
+    for d in DETECTORS {
+        let mut s = run(d, "300");
+        let holder = first_to_enter(&mut s, ms(20_000), COORDINATOR);
+        let waiter = if holder == 1 { 2 } else { 1 };
+        let t = s.now().as_micros() as u64;
+        let queued = |s: &Sim<Mutex<Central>>| {
+            s.events("recv").iter().any(|r| {
+                r.node == Some(COORDINATOR)
+                    && r.t > t
+                    && matches!(&r.event, Event::Recv { from, msg, .. } if *from == waiter && msg == "REQUEST")
+            })
+        };
+        assert!(
+            s.run_until(s.now() + ms(5000), queued),
+            "{d}: node {waiter} never asked"
+        );
+        // Its GRANT, when the holder leaves, is cut off, and so is everything else it would say
+        // or hear (phi hears a peer through the others' relays, SWIM through indirect probes).
+        s.partition(&[waiter], &[holder, COORDINATOR]);
+        let cut = s.now();
+        s.run_until(cut + ms(8000), |s| !regrants_of(s, waiter).is_empty());
+        assert!(
+            !regrants_of(&s, waiter).is_empty(),
+            "{d}: node {waiter} never taken for dead"
+        );
+        s.heal();
+        let healed = s.now().as_micros() as u64;
+        let served = |s: &Sim<Mutex<Central>>| {
+            s.events("cs_enter")
+                .iter()
+                .any(|r| r.node == Some(waiter) && r.t > healed)
+        };
+        assert!(
+            s.run_until(s.now() + ms(5000), served),
+            "{d}: node {waiter} was never served"
+        );
+        assert!(s.events("violation").is_empty(), "{d}");
+    }
+}
+
+#[test]
+fn the_detectors_check_never_probes_or_suspects_its_own_node() {
+    // Found by a chaos soak: fixed's check, armed while another node held, fired while the
+    // coordinator held its own grant, and the coordinator PROBEd and then suspected itself.
+    use super::central::{CentralMsg, CentralTimer};
+    use super::central_detector::HolderWatch;
+    use super::{Ask, MutexView};
+    use crate::algo::detector::LiveTimer;
+    use crate::algo::{Command, Context};
+    let setup = setups(3, &[("detector", "fixed")])
+        .into_iter()
+        .find(|s| s.me == COORDINATOR)
+        .unwrap();
+    let mut w = HolderWatch::new(&setup, &[1, 2, 3]);
+    let view = MutexView { peers: vec![1, 2, 3] };
+    let mut rng = crate::rng::Rng::new(1);
+    for k in 1..=4u64 {
+        let mut out = Vec::new();
+        let mut cx: Context<'_, CentralMsg, CentralTimer> = Context::new(ms(400 * k), COORDINATOR, &mut rng, &mut out);
+        let ((), inner) = cx.run_inner(
+            &view,
+            |pcx: &mut Context<'_, CentralMsg, CentralTimer, Ask, MutexView>| {
+                w.on_timer(pcx, LiveTimer::Check, &[COORDINATOR])
+            },
+        );
+        for c in inner {
+            match c {
+                Command::Send(to, m) => assert_ne!(to, COORDINATOR, "check {k}: {m:?} to itself"),
+                Command::Record(Event::Suspect { target, .. }) => assert_ne!(target, COORDINATOR, "check {k}"),
+                _ => {}
+            }
+        }
+    }
+}

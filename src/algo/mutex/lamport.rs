@@ -199,43 +199,10 @@ impl Lamport {
         cx.ask(Ask::Enter(Some(super::ricart_agrawala::fencing(ts, me))));
     }
 
-    /// The participants `fixed` checks: those the pending request waits on.
-    fn waiting(&self, cx: &MutexCx<'_, Self>) -> Vec<NodeId> {
-        let me = cx.me;
-        match self.mine.filter(|_| !self.holding) {
-            None => Vec::new(),
-            Some(ts) => {
-                let mut w = self.unheard(cx, ts);
-                w.extend(self.queue.iter().take_while(|q| q.1 != me).map(|q| q.1));
-                w.sort_unstable();
-                w.dedup();
-                w
-            }
-        }
-    }
-
     /// The detector (tests read its opinions).
     #[cfg(test)]
     pub(super) fn watch(&self) -> Option<&PeerWatch<LamportLive>> {
         self.watch.as_deref()
-    }
-
-    /// Runs one handler: the detector first notices a stall of this node; last, a waiting node
-    /// enters if what it waits on is only nodes now taken for dead, and `fixed` is set to check
-    /// those it waits on.
-    fn handle(&mut self, cx: &mut MutexCx<'_, Self>, f: impl FnOnce(&mut Self, &mut MutexCx<'_, Self>)) {
-        if let Some(w) = &mut self.watch {
-            w.notice_stall(cx);
-        }
-        f(self, cx);
-        if self.watch.is_none() {
-            return;
-        }
-        self.maybe_enter(cx);
-        let waiting = self.waiting(cx);
-        if let Some(w) = &mut self.watch {
-            w.after(cx, &waiting);
-        }
     }
 }
 
@@ -269,19 +236,19 @@ impl Protocol for Lamport {
     }
 
     fn peer_restarted(&mut self, cx: &mut MutexCx<'_, Self>, peer: NodeId) {
-        self.handle(cx, |me, cx| me.on_peer_restarted(cx, peer));
+        peer_watch::handle(self, cx, |me, cx| me.on_peer_restarted(cx, peer));
     }
 
     fn request(&mut self, cx: &mut MutexCx<'_, Self>, _req: u64) {
-        self.handle(cx, |me, cx| me.on_request(cx));
+        peer_watch::handle(self, cx, |me, cx| me.on_request(cx));
     }
 
     fn release(&mut self, cx: &mut MutexCx<'_, Self>, _req: u64) {
-        self.handle(cx, |me, cx| me.on_release(cx));
+        peer_watch::handle(self, cx, |me, cx| me.on_release(cx));
     }
 
     fn on_msg(&mut self, cx: &mut MutexCx<'_, Self>, from: NodeId, msg: LamportMsg) {
-        self.handle(cx, |me, cx| {
+        peer_watch::handle(self, cx, |me, cx| {
             let live = match &msg {
                 LamportMsg::Live(m) => Some(m),
                 LamportMsg::Stamped { .. } => None,
@@ -295,16 +262,39 @@ impl Protocol for Lamport {
     }
 
     fn on_timer(&mut self, cx: &mut MutexCx<'_, Self>, LamportTimer::Live(t): LamportTimer) {
-        let waiting = self.waiting(cx);
-        self.handle(cx, |me, cx| {
-            if let Some(w) = &mut me.watch {
-                w.on_timer(cx, t, &waiting);
-            }
-        });
+        peer_watch::on_timer(self, cx, t);
     }
 }
 
-/// The handlers, each run inside [`Lamport::handle`].
+impl peer_watch::Hosted for Lamport {
+    type Slot = LamportLive;
+
+    fn watch_mut(&mut self) -> &mut Option<Box<PeerWatch<LamportLive>>> {
+        &mut self.watch
+    }
+
+    /// Those it has not heard from since its request, and those whose request is ahead of it.
+    fn waits_on(&self, cx: &MutexCx<'_, Self>) -> Vec<NodeId> {
+        let me = cx.me;
+        match self.mine.filter(|_| !self.holding) {
+            None => Vec::new(),
+            Some(ts) => {
+                let mut w = self.unheard(cx, ts);
+                w.extend(self.queue.iter().take_while(|q| q.1 != me).map(|q| q.1));
+                w.sort_unstable();
+                w.dedup();
+                w
+            }
+        }
+    }
+
+    /// A waiting node enters if what it waits on is only nodes now taken for dead.
+    fn settle(&mut self, cx: &mut MutexCx<'_, Self>) {
+        self.maybe_enter(cx);
+    }
+}
+
+/// The handlers, each run inside [`peer_watch::handle`].
 impl Lamport {
     fn on_peer_restarted(&mut self, cx: &mut MutexCx<'_, Self>, peer: NodeId) {
         self.queue.retain(|q| q.1 != peer);

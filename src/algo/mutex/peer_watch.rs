@@ -20,7 +20,7 @@
 //! tuning key (`phi_*`, `swim_*`, `detector_watch`) is refused unless `detector` names its
 //! detector, since nothing would read it.
 
-use super::wrapper::{Ask, MutexView};
+use super::wrapper::{Ask, MutexCx, MutexView, Protocol};
 use super::RESOURCE_ID;
 use crate::algo::compose::Embed;
 use crate::algo::detector::config::DetectorOptions;
@@ -204,7 +204,10 @@ impl<S> PeerWatch<S> {
     {
         cx.within::<S, _>(|c| match t {
             LiveTimer::Check => {
-                self.live.check(c, waits_on);
+                // Never itself: central's coordinator may hold its own grant when the check
+                // armed for another holder fires, and it once suspected itself.
+                let others: Vec<NodeId> = waits_on.iter().copied().filter(|&n| n != c.me).collect();
+                self.live.check(c, &others);
             }
             t => self.live.on_timer(c, t),
         });
@@ -223,4 +226,44 @@ impl<S> PeerWatch<S> {
         let check = waits && !self.live.judges_alone();
         cx.within::<S, _>(|c| self.live.watch(c, check));
     }
+}
+
+/// A protocol that may host the detector: where it keeps it, whom it waits on, and what it does
+/// with the verdicts. Its handlers run inside [`handle`], its detector timers in [`on_timer`].
+pub(super) trait Hosted: Protocol + Sized {
+    /// The detector's slot in the protocol's messages and timers.
+    type Slot: Embed<Self::Msg, Self::Timer, Msg = LiveMsg, Timer = LiveTimer>;
+    /// The detector, when the run hosts one.
+    fn watch_mut(&mut self) -> &mut Option<Box<PeerWatch<Self::Slot>>>;
+    /// The participants the protocol waits on now (`fixed` checks them).
+    fn waits_on(&self, cx: &MutexCx<'_, Self>) -> Vec<NodeId>;
+    /// Acts on the detector's verdicts as they stand (called after every handler).
+    fn settle(&mut self, cx: &mut MutexCx<'_, Self>);
+}
+
+/// Runs handler `f` of `p`: the detector first notices a stall of this node; last, `p` acts on
+/// the verdicts as they stand, and `fixed` is set to check whom `p` now waits on.
+pub(super) fn handle<P: Hosted>(p: &mut P, cx: &mut MutexCx<'_, P>, f: impl FnOnce(&mut P, &mut MutexCx<'_, P>)) {
+    if let Some(w) = p.watch_mut() {
+        w.notice_stall(cx);
+    }
+    f(p, cx);
+    if p.watch_mut().is_none() {
+        return;
+    }
+    p.settle(cx);
+    let waiting = p.waits_on(cx);
+    if let Some(w) = p.watch_mut() {
+        w.after(cx, &waiting);
+    }
+}
+
+/// A detector timer of `p`, run as a handler.
+pub(super) fn on_timer<P: Hosted>(p: &mut P, cx: &mut MutexCx<'_, P>, t: LiveTimer) {
+    handle(p, cx, |p, cx| {
+        let waiting = p.waits_on(cx);
+        if let Some(w) = p.watch_mut() {
+            w.on_timer(cx, t, &waiting);
+        }
+    });
 }

@@ -151,28 +151,6 @@ impl RicartAgrawala {
     pub(super) fn watch(&self) -> Option<&PeerWatch<RaLive>> {
         self.watch.as_deref()
     }
-
-    /// Runs one handler: the detector first notices a stall of this node; last, a waiting node
-    /// enters if every REPLY it lacks is from a node now taken for dead, and `fixed` is set to
-    /// check those it waits on.
-    fn handle(&mut self, cx: &mut MutexCx<'_, Self>, f: impl FnOnce(&mut Self, &mut MutexCx<'_, Self>)) {
-        if let Some(w) = &mut self.watch {
-            w.notice_stall(cx);
-        }
-        f(self, cx);
-        if self.watch.is_none() {
-            return;
-        }
-        self.maybe_enter(cx);
-        let waiting = if self.mine.is_some() && !self.holding {
-            self.missing(cx)
-        } else {
-            Vec::new()
-        };
-        if let Some(w) = &mut self.watch {
-            w.after(cx, &waiting);
-        }
-    }
 }
 
 impl Protocol for RicartAgrawala {
@@ -205,36 +183,48 @@ impl Protocol for RicartAgrawala {
     }
 
     fn request(&mut self, cx: &mut MutexCx<'_, Self>, req: u64) {
-        self.handle(cx, |me, cx| me.on_request(cx, req));
+        peer_watch::handle(self, cx, |me, cx| me.on_request(cx, req));
     }
 
     fn release(&mut self, cx: &mut MutexCx<'_, Self>, req: u64) {
-        self.handle(cx, |me, cx| me.on_release(cx, req));
+        peer_watch::handle(self, cx, |me, cx| me.on_release(cx, req));
     }
 
     fn peer_restarted(&mut self, cx: &mut MutexCx<'_, Self>, peer: NodeId) {
-        self.handle(cx, |me, cx| me.on_peer_restarted(cx, peer));
+        peer_watch::handle(self, cx, |me, cx| me.on_peer_restarted(cx, peer));
     }
 
     fn on_msg(&mut self, cx: &mut MutexCx<'_, Self>, from: NodeId, msg: RaMsg) {
-        self.handle(cx, |me, cx| me.on_message(cx, from, msg));
+        peer_watch::handle(self, cx, |me, cx| me.on_message(cx, from, msg));
     }
 
     fn on_timer(&mut self, cx: &mut MutexCx<'_, Self>, RaTimer::Live(t): RaTimer) {
-        let waiting = if self.mine.is_some() && !self.holding {
-            self.missing(cx)
-        } else {
-            Vec::new()
-        };
-        self.handle(cx, |me, cx| {
-            if let Some(w) = &mut me.watch {
-                w.on_timer(cx, t, &waiting);
-            }
-        });
+        peer_watch::on_timer(self, cx, t);
     }
 }
 
-/// The handlers, each run inside [`RicartAgrawala::handle`].
+impl peer_watch::Hosted for RicartAgrawala {
+    type Slot = RaLive;
+
+    fn watch_mut(&mut self) -> &mut Option<Box<PeerWatch<RaLive>>> {
+        &mut self.watch
+    }
+
+    /// The nodes whose REPLY the pending request lacks.
+    fn waits_on(&self, cx: &MutexCx<'_, Self>) -> Vec<NodeId> {
+        match (self.mine, self.holding) {
+            (Some(_), false) => self.missing(cx),
+            _ => Vec::new(),
+        }
+    }
+
+    /// A waiting node enters if every REPLY it lacks is from a node now taken for dead.
+    fn settle(&mut self, cx: &mut MutexCx<'_, Self>) {
+        self.maybe_enter(cx);
+    }
+}
+
+/// The handlers, each run inside [`peer_watch::handle`].
 impl RicartAgrawala {
     fn on_request(&mut self, cx: &mut MutexCx<'_, Self>, _req: u64) {
         self.clock += 1;

@@ -178,26 +178,6 @@ impl SuzukiKasami {
             .collect()
     }
 
-    /// Runs one handler: the detector first notices a stall of this node; last, a holder of the
-    /// idle token passes it to a waiting node the detector takes for alive again, and the
-    /// detector's check is armed over the nodes with a request outstanding.
-    fn handle(&mut self, cx: &mut MutexCx<'_, Self>, f: impl FnOnce(&mut Self, &mut MutexCx<'_, Self>)) {
-        if let Some(w) = &mut self.watch {
-            w.notice_stall(cx);
-        }
-        f(self, cx);
-        if self.watch.is_none() {
-            return;
-        }
-        let waiting = self.outstanding();
-        if !self.inside && self.token.is_some() && waiting.iter().any(|&j| !self.taken_for_dead(j)) {
-            self.pass_on(cx);
-        }
-        if let Some(w) = &mut self.watch {
-            w.after(cx, &waiting);
-        }
-    }
-
     fn store(&self, cx: &mut MutexCx<'_, Self>) {
         cx.persist(serde_json::to_vec(&self.stored).unwrap_or_default());
     }
@@ -331,27 +311,52 @@ impl Protocol for SuzukiKasami {
     }
 
     fn request(&mut self, cx: &mut MutexCx<'_, Self>, _req: u64) {
-        self.handle(cx, |me, cx| me.on_request(cx));
+        peer_watch::handle(self, cx, |me, cx| me.on_request(cx));
     }
 
     fn release(&mut self, cx: &mut MutexCx<'_, Self>, _req: u64) {
-        self.handle(cx, |me, cx| me.on_release(cx));
+        peer_watch::handle(self, cx, |me, cx| me.on_release(cx));
     }
 
     fn peer_restarted(&mut self, cx: &mut MutexCx<'_, Self>, peer: NodeId) {
-        self.handle(cx, |me, cx| me.on_peer_restarted(cx, peer));
+        peer_watch::handle(self, cx, |me, cx| me.on_peer_restarted(cx, peer));
     }
 
     fn on_msg(&mut self, cx: &mut MutexCx<'_, Self>, from: NodeId, msg: SkMsg) {
-        self.handle(cx, |me, cx| me.on_message(cx, from, msg));
+        peer_watch::handle(self, cx, |me, cx| me.on_message(cx, from, msg));
     }
 
     fn on_timer(&mut self, cx: &mut MutexCx<'_, Self>, t: SkTimer) {
-        self.handle(cx, |me, cx| me.on_expiry(cx, t));
+        match t {
+            SkTimer::Live(t) => peer_watch::on_timer(self, cx, t),
+            SkTimer::Lost => peer_watch::handle(self, cx, |me, cx| me.on_lost(cx)),
+        }
     }
 }
 
-/// The handlers, each run inside [`SuzukiKasami::handle`].
+impl peer_watch::Hosted for SuzukiKasami {
+    type Slot = SkLive;
+
+    fn watch_mut(&mut self) -> &mut Option<Box<PeerWatch<SkLive>>> {
+        &mut self.watch
+    }
+
+    /// The nodes with a request outstanding: those the token may be sent to.
+    fn waits_on(&self, _cx: &MutexCx<'_, Self>) -> Vec<NodeId> {
+        self.outstanding()
+    }
+
+    /// A holder of the idle token passes it to a waiting node the detector takes for alive
+    /// again.
+    fn settle(&mut self, cx: &mut MutexCx<'_, Self>) {
+        let waiting = self.outstanding();
+        if !self.inside && self.token.is_some() && waiting.iter().any(|&j| !self.taken_for_dead(j)) {
+            self.pass_on(cx);
+        }
+    }
+}
+
+/// The handlers, each run inside [`peer_watch::handle`].
 impl SuzukiKasami {
     fn on_request(&mut self, cx: &mut MutexCx<'_, Self>) {
         self.wants = true;
@@ -454,14 +459,7 @@ impl SuzukiKasami {
         }
     }
 
-    fn on_expiry(&mut self, cx: &mut MutexCx<'_, Self>, t: SkTimer) {
-        if let SkTimer::Live(t) = t {
-            let waiting = self.outstanding();
-            if let Some(w) = &mut self.watch {
-                w.on_timer(cx, t, &waiting);
-            }
-            return;
-        }
+    fn on_lost(&mut self, cx: &mut MutexCx<'_, Self>) {
         if !self.wants || self.token.is_some() {
             return;
         }

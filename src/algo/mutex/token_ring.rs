@@ -211,19 +211,6 @@ impl TokenRing {
         }
     }
 
-    /// Runs one handler: the detector first notices a stall of this node, and last arms its
-    /// check of the successor.
-    fn handle(&mut self, cx: &mut MutexCx<'_, Self>, f: impl FnOnce(&mut Self, &mut MutexCx<'_, Self>)) {
-        if let Some(w) = &mut self.watch {
-            w.notice_stall(cx);
-        }
-        f(self, cx);
-        let next = self.successor();
-        if let Some(w) = &mut self.watch {
-            w.after(cx, &[next]);
-        }
-    }
-
     fn take(&mut self, cx: &mut MutexCx<'_, Self>, gen: Gen, seq: u64, idle: u64, hops: u64) {
         self.highest = gen;
         self.newest = (gen, hops);
@@ -355,23 +342,42 @@ impl Protocol for TokenRing {
     }
 
     fn request(&mut self, cx: &mut MutexCx<'_, Self>, _req: u64) {
-        self.handle(cx, |me, cx| me.on_request(cx));
+        peer_watch::handle(self, cx, |me, cx| me.on_request(cx));
     }
 
     fn release(&mut self, cx: &mut MutexCx<'_, Self>, _req: u64) {
-        self.handle(cx, |me, cx| me.pass(cx));
+        peer_watch::handle(self, cx, |me, cx| me.pass(cx));
     }
 
     fn on_msg(&mut self, cx: &mut MutexCx<'_, Self>, from: NodeId, msg: TokenMsg) {
-        self.handle(cx, |me, cx| me.on_message(cx, from, msg));
+        peer_watch::handle(self, cx, |me, cx| me.on_message(cx, from, msg));
     }
 
     fn on_timer(&mut self, cx: &mut MutexCx<'_, Self>, t: TokenTimer) {
-        self.handle(cx, |me, cx| me.on_expiry(cx, t));
+        match t {
+            TokenTimer::Live(t) => peer_watch::on_timer(self, cx, t),
+            t => peer_watch::handle(self, cx, |me, cx| me.on_expiry(cx, t)),
+        }
     }
 }
 
-/// The handlers, each run inside [`TokenRing::handle`].
+impl peer_watch::Hosted for TokenRing {
+    type Slot = TokenLive;
+
+    fn watch_mut(&mut self) -> &mut Option<Box<PeerWatch<TokenLive>>> {
+        &mut self.watch
+    }
+
+    /// The successor the token would go to.
+    fn waits_on(&self, _cx: &MutexCx<'_, Self>) -> Vec<NodeId> {
+        vec![self.successor()]
+    }
+
+    /// Nothing: a verdict is read at the next pass.
+    fn settle(&mut self, _cx: &mut MutexCx<'_, Self>) {}
+}
+
+/// The handlers, each run inside [`peer_watch::handle`].
 impl TokenRing {
     fn on_request(&mut self, cx: &mut MutexCx<'_, Self>) {
         match self.token {
@@ -434,12 +440,8 @@ impl TokenRing {
 
     fn on_expiry(&mut self, cx: &mut MutexCx<'_, Self>, t: TokenTimer) {
         match t {
-            TokenTimer::Live(t) => {
-                let next = self.successor();
-                if let Some(w) = &mut self.watch {
-                    w.on_timer(cx, t, &[next]);
-                }
-            }
+            // Run by `peer_watch::on_timer`.
+            TokenTimer::Live(_) => {}
             TokenTimer::Pass => self.pass(cx),
             TokenTimer::Lost if self.token.is_some() => cx.set_timer(TokenTimer::Lost, self.lost_after),
             TokenTimer::Lost if self.amnesiac && self.highest == (0, 0) => {
