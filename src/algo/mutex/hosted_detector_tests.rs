@@ -98,6 +98,32 @@ fn minted_after<P: Protocol>(s: &Sim<Mutex<P>>, t: Duration) -> usize {
         .count()
 }
 
+/// Kills node 3 of a run of `P` hosting detector `d` and runs 6 s: every other node keeps
+/// entering once the verdict is in (3.5 s after the kill: with fixed and phi it comes in a
+/// timeout or two, with swim after its suspicion timeout, 2-3 s, longer with fewer
+/// confirmations), and one of them says it goes on without node 3. Returns the run and when it
+/// settled.
+fn without_a_dead_node<P: Hosts>(d: &str) -> (Sim<Mutex<P>>, Duration) {
+    let name = P::NAME;
+    let mut s = run::<P>(d);
+    s.crash(3);
+    let settled = s.now() + ms(3500);
+    s.run_for(ms(6000));
+    for n in [1, 2, 4, 5] {
+        assert!(
+            exits_after(&s, n, settled) >= 20,
+            "{name}, {d}: node {n} stopped entering"
+        );
+    }
+    let told = s
+        .events("note")
+        .into_iter()
+        .any(|r| matches!(&r.event, Event::Note { text, .. } if text.contains("takes [3] for dead")));
+    assert!(told, "{name}, {d}: no node says it goes on without node 3");
+    assert!(s.events("violation").is_empty(), "{name}, {d}");
+    (s, settled)
+}
+
 fn a_dead_node_costs_lost_tokens_until_the_verdict<P: Hosts>() {
     let name = P::NAME;
     // Without a detector the token goes to the dead node again and again, and is regenerated
@@ -108,26 +134,8 @@ fn a_dead_node_costs_lost_tokens_until_the_verdict<P: Hosts>() {
     let baseline = minted(&plain).len() - 1;
     assert!(baseline >= 4, "{name} without a detector: {baseline} regenerations");
     for d in DETECTORS {
-        let mut s = run::<P>(d);
-        s.crash(3);
-        let t = s.now();
-        s.run_for(ms(6000));
-        // Tokens are lost to the dead node until the verdict: with fixed and phi about a
-        // timeout or two, with swim the suspicion timeout (2-3 s, fewer confirmations longer).
-        let settled = t + ms(3500);
+        let (s, settled) = without_a_dead_node::<P>(d);
         assert_eq!(minted_after(&s, settled), 0, "{name}, {d}: still losing tokens");
-        for n in [1, 2, 4, 5] {
-            assert!(
-                exits_after(&s, n, settled) >= 20,
-                "{name}, {d}: node {n} stopped entering"
-            );
-        }
-        let told = s
-            .events("note")
-            .into_iter()
-            .any(|r| matches!(&r.event, Event::Note { text, .. } if text.contains("takes [3] for dead")));
-        assert!(told, "{name}, {d}: no node says it skips node 3");
-        assert!(s.events("violation").is_empty(), "{name}, {d}");
     }
 }
 
@@ -147,25 +155,7 @@ fn a_dead_node_blocks_until_the_verdict<P: Hosts>() {
     let stuck: usize = [1, 2, 4, 5].iter().map(|&n| exits_after(&plain, n, t + ms(500))).sum();
     assert_eq!(stuck, 0, "{name} without a detector went on without the dead node");
     for d in DETECTORS {
-        let mut s = run::<P>(d);
-        s.crash(3);
-        let t = s.now();
-        s.run_for(ms(6000));
-        // With fixed and phi the verdict comes in a timeout or two, with swim after its
-        // suspicion timeout (2-3 s).
-        let settled = t + ms(3500);
-        for n in [1, 2, 4, 5] {
-            assert!(
-                exits_after(&s, n, settled) >= 20,
-                "{name}, {d}: node {n} stopped entering"
-            );
-        }
-        let told = s
-            .events("note")
-            .into_iter()
-            .any(|r| matches!(&r.event, Event::Note { text, .. } if text.contains("takes [3] for dead")));
-        assert!(told, "{name}, {d}: no node says it goes on without node 3");
-        assert!(s.events("violation").is_empty(), "{name}, {d}");
+        without_a_dead_node::<P>(d);
     }
 }
 
