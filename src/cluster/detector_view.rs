@@ -39,6 +39,8 @@ pub(crate) struct Views {
     views: BTreeMap<NodeId, View>,
     /// Per node, the time of its last record (µs).
     last: BTreeMap<NodeId, u64>,
+    /// A node that runs no detector (a mutual-exclusion run's shared resource).
+    bystander: Option<NodeId>,
 }
 
 fn at(t_us: u64) -> Duration {
@@ -54,7 +56,14 @@ impl Views {
             watched,
             views: BTreeMap::new(),
             last: BTreeMap::new(),
+            bystander: None,
         }
+    }
+
+    /// The same views, for a run in which node `id` runs no detector (it gets no view).
+    pub fn without(mut self, id: NodeId) -> Self {
+        self.bystander = Some(id);
+        self
     }
 
     fn fresh(&self, me: NodeId, t: u64) -> Option<View> {
@@ -83,6 +92,9 @@ impl Views {
     /// Takes in one record of node `me`'s trace.
     pub(crate) fn feed(&mut self, me: NodeId, r: &Record) {
         self.last.insert(me, r.t);
+        if self.bystander == Some(me) {
+            return;
+        }
         if matches!(r.event, Event::Start { .. }) || !self.views.contains_key(&me) {
             // A (re)started node starts its detector afresh.
             match self.fresh(me, r.t) {
@@ -215,6 +227,21 @@ mod tests {
         assert!(later.contains(" 2=") && later.contains('!'), "{later}");
         // Paused: evaluated at its last record (1.95 s), not now.
         assert_eq!(v.line(1, 9_000_000, true).map(|l| l.contains('!')), Some(false));
+    }
+
+    #[test]
+    fn a_node_that_runs_no_detector_gets_no_view() {
+        // A mutual-exclusion run's resource: it hears every participant, and judges none.
+        for detector in ["phi", "swim"] {
+            let set = BTreeMap::from([("detector".to_string(), detector.to_string())]);
+            let mut v = Views::new(BTreeMap::from([(1, vec![2])]), &set, Duration::from_millis(100)).without(0);
+            let mut r = recv(100_000, 1, "BEGIN");
+            r.node = Some(0);
+            v.feed(0, &r);
+            v.feed(1, &recv(100_000, 2, "BEAT"));
+            assert_eq!(v.line(0, 200_000, false), None, "{detector}");
+            assert!(v.line(1, 200_000, false).is_some(), "{detector}");
+        }
     }
 
     #[test]

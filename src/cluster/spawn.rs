@@ -80,18 +80,24 @@ impl NodeArgs {
             crate::algo::detector::Choice::from_opts(&self.set_map, heartbeat),
             crate::algo::detector::Choice::Phi(_)
         );
+        // A mutual-exclusion run's resource runs no detector, and no participant's watches it.
         let watched = plan
             .iter()
-            .filter(|_| phi)
+            .filter(|p| phi && !self.is_resource(p.id))
             .map(|p| {
                 let peers = match mesh {
                     true => p.neighbours.clone(),
                     false => self.ids.iter().copied().filter(|&i| i != p.id).collect(),
                 };
+                let peers = peers.into_iter().filter(|&i| !self.is_resource(i)).collect();
                 (p.id, peers)
             })
             .collect();
-        super::detector_view::Views::new(watched, &self.set_map, heartbeat)
+        let views = super::detector_view::Views::new(watched, &self.set_map, heartbeat);
+        match crate::catalog::is_mutex(&self.algo) {
+            true => views.without(RESOURCE_ID),
+            false => views,
+        }
     }
 
     /// Whether node `id` is the shared resource of a mutual-exclusion run.
