@@ -37,7 +37,8 @@ pub(crate) fn status_line(fleet: &Fleet) -> String {
     let holders: Vec<String> = fleet
         .nodes
         .iter()
-        .filter(|n| n.plan.id != RESOURCE_NODE && n.state != State::Killed)
+        // A killed node holds nothing, though its trace ends inside; a paused one still holds.
+        .filter(|n| n.plan.id != RESOURCE_NODE && matches!(n.state, State::Running | State::Paused))
         .filter_map(|n| n.cs.holding.map(|(req, _)| format!("node {} (req {req})", n.plan.id)))
         .collect();
     let mut waiting: Vec<(u64, u64)> = fleet

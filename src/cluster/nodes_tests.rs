@@ -88,3 +88,24 @@ fn a_reading_past_its_deadline_reads_one_node_a_call_and_goes_on_from_there() {
     assert_eq!(counts(&fleet), vec![2, 2, 2]);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_status_line_names_no_dead_node_as_a_holder() {
+    // A node killed inside the section, reaped: its trace ends inside, and it was listed
+    // beside the live holder.
+    let (dir, opts) = fresh_launch("statusholder", 3);
+    let plan = plan::plan(&opts).unwrap();
+    let key = dir.join("key");
+    crate::node::keyfile::write(&key, &crate::node::keyfile::generate().unwrap()).unwrap();
+    let args = NodeArgs::new(&opts, &plan, &dir, &key).unwrap();
+    let mut fleet = Fleet::new(&plan.nodes, args, &dir, 0).unwrap();
+    let (dead, live) = (fleet.nodes[0].plan.id, fleet.nodes[1].plan.id);
+    fleet.nodes[0].cs.holding = Some((4, 0));
+    fleet.nodes[0].state = crate::cluster::model::State::Exited("signal SIGKILL".into());
+    fleet.nodes[1].cs.holding = Some((7, 0));
+    fleet.nodes[1].state = crate::cluster::model::State::Running;
+    let line = crate::cluster::mutex_goal::status_line(&fleet);
+    assert!(line.starts_with(&format!("holder: node {live} (req 7);")), "{line}");
+    assert!(!line.contains(&format!("node {dead} ")), "{line}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
