@@ -17,6 +17,17 @@ fn fresh_launch(name: &str, n: usize) -> (PathBuf, LaunchOptions) {
     (dir, opts)
 }
 
+/// A fleet of `n` planned nodes, none spawned, writing to a fresh directory.
+fn unspawned_fleet(name: &str, n: usize) -> (PathBuf, plan::Plan, Fleet) {
+    let (dir, opts) = fresh_launch(name, n);
+    let plan = plan::plan(&opts).unwrap();
+    let key = dir.join("key");
+    crate::node::keyfile::write(&key, &crate::node::keyfile::generate().unwrap()).unwrap();
+    let args = NodeArgs::new(&opts, &plan, &dir, &key).unwrap();
+    let fleet = Fleet::new(&plan.nodes, args, &dir, 0).unwrap();
+    (dir, plan, fleet)
+}
+
 #[test]
 fn a_node_that_fails_to_start_fails_the_launch_with_its_own_words() {
     let (dir, opts) = fresh_launch("failstart", 2);
@@ -49,12 +60,7 @@ fn a_node_that_fails_to_start_fails_the_launch_with_its_own_words() {
 
 #[test]
 fn a_reading_past_its_deadline_reads_one_node_a_call_and_goes_on_from_there() {
-    let (dir, opts) = fresh_launch("readbudget", 3);
-    let plan = plan::plan(&opts).unwrap();
-    let key = dir.join("key");
-    crate::node::keyfile::write(&key, &crate::node::keyfile::generate().unwrap()).unwrap();
-    let args = NodeArgs::new(&opts, &plan, &dir, &key).unwrap();
-    let mut fleet = Fleet::new(&plan.nodes, args, &dir, 0).unwrap();
+    let (dir, plan, mut fleet) = unspawned_fleet("readbudget", 3);
     let write_all = |fleet: &Fleet, t: u64| {
         for p in &plan.nodes {
             let line = format!(
@@ -93,12 +99,7 @@ fn a_reading_past_its_deadline_reads_one_node_a_call_and_goes_on_from_there() {
 fn the_status_line_names_no_dead_node_as_a_holder() {
     // A node killed inside the section, reaped: its trace ends inside, and it was listed
     // beside the live holder.
-    let (dir, opts) = fresh_launch("statusholder", 3);
-    let plan = plan::plan(&opts).unwrap();
-    let key = dir.join("key");
-    crate::node::keyfile::write(&key, &crate::node::keyfile::generate().unwrap()).unwrap();
-    let args = NodeArgs::new(&opts, &plan, &dir, &key).unwrap();
-    let mut fleet = Fleet::new(&plan.nodes, args, &dir, 0).unwrap();
+    let (dir, _, mut fleet) = unspawned_fleet("statusholder", 3);
     let (dead, live) = (fleet.nodes[0].plan.id, fleet.nodes[1].plan.id);
     fleet.nodes[0].cs.holding = Some((4, 0));
     fleet.nodes[0].state = crate::cluster::model::State::Exited("signal SIGKILL".into());
