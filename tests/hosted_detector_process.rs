@@ -1,8 +1,9 @@
 //! The mutual-exclusion algorithms that host the family's detector besides central, with each
 //! detector (`--set detector=fixed|phi|swim`), as real processes with fencing, under full
-//! contention: the token ring (a ring of 4), Suzuki-Kasami, Ricart-Agrawala and Lamport (a
-//! complete mesh of 4). A node is SIGKILLed; a node says its detector takes it for dead and goes
-//! on without it (the token skips it; the permission algorithms stop waiting for it), and the
+//! contention: the token ring (a ring of 4), Suzuki-Kasami, Ricart-Agrawala, Lamport and Maekawa
+//! (a complete mesh of 4). A node is SIGKILLed; a node says its detector takes it for dead and
+//! goes on without it (the token skips it; the permission algorithms stop waiting for it;
+//! Maekawa's requests move to a grid quorum without it), and the
 //! others keep entering, with no token minted after that. The checker's summary says mutual
 //! exclusion held and names the suspicion of the killed node as true.
 
@@ -111,5 +112,12 @@ fn ricart_agrawala_goes_on_without_a_killed_node_with_each_detector() {
 fn lamport_goes_on_without_a_killed_node_with_each_detector() {
     for d in ["fixed", "phi", "swim"] {
         story("lamport", d);
+    }
+}
+
+#[test]
+fn maekawa_moves_its_requests_off_a_killed_voter_with_each_detector() {
+    for d in ["fixed", "phi", "swim"] {
+        story("maekawa", d);
     }
 }

@@ -161,7 +161,7 @@ fn swim_takes_a_killed_holder_for_dead_and_keeps_a_briefly_paused_one() {
 }
 
 #[test]
-fn detector_keys_central_would_not_read_are_refused() {
+fn detector_keys_no_algorithm_would_read_are_refused() {
     let logs = temp_logs("mutex-detector-refused");
     let mesh = ["4", "--topology", "complete", "--algo"];
     let cases: &[(&str, &[&str], &str)] = &[
@@ -173,10 +173,11 @@ fn detector_keys_central_would_not_read_are_refused() {
         ("central", &["--set", "swim_k=2"], "add --set detector=swim"),
         ("central", &["--set", "detector=chi"], "fixed, phi or swim"),
         ("suzuki-kasami", &["--set", "swim_k=2"], "add --set detector=swim"),
+        ("maekawa", &["--set", "swim_k=2"], "add --set detector=swim"),
         (
-            "quorum",
+            "cristian",
             &["--set", "detector=phi"],
-            "--set detector does not apply to quorum",
+            "--set detector does not apply to cristian",
         ),
     ];
     for (algo, set, want) in cases {

@@ -114,11 +114,15 @@ fn quorum_check(s: &Setup) -> Result<(), String> {
     <Quorum as mutex::Protocol>::check(s)
 }
 
+fn maekawa_check(s: &Setup) -> Result<(), String> {
+    <Maekawa as mutex::Protocol>::check(s)
+}
+
 /// The lesson of the token algorithms' overlaps.
 const TOKEN_LOST: &str = "a token not seen within the lost-token timeout is regenerated, and the timeout cannot tell a paused, cut-off or slow holder from a dead one";
 
 /// The lesson of the voting algorithms' overlaps.
-const VOTER_FORGETS: &str = "a voter that restarts without --durable forgets whom it voted for";
+const VOTER_FORGETS: &str = "a voter that restarts without --durable forgets whom it voted for (and with a detector, a slow holder is taken for dead and its votes taken back)";
 
 /// Measurement tools that are not coordination algorithms.
 pub(crate) const PROBE: Family = Family {
@@ -391,9 +395,15 @@ registry! {
     QUORUM = Entry {
         name: "quorum",
         family: &MUTEX,
-        summary: "mutual exclusion: grants from a majority m of n coordinators, request ids, releases to all",
+        summary: "mutual exclusion: grants from a majority m of n coordinators, request ids, releases to all; with --set detector, a vote held by a node taken for dead is taken back",
         runs_on: Fit::Complete,
-        keys: &concat_keys::<2>(&[QuorumOptions::KEYS, VoterOptions::KEYS]),
+        // Its voters may take back votes from nodes the family's detector takes for dead
+        // (docs/detectors.md).
+        keys: &concat_keys::<{ 2 + crate::algo::detector::config::DetectorOptions::KEYS.len() }>(&[
+            QuorumOptions::KEYS,
+            VoterOptions::KEYS,
+            crate::algo::detector::config::DetectorOptions::KEYS,
+        ]),
         check: Some(quorum_check),
         bench: Bench::Mutex(mutex_formulas::quorum),
         overlap_lesson: Some(VOTER_FORGETS),
@@ -403,10 +413,15 @@ registry! {
     MAEKAWA = Entry {
         name: "maekawa",
         family: &MUTEX,
-        summary: "mutual exclusion: Maekawa's grid quorums with INQUIRE/RELINQUISH/FAILED",
+        summary: "mutual exclusion: Maekawa's grid quorums with INQUIRE/RELINQUISH/FAILED; with --set detector, votes held by nodes taken for dead are taken back and requests move to a quorum without them",
         runs_on: Fit::Complete,
-        keys: VoterOptions::KEYS,
-        check: None,
+        // As quorum's, and a request moves to a grid quorum without the nodes the family's
+        // detector takes for dead (docs/detectors.md).
+        keys: &concat_keys::<{ 1 + crate::algo::detector::config::DetectorOptions::KEYS.len() }>(&[
+            VoterOptions::KEYS,
+            crate::algo::detector::config::DetectorOptions::KEYS,
+        ]),
+        check: Some(maekawa_check),
         bench: Bench::Mutex(mutex_formulas::maekawa),
         overlap_lesson: Some(VOTER_FORGETS),
     } => mutex(Maekawa);

@@ -38,6 +38,8 @@ options! {
 }
 
 impl Ballot for Coordinators {
+    const NAME: &'static str = "quorum-risk";
+
     fn ballot(setup: &Setup, _peers: &[NodeId]) -> (Vec<NodeId>, usize) {
         let k = RiskKeys::read(setup);
         ((1..=k.coordinators).collect(), k.quorum as usize)

@@ -25,20 +25,38 @@ use crate::algo::{NodeId, Setup};
 
 /// The grid quorum of participant `me` among `peers` (in their order).
 pub(crate) fn grid_quorum(peers: &[NodeId], me: NodeId) -> Vec<NodeId> {
+    grid_quorum_avoiding(peers, me, &|_| false).unwrap_or_default()
+}
+
+/// A grid quorum of participant `me` with none of the nodes `avoid` picks: the first row
+/// from its own on with none of them, plus from every other row its own column's node (that
+/// row's last where the grid is ragged) or, if avoided, the next one of that row not avoided.
+/// Still a whole row and one node of every row, so it meets every other grid quorum. None when
+/// every row holds an avoided node, or a row holds nothing else.
+pub(crate) fn grid_quorum_avoiding(
+    peers: &[NodeId],
+    me: NodeId,
+    avoid: &dyn Fn(NodeId) -> bool,
+) -> Option<Vec<NodeId>> {
     let n = peers.len();
     let cols = (n as f64).sqrt().ceil().max(1.0) as usize;
     let rows: Vec<&[NodeId]> = peers.chunks(cols).collect();
     let i = peers.iter().position(|&p| p == me).unwrap_or(0);
     let (r, c) = (i / cols, i % cols);
-    let mut q: Vec<NodeId> = rows[r].to_vec();
+    let whole = (0..rows.len())
+        .map(|k| (r + k) % rows.len())
+        .find(|&k| !rows[k].iter().any(|&p| avoid(p)))?;
+    let mut q: Vec<NodeId> = rows[whole].to_vec();
     for (k, row) in rows.iter().enumerate() {
-        if k != r {
-            q.push(*row.get(c).unwrap_or(&row[row.len() - 1]));
+        if k != whole {
+            let at = c.min(row.len() - 1);
+            let pick = (0..row.len()).map(|j| row[(at + j) % row.len()]).find(|&p| !avoid(p))?;
+            q.push(pick);
         }
     }
     q.sort_unstable();
     q.dedup();
-    q
+    Some(q)
 }
 
 /// A Maekawa node.
@@ -49,11 +67,17 @@ pub type Maekawa = Voter<Grid>;
 pub struct Grid;
 
 impl Ballot for Grid {
+    const NAME: &'static str = "maekawa";
     const RELIABLE: bool = true;
+    const MOVES: bool = true;
 
     fn ballot(setup: &Setup, peers: &[NodeId]) -> (Vec<NodeId>, usize) {
         let q = grid_quorum(peers, setup.me);
         let need = q.len();
         (q, need)
+    }
+
+    fn avoiding(peers: &[NodeId], me: NodeId, avoid: &dyn Fn(NodeId) -> bool) -> Option<Vec<NodeId>> {
+        grid_quorum_avoiding(peers, me, avoid)
     }
 }

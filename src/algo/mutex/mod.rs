@@ -24,6 +24,8 @@ pub mod ricart_agrawala;
 pub mod suzuki_kasami;
 pub mod token_ring;
 pub mod voting;
+#[cfg(test)]
+mod voting_detector_tests;
 mod wrapper;
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! The family's failure detector inside a mutual-exclusion protocol: with `--set
-//! detector=fixed|phi|swim`, a protocol that hosts it ([`central`](super::central),
-//! [`token_ring`](super::token_ring)) judges a silent participant with the [`Liveness`]
+//! detector=fixed|phi|swim`, a protocol that hosts it (every one of the family: [`central`](super::central),
+//! [`token_ring`](super::token_ring), the voters of [`ballot`](super::ballot), ...) judges a silent participant with the [`Liveness`]
 //! component the election family hosts, instead of its own hand-written timeout.
 //!
 //! Every participant hosts the detector over every other participant, so each one answers

@@ -59,6 +59,8 @@ pub(crate) fn quorum_size(setup: &Setup, n: usize) -> Result<usize, String> {
 }
 
 impl Ballot for Majority {
+    const NAME: &'static str = "quorum";
+
     fn ballot(setup: &Setup, peers: &[NodeId]) -> (Vec<NodeId>, usize) {
         let m = quorum_size(setup, peers.len()).unwrap_or(smallest_majority(peers.len()));
         (peers.to_vec(), m)

@@ -54,6 +54,7 @@
 //! leaves, and read back on restart.
 
 use super::wrapper::{Ask, MutexView};
+use crate::algo::detector::LiveMsg;
 use crate::algo::Context;
 use crate::algo::{Message, NodeId};
 use serde::{Deserialize, Serialize};
@@ -104,6 +105,8 @@ pub enum VoteMsg {
         /// The fencing token it entered with (None: it never entered).
         token: Option<u64>,
     },
+    /// The failure detector's (with `--set detector`): never reaches the voting rules.
+    Live(LiveMsg),
 }
 
 impl Message for VoteMsg {
@@ -115,6 +118,7 @@ impl Message for VoteMsg {
             VoteMsg::Inquire { .. } => "INQUIRE",
             VoteMsg::Relinquish { .. } => "RELINQUISH",
             VoteMsg::Release { .. } => "RELEASE",
+            VoteMsg::Live(m) => m.name(),
         }
     }
 }
@@ -149,6 +153,9 @@ pub struct Voting {
     pub quorum: Vec<NodeId>,
     /// Votes needed.
     pub need: usize,
+    /// The voters the pending request asked: its quorum, and those of a quorum it was moved
+    /// off ([`Voting::requorum`]), which hold or queue it until its RELEASE.
+    asked: BTreeSet<NodeId>,
     me: NodeId,
     durable: bool,
     clock: u64,
@@ -187,6 +194,7 @@ impl Voting {
         Voting {
             quorum,
             need,
+            asked: BTreeSet::new(),
             me,
             durable,
             clock: d.clock,
@@ -301,6 +309,7 @@ impl Voting {
         self.failed.clear();
         self.inquiries.clear();
         self.holding = None;
+        self.asked = self.quorum.iter().copied().collect();
         // Its own coordinator first, then downwards round the ids.
         let me = cx.me;
         let mut order = self.quorum.clone();
@@ -331,17 +340,16 @@ impl Voting {
     /// is the voter's amnesia, which only `--durable` (or fencing at the resource) covers.
     pub(crate) fn peer_restarted<T>(&mut self, cx: &mut VoteCx<'_, T>, peer: NodeId) {
         self.released.remove(&peer);
-        self.queue.retain(|t| t.1 != peer);
-        self.told.retain(|t| t.1 != peer);
-        if let Some(t) = self.locked.filter(|t| t.1 == peer) {
-            cx.state_change(format!(
-                "node {peer} restarted: the vote locked for its request {} is taken back",
-                t.2
-            ));
-            self.lock_next(cx);
-        } else if self.locked.is_some() {
-            self.tell_failed(cx);
-        }
+        self.drop_requests_of(
+            cx,
+            |n| n == peer,
+            |t| {
+                format!(
+                    "node {peer} restarted: the vote locked for its request {} is taken back",
+                    t.2
+                )
+            },
+        );
         if let Some((ts, req)) = self.mine.filter(|_| self.holding.is_none()) {
             if self.quorum.contains(&peer) {
                 self.failed.remove(&peer);
@@ -360,9 +368,102 @@ impl Voting {
         self.last = Some((req, token));
         self.votes.clear();
         self.inquiries.clear();
-        for &v in self.quorum.iter().filter(|v| !self.returned.contains(v)) {
+        for &v in std::mem::take(&mut self.asked)
+            .iter()
+            .filter(|v| !self.returned.contains(v))
+        {
             cx.send(v, VoteMsg::Release { req, token });
         }
+    }
+
+    /// As voter: drops the queued requests of the nodes `of` picks, and takes back a vote
+    /// locked for one of them (`why` says so in the log): the next queued request gets it.
+    fn drop_requests_of<T>(
+        &mut self,
+        cx: &mut VoteCx<'_, T>,
+        of: impl Fn(NodeId) -> bool,
+        why: impl FnOnce(Ticket) -> String,
+    ) {
+        let before = self.queue.len();
+        self.queue.retain(|t| !of(t.1));
+        self.told.retain(|t| !of(t.1));
+        match self.locked {
+            Some(t) if of(t.1) => {
+                cx.state_change(why(t));
+                self.lock_next(cx);
+            }
+            Some(_) if self.queue.len() != before => self.tell_failed(cx),
+            _ => {}
+        }
+    }
+
+    /// As voter, with a failure detector: the requests of the nodes `dead` takes for dead
+    /// (never this node) are dropped, and a vote locked for one is taken back, so that a dead
+    /// holder does not keep this vote for ever. A holder only slow then holds beside the next
+    /// one: the detector's lesson, which fencing covers.
+    pub(crate) fn forsake<T>(&mut self, cx: &mut VoteCx<'_, T>, dead: impl Fn(NodeId) -> bool, detector: &str) {
+        let me = self.me;
+        self.drop_requests_of(
+            cx,
+            |n| n != me && dead(n),
+            |t| {
+                format!(
+                    "detector={detector} takes node {} for dead: the vote locked for its request {} is taken back",
+                    t.1, t.2
+                )
+            },
+        );
+    }
+
+    /// As voter: the node holding this vote while another's request waits for it.
+    pub(crate) fn awaited_owner(&self) -> Option<NodeId> {
+        self.locked.filter(|_| !self.queue.is_empty()).map(|t| t.1)
+    }
+
+    /// The voters of the quorum whose vote the pending request still lacks (none when it is
+    /// not waiting).
+    pub(crate) fn missing(&self) -> Vec<NodeId> {
+        match self.mine.filter(|_| self.holding.is_none()) {
+            Some(_) => self
+                .quorum
+                .iter()
+                .copied()
+                .filter(|v| !self.votes.contains_key(v))
+                .collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// Moves the pending request to `quorum`, every vote of which it then needs: the voters new
+    /// to it are asked; those it leaves keep it (held or queued) until its RELEASE, as any
+    /// voter asked does, so that a later move back finds the request still there (a REQUEST
+    /// again after a RELEASE would be taken for a duplicate). Safe whatever the quorum, as long
+    /// as every two the ballot builds meet.
+    pub(crate) fn requorum<T>(&mut self, cx: &mut VoteCx<'_, T>, quorum: Vec<NodeId>) {
+        let Some((ts, req)) = self.mine.filter(|_| self.holding.is_none()) else {
+            return;
+        };
+        for &v in &quorum {
+            if self.asked.insert(v) {
+                cx.send(v, VoteMsg::Request { ts, req });
+            }
+        }
+        self.need = quorum.len();
+        self.quorum = quorum;
+        self.maybe_enter(cx);
+    }
+
+    /// Enters once every vote needed from the quorum is in hand, with fencing token the
+    /// highest stamp of the votes in hand.
+    fn maybe_enter<T>(&mut self, cx: &mut VoteCx<'_, T>) {
+        let have = self.quorum.iter().filter(|v| self.votes.contains_key(v)).count();
+        if self.mine.is_none() || self.holding.is_some() || have < self.need {
+            return;
+        }
+        let token = self.votes.values().copied().max().unwrap_or(0);
+        self.holding = Some(token);
+        self.inquiries.clear();
+        cx.ask(Ask::Enter(Some(token)));
     }
 
     fn relinquish<T>(&mut self, cx: &mut VoteCx<'_, T>, voter: NodeId) {
@@ -450,13 +551,10 @@ impl Voting {
                 // Its FAILED is over: it chose this request after all.
                 self.failed.remove(&from);
                 self.votes.insert(from, stamp);
-                if self.holding.is_none() && self.votes.len() >= self.need {
-                    let token = self.votes.values().copied().max().unwrap_or(0);
-                    self.holding = Some(token);
-                    self.inquiries.clear();
-                    cx.ask(Ask::Enter(Some(token)));
-                }
+                self.maybe_enter(cx);
             }
+            // A voter of a quorum this request was moved off (`requorum`): not needed.
+            VoteMsg::Failed { req } if current(req, self) && !self.quorum.contains(&from) => {}
             VoteMsg::Failed { req } if current(req, self) => {
                 self.failed.insert(from);
                 if self.holding.is_none() {
@@ -469,7 +567,7 @@ impl Voting {
                 if self.holding.is_some() || !self.votes.contains_key(&from) {
                     return;
                 }
-                if !self.failed.is_empty() {
+                if !self.failed.is_empty() || !self.quorum.contains(&from) {
                     self.relinquish(cx, from);
                 } else {
                     self.inquiries.insert(from);
@@ -484,6 +582,7 @@ impl Voting {
                     cx.send(from, VoteMsg::Release { req, token });
                 }
             }
+            VoteMsg::Live(_) => {}
         }
     }
 }
