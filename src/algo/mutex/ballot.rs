@@ -186,10 +186,13 @@ impl<B: Ballot> peer_watch::Hosted for Voter<B> {
         &mut self.watch
     }
 
-    /// The voters whose vote the pending request lacks, and the holder of this node's vote
-    /// while another request waits for it.
+    /// The holder of this node's vote while another request waits for it, and where the
+    /// request would move off a dead voter ([`Ballot::MOVES`]) the voters whose vote it lacks.
     fn waits_on(&self, _cx: &MutexCx<'_, Self>) -> Vec<NodeId> {
-        let mut on = self.voting.missing();
+        let mut on = match B::MOVES {
+            true => self.voting.missing(),
+            false => Vec::new(),
+        };
         on.extend(self.voting.awaited_owner());
         on
     }
