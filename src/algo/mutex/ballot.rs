@@ -131,7 +131,8 @@ impl<B: Ballot> Protocol for Voter<B> {
         peer_watch::handle(self, cx, |me, cx| {
             if let Some(w) = me.watch.as_deref() {
                 (me.voting.quorum, me.voting.need) = me.home.clone();
-                if !me.home.0.iter().any(|&v| w.takes_for_dead(v)) {
+                let me_id = cx.me;
+                if !me.peers.iter().any(|&v| v != me_id && w.takes_for_dead(v)) {
                     w.tell_skips(cx, Vec::new(), &mut me.skipped, "", "asking its own quorum again");
                 }
             }
