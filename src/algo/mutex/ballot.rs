@@ -58,8 +58,6 @@ pub struct Voter<B> {
     /// The voting state.
     pub voting: Voting,
     retry: Duration,
-    /// The participants, in ring order.
-    peers: Vec<NodeId>,
     /// The quorum the ballot gives this node and the votes it needs: every request starts
     /// with them.
     home: (Vec<NodeId>, usize),
@@ -103,7 +101,6 @@ impl<B: Ballot> Protocol for Voter<B> {
             home: (voters.clone(), need),
             voting: Voting::new(setup.me, voters, need, durable, restored(setup)),
             retry: setup.timeout,
-            peers: peers.to_vec(),
             watch: peer_watch::wanted(setup).then(|| Box::new(PeerWatch::new(setup, peers))),
             skipped: Vec::new(),
             ballot: PhantomData,
@@ -132,7 +129,7 @@ impl<B: Ballot> Protocol for Voter<B> {
             if let Some(w) = me.watch.as_deref() {
                 (me.voting.quorum, me.voting.need) = me.home.clone();
                 let me_id = cx.me;
-                if !me.peers.iter().any(|&v| v != me_id && w.takes_for_dead(v)) {
+                if !cx.view().peers.iter().any(|&v| v != me_id && w.takes_for_dead(v)) {
                     w.tell_skips(cx, Vec::new(), &mut me.skipped, "", "asking its own quorum again");
                 }
             }
@@ -207,8 +204,10 @@ impl<B: Ballot> peer_watch::Hosted for Voter<B> {
         if !B::MOVES || !self.voting.missing().into_iter().any(dead) {
             return;
         }
-        let avoid: Vec<NodeId> = self.peers.iter().copied().filter(|&n| n != cx.me && dead(n)).collect();
-        let quorum = B::avoiding(&self.peers, cx.me, &|n| avoid.contains(&n));
+        let me = cx.me;
+        let peers = &cx.view().peers;
+        let avoid: Vec<NodeId> = peers.iter().copied().filter(|&n| n != me && dead(n)).collect();
+        let quorum = B::avoiding(peers, me, &|n| avoid.contains(&n));
         let without = match &quorum {
             Some(q) => format!("asking the quorum {q:?} without them"),
             None => "no quorum is left without them, the request waits".to_string(),
