@@ -97,7 +97,7 @@ pub(super) fn run<P: Hosts>(detector: &str) -> Sim<Mutex<P>> {
 }
 
 /// Whether node `by` takes node `of` for dead.
-pub(super) fn taken_for_dead<P: Hosts>(s: &Sim<Mutex<P>>, by: u64, of: u64) -> bool {
+fn taken_for_dead<P: Hosts>(s: &Sim<Mutex<P>>, by: u64, of: u64) -> bool {
     s.node(by)
         .protocol()
         .and_then(|p| p.watch())
