@@ -12,6 +12,7 @@ use super::Mutex;
 use crate::rng::Rng;
 use crate::sim::Sim;
 use crate::trace::Event;
+use std::time::Duration;
 
 /// Whether a node's log says `needle` (a state change).
 fn told<P: Hosts>(s: &Sim<Mutex<P>>, needle: &str) -> bool {
@@ -20,22 +21,34 @@ fn told<P: Hosts>(s: &Sim<Mutex<P>>, needle: &str) -> bool {
         .any(|r| matches!(&r.event, Event::Note { text, .. } if text.contains(needle)))
 }
 
+/// Runs `P` hosting detector `d` (none: "") until a node holds the section and `victim` (given
+/// the holder) names a node to kill, kills it, and runs 6 s more: the run, whom it killed, when.
+fn kill_once_one_holds<P: Hosts>(
+    d: &str,
+    what: &str,
+    victim: impl Fn(u64) -> Option<u64>,
+) -> (Sim<Mutex<P>>, u64, Duration) {
+    let mut s = run::<P>(d);
+    let t = s.now();
+    let chosen = |s: &Sim<Mutex<P>>| inside(s).and_then(&victim);
+    assert!(
+        s.run_until(t + ms(2000), |s| chosen(s).is_some()),
+        "{what}: nobody entered"
+    );
+    let dead = chosen(&s).unwrap_or_default();
+    s.crash(dead);
+    let t = s.now();
+    s.run_for(ms(6000));
+    (s, dead, t)
+}
+
 /// Kills the node inside the section, holding its votes: without a detector nobody enters
 /// again; with one, every other node keeps entering once the verdict is in (3.5 s, SWIM's
 /// suspicion timeout included), and a voter says it took the dead node's vote back.
 fn a_dead_holder_keeps_no_vote<P: Hosts>() {
     for d in std::iter::once("").chain(DETECTORS) {
         let what = format!("{}, detector {d:?}", P::NAME);
-        let mut s = run::<P>(d);
-        let t = s.now();
-        assert!(
-            s.run_until(t + ms(2000), |s| inside(s).is_some()),
-            "{what}: nobody entered"
-        );
-        let holder = inside(&s).unwrap_or_default();
-        s.crash(holder);
-        let t = s.now();
-        s.run_for(ms(6000));
+        let (s, holder, t) = kill_once_one_holds::<P>(d, &what, Some);
         let others = (1..=5).filter(|&n| n != holder);
         if d.is_empty() {
             let after: usize = others.map(|n| exits_after(&s, n, t + ms(500))).sum();
@@ -67,13 +80,7 @@ fn a_dead_holders_votes_are_taken_back_once_it_is_taken_for_dead() {
 fn a_dead_maekawa_voter_blocks_its_quorums_only_until_the_verdict() {
     for d in std::iter::once("").chain(DETECTORS) {
         let what = format!("maekawa, detector {d:?}");
-        let mut s = run::<Maekawa>(d);
-        let t = s.now();
-        let other_inside = |s: &Sim<Mutex<Maekawa>>| inside(s).is_some_and(|h| h != 3);
-        assert!(s.run_until(t + ms(2000), other_inside), "{what}: nobody entered");
-        s.crash(3);
-        let t = s.now();
-        s.run_for(ms(6000));
+        let (s, _, t) = kill_once_one_holds::<Maekawa>(d, &what, |h| (h != 3).then_some(3));
         let blocked = [1, 2].map(|n| exits_after(&s, n, t + ms(3500)));
         if d.is_empty() {
             assert_eq!(blocked, [0, 0], "{what}: nodes 1 and 2 went on without their voter 3");
