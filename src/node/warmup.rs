@@ -11,15 +11,15 @@
 //! (heap pages shared copy-on-write with the launcher) and the trace buffer.
 //!
 //! A rehearsal pays these: throwaway copies of the same algorithm, one for this node and one
-//! for each neighbour, on a small ring of just those (members in the real ring order), all
-//! initiating, exchange what they send for a few rounds and once more after their first timers,
-//! so that every handler of a lap (the message, its ACK, the announcement, a heartbeat) runs
-//! here first. Every record they make goes through the trace writer's encoder and
-//! through the human log's formatting into a string; one datagram goes through a scratch
-//! socket with the same calls as the real one. An earlier rehearsal delivered one copy's
-//! messages back to itself: the envelopes named another destination, were refused, and no
-//! receive handler ever ran (perf, page-fault samples: every node still faulted in `brief`
-//! and the allocator during its first ELECTION).
+//! for each neighbour (at most the two beside it: [`neighbourhood`]), on a small ring of just
+//! those (members in the real ring order), all initiating, exchange what they send for a few
+//! rounds and once more after their first timers, so that every handler of a lap (the message,
+//! its ACK, the announcement, a heartbeat) runs here first. Every record they make goes through
+//! the trace writer's encoder and through the human log's formatting into a string; one
+//! datagram goes through a scratch socket with the same calls as the real one. An earlier
+//! rehearsal delivered one copy's messages back to itself: the envelopes named another
+//! destination, were refused, and no receive handler ever ran (perf, page-fault samples: every
+//! node still faulted in `brief` and the allocator during its first ELECTION).
 
 use crate::algo::{Algorithm, NodeId, Setup};
 use crate::catalog::{self as registry, GroupRunner};
@@ -113,15 +113,29 @@ fn alone(setup: &Setup) -> Setup {
     s
 }
 
-/// This node and its neighbours, in the members' order.
+/// This node and its neighbours, in the members' order; where it has more than two (a mesh),
+/// only the neighbour before it and the one after it in that order. Every handler runs in a
+/// group of three as in a larger one, and each member of a group of k handles k-1 of each
+/// message: the whole neighbourhood made a complete mesh's rehearsal grow as n^2 (a mesh of
+/// 20 waited 19-23 ms for its go).
 fn neighbourhood(setup: &Setup) -> std::sync::Arc<[NodeId]> {
-    setup
+    let near: Vec<NodeId> = setup
         .members
         .iter()
         .copied()
         .filter(|m| *m == setup.me || setup.neighbours.contains(m))
-        .collect()
+        .collect();
+    let k = near.len();
+    let Some(at) = near.iter().position(|&m| m == setup.me).filter(|_| k > GROUP) else {
+        return near.into();
+    };
+    let mut kept = [(at + k - 1) % k, at, (at + 1) % k];
+    kept.sort_unstable();
+    kept.iter().map(|&i| near[i]).collect()
 }
+
+/// Members of a rehearsal's group at most: this node and a neighbour on either side.
+const GROUP: usize = 3;
 
 struct Rehearsal;
 
@@ -210,5 +224,34 @@ fn scratch_datagram() {
     if sock.send_to(b"warm", addr).is_ok() {
         // Loopback delivery is synchronous: the datagram is queued when send_to returns.
         let _ = sock.recv_from(&mut buf);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setup(me: NodeId, members: &[NodeId], neighbours: &[NodeId]) -> Setup {
+        Setup::new(me, members.to_vec(), neighbours.to_vec())
+    }
+
+    #[test]
+    fn a_ring_node_rehearses_with_both_its_neighbours() {
+        let ring: Vec<NodeId> = (1..=8).collect();
+        assert_eq!(&*neighbourhood(&setup(1, &ring, &[8, 2])), &[1, 2, 8]);
+        assert_eq!(&*neighbourhood(&setup(5, &ring, &[4, 6])), &[4, 5, 6]);
+    }
+
+    #[test]
+    fn a_mesh_node_rehearses_with_the_neighbours_beside_it_only() {
+        let mesh: Vec<NodeId> = (1..=20).collect();
+        let all_but = |me: NodeId| mesh.iter().copied().filter(|&m| m != me).collect::<Vec<_>>();
+        assert_eq!(&*neighbourhood(&setup(7, &mesh, &all_but(7))), &[6, 7, 8]);
+        assert_eq!(&*neighbourhood(&setup(1, &mesh, &all_but(1))), &[1, 2, 20]);
+        assert_eq!(&*neighbourhood(&setup(20, &mesh, &all_but(20))), &[1, 19, 20]);
+        // A node of a sparse graph: the neighbours beside it among its own, not among all.
+        assert_eq!(&*neighbourhood(&setup(10, &mesh, &[2, 4, 15, 19])), &[4, 10, 15]);
+        let group = group_setups(&setup(7, &mesh, &all_but(7)));
+        assert_eq!(group.iter().map(|s| s.me).collect::<Vec<_>>(), vec![6, 7, 8]);
     }
 }
