@@ -467,12 +467,12 @@ impl Launcher {
                 }
             }
         }
-        let run = run.or_else(|| {
-            (!ending.check)
-                .then(|| crate::trace::RunDir::load(&self.fleet.dir).ok())
-                .flatten()
-        });
-        if let (false, Some(run)) = (ending.check, &run) {
+        // A run not fully checked still shows its clocks; read here if the check could not.
+        let run = match (run, ending.check) {
+            (None, false) => crate::trace::RunDir::load(&self.fleet.dir).ok(),
+            (run, _) => run,
+        };
+        if let (Some(run), false) = (&run, ending.check) {
             code = code.max(clock_table(run));
         }
         // The run as the check read it is every record of every node, each with allocations
