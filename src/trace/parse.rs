@@ -80,7 +80,7 @@ impl Record {
 
     /// Parses one JSON line of a trace, and its vector clock changes (`dvc`) if it has them.
     pub(crate) fn from_json_with_changes(line: &[u8]) -> serde_json::Result<(Record, Option<VectorClock>)> {
-        match super::parse_direct::message_line(line) {
+        match super::parse_direct::encoder_line(line) {
             Some(r) => Ok(r),
             None => Self::from_json_by_serde(line),
         }

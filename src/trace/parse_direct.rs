@@ -1,11 +1,13 @@
-//! Reads a `send` or `recv` line written the way the node's encoder (`encode.rs`) writes it,
-//! by a byte scan: fields in the encoder's order, no whitespace, numbers in plain digits,
-//! strings without escapes, clock entries by increasing node. These lines are nine in ten of a
-//! busy trace, and the launcher reads every line while its nodes run on the same two cores:
-//! serde's path (a map of the clock built as a tree, each string allocated twice) cost the
-//! launcher of Ricart-Agrawala 20 x 20 a third of the machine's CPU. Anything else (another
-//! order, an escape, another kind) returns None and is read by serde's path, which then gives
-//! the same answer as before, so this path only ever answers for lines that path reads alike.
+//! Reads a line written the way the node's encoder (`encode.rs`) writes it, by a byte scan:
+//! fields in the encoder's order, no whitespace, numbers in plain digits, strings without
+//! escapes, clock entries by increasing node. It takes the `send` and `recv` lines (nine in ten
+//! of a busy trace) and the mutual-exclusion kinds that come with every entry (`cs_request`,
+//! `cs_enter`, `cs_exit`, and the resource's `access`). The launcher reads every line while its
+//! nodes run on the same two cores: serde's path (a map of the clock built as a tree, each
+//! string allocated twice, a flattened record parsed twice for its `dvc`) cost the launcher of
+//! Ricart-Agrawala 20 x 20 a third of the machine's CPU. Anything else (another order, an
+//! escape, another kind) returns None and is read by serde's path, which then gives the same
+//! answer as before, so this path only ever answers for lines that path reads alike.
 
 use super::{Event, NodeId, Record};
 use crate::clock::VectorClock;
@@ -90,6 +92,14 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    /// A number, or `null` for none.
+    fn number_or_null(&mut self) -> Option<Option<u64>> {
+        match self.take(b"null") {
+            true => Some(None),
+            false => self.number().map(Some),
+        }
+    }
+
     /// `,"key":` and a number, if the line goes on with that key.
     fn field(&mut self, key: &[u8]) -> Option<Option<u64>> {
         match self.take(key) {
@@ -99,9 +109,9 @@ impl<'a> Cursor<'a> {
     }
 }
 
-/// The record of `line` and its clock changes (`dvc`), if it is a `send` or `recv` line in the
-/// encoder's form; None for any other line.
-pub(super) fn message_line(line: &[u8]) -> Option<(Record, Option<VectorClock>)> {
+/// The record of `line` and its clock changes (`dvc`), if it is a line of a kind this scan
+/// takes, in the encoder's form; None for any other line.
+pub(super) fn encoder_line(line: &[u8]) -> Option<(Record, Option<VectorClock>)> {
     let mut c = Cursor { line, at: 0 };
     c.expect(b"{\"t\":")?;
     let t = c.number()?;
@@ -125,28 +135,11 @@ pub(super) fn message_line(line: &[u8]) -> Option<(Record, Option<VectorClock>)>
         }
         false => None,
     };
-    let sent = if c.take(b",\"ev\":\"send\",\"to\":") {
-        true
-    } else {
-        c.expect(b",\"ev\":\"recv\",\"from\":")?;
-        false
-    };
-    let peer: NodeId = c.number()?;
-    c.expect(b",\"msg\":")?;
-    let msg = c.string()?;
-    c.expect(b",\"bytes\":")?;
-    let bytes = usize::try_from(c.number()?).ok()?;
-    c.expect(b",\"seq\":")?;
-    let seq = c.number()?;
-    let brief = match c.take(b",\"brief\":") {
-        true => c.string()?,
-        false => "",
-    };
+    let event = event(&mut c)?;
     c.expect(b"}")?;
     if c.at != line.len() {
         return None;
     }
-    let event = Event::datagram_event(sent, peer, msg.to_owned(), bytes, seq, brief.to_owned());
     let rec = Record {
         t,
         node,
@@ -157,4 +150,51 @@ pub(super) fn message_line(line: &[u8]) -> Option<(Record, Option<VectorClock>)>
         event,
     };
     Some((rec, dvc))
+}
+
+/// The event, from its `"ev"` up to the line's closing brace.
+fn event(c: &mut Cursor<'_>) -> Option<Event> {
+    let sent = c.take(b",\"ev\":\"send\",\"to\":");
+    if sent || c.take(b",\"ev\":\"recv\",\"from\":") {
+        let peer: NodeId = c.number()?;
+        c.expect(b",\"msg\":")?;
+        let msg = c.string()?;
+        c.expect(b",\"bytes\":")?;
+        let bytes = usize::try_from(c.number()?).ok()?;
+        c.expect(b",\"seq\":")?;
+        let seq = c.number()?;
+        let brief = match c.take(b",\"brief\":") {
+            true => c.string()?,
+            false => "",
+        };
+        return Some(Event::datagram_event(
+            sent,
+            peer,
+            msg.to_owned(),
+            bytes,
+            seq,
+            brief.to_owned(),
+        ));
+    }
+    if c.take(b",\"ev\":\"cs_request\",\"req\":") {
+        return Some(Event::CsRequest { req: c.number()? });
+    }
+    if c.take(b",\"ev\":\"cs_exit\",\"req\":") {
+        return Some(Event::CsExit { req: c.number()? });
+    }
+    if c.take(b",\"ev\":\"cs_enter\",\"req\":") {
+        let req = c.number()?;
+        c.expect(b",\"token\":")?;
+        let token = c.number_or_null()?;
+        return Some(Event::CsEnter { req, token });
+    }
+    c.expect(b",\"ev\":\"access\",\"by\":")?;
+    let by = c.number()?;
+    c.expect(b",\"req\":")?;
+    let req = c.number()?;
+    c.expect(b",\"token\":")?;
+    let token = c.number_or_null()?;
+    c.expect(b",\"phase\":")?;
+    let phase = c.string()?.to_owned();
+    Some(Event::Access { by, req, token, phase })
 }

@@ -138,7 +138,7 @@ impl Jsonl {
         };
         // A message line in the encoder's form is read by a byte scan that checks its strings'
         // UTF-8 itself (and allows nothing but ASCII elsewhere).
-        if let Some(parsed) = super::parse_direct::message_line(line) {
+        if let Some(parsed) = super::parse_direct::encoder_line(line) {
             return self.take(Ok(parsed), "", &bad);
         }
         let text = match std::str::from_utf8(line) {
@@ -363,12 +363,8 @@ impl RunDir {
             }
             j.records
         };
-        let mut node_events = Vec::new();
         let (nodes, rest) = names.split_at(names.len() - 2);
-        for name in nodes {
-            node_events.extend(take(name, &mut all));
-        }
-        node_events.sort_by_key(|r| r.t);
+        let node_events = merge_by_time(nodes.iter().map(|name| take(name, &mut all)).collect());
         let faults = take(&rest[0], &mut all);
         let mut resource = take(&rest[1], &mut all);
         // Only mutual exclusion writes resource.jsonl: its absence is news only when it is expected.
@@ -388,5 +384,71 @@ impl RunDir {
             missing,
             incomplete,
         })
+    }
+}
+
+/// The records of every file in one list by time: what a stable sort by `t` of the files'
+/// records one after the other gives (ties in file order, then in line order), each record
+/// moved once. A sort of the whole moved the records (a few hundred bytes each) once a merge
+/// level: a seventh of the launcher's CPU in a mutual-exclusion run of 20 nodes.
+fn merge_by_time(files: Vec<Vec<Record>>) -> Vec<Record> {
+    use std::cmp::Reverse;
+    let mut out = Vec::with_capacity(files.iter().map(Vec::len).sum());
+    let mut files: Vec<_> = files
+        .into_iter()
+        .map(|mut f| {
+            // A file is in time order but for a clock stepped back: then found in one pass.
+            f.sort_by_key(|r| r.t);
+            f.into_iter().peekable()
+        })
+        .collect();
+    let mut next: std::collections::BinaryHeap<Reverse<(u64, usize)>> = files
+        .iter_mut()
+        .enumerate()
+        .filter_map(|(k, f)| f.peek().map(|r| Reverse((r.t, k))))
+        .collect();
+    while let Some(Reverse((_, k))) = next.pop() {
+        out.extend(files[k].next());
+        if let Some(r) = files[k].peek() {
+            next.push(Reverse((r.t, k)));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod merge_tests {
+    use super::*;
+
+    #[test]
+    fn merging_by_time_is_a_stable_sort_of_the_files_one_after_the_other() {
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut rnd = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        for _ in 0..200 {
+            let files: Vec<Vec<Record>> = (0..rnd(6))
+                .map(|f| {
+                    // Mostly rising times, some equal, now and then one stepped back.
+                    let mut t = rnd(5);
+                    (0..rnd(30))
+                        .map(|i| {
+                            t = match rnd(8) {
+                                0 => t.saturating_sub(rnd(4)),
+                                1 | 2 => t,
+                                _ => t + rnd(3),
+                            };
+                            Record::unstamped(t, Some(f), Event::CsRequest { req: i })
+                        })
+                        .collect()
+                })
+                .collect();
+            let mut sorted: Vec<Record> = files.concat();
+            sorted.sort_by_key(|r| r.t);
+            assert_eq!(merge_by_time(files), sorted);
+        }
     }
 }
