@@ -136,8 +136,9 @@ impl Jsonl {
             line: number,
             why,
         };
-        // A message line in the encoder's form is read by a byte scan that checks its strings'
-        // UTF-8 itself (and allows nothing but ASCII elsewhere).
+        // A line of a kind the byte scan takes (messages, the critical section's), in the
+        // encoder's form, is read by it: it checks its strings' UTF-8 itself (and allows nothing
+        // but ASCII elsewhere).
         if let Some(parsed) = super::parse_direct::encoder_line(line) {
             return self.take(Ok(parsed), "", &bad);
         }
@@ -389,8 +390,8 @@ impl RunDir {
 
 /// The records of every file in one list by time: what a stable sort by `t` of the files'
 /// records one after the other gives (ties in file order, then in line order), each record
-/// moved once. A sort of the whole moved the records (a few hundred bytes each) once a merge
-/// level: a seventh of the launcher's CPU in a mutual-exclusion run of 20 nodes.
+/// moved once. A sort of the whole moved the records (192 bytes each) once a merge level: 7% of
+/// the launcher's CPU in a mutual-exclusion run of 20 nodes.
 fn merge_by_time(files: Vec<Vec<Record>>) -> Vec<Record> {
     use std::cmp::Reverse;
     let mut out = Vec::with_capacity(files.iter().map(Vec::len).sum());
