@@ -104,7 +104,7 @@ pub struct Beliefs {
 }
 
 /// One node's replay state.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct NodeState {
     belief: Option<Belief>,
     /// When it came to hold `belief` (or to hold none), microseconds.
@@ -137,25 +137,32 @@ impl Beliefs {
             b.nodes.entry(n).or_default();
         }
         // A node's own events come before its death at the same microsecond: it wrote them alive.
-        let mut steps: Vec<(u64, u8, usize)> = Vec::new();
-        for (i, r) in run.node_events.iter().enumerate() {
-            steps.push((r.t, 0, i));
-        }
-        let deaths: Vec<_> = timeline.deaths().collect();
-        for (i, d) in deaths.iter().enumerate() {
-            steps.push((d.0, 1, i));
-        }
-        steps.sort_by_key(|&(t, rank, i)| (t, rank, i));
-        for (t, rank, i) in steps.into_iter().take_while(|s| s.0 <= end) {
-            if rank == 1 {
-                let (_, node, how) = deaths[i];
+        // The records are in time order as the reader merges them; a run made otherwise (a
+        // test's) is put in order here, ties in list order.
+        let events = &run.node_events;
+        let order: Option<Vec<usize>> = (!events.is_sorted_by_key(|r| r.t)).then(|| {
+            let mut o: Vec<usize> = (0..events.len()).collect();
+            o.sort_by_key(|&i| events[i].t);
+            o
+        });
+        let mut deaths: Vec<_> = timeline.deaths().collect();
+        deaths.sort_by_key(|d| d.0);
+        let mut deaths = deaths.into_iter().take_while(|d| d.0 <= end).peekable();
+        let at = |i: usize| &events[order.as_ref().map_or(i, |o| o[i])];
+        for i in 0..events.len() {
+            let r = at(i);
+            if r.t > end {
+                break;
+            }
+            while let Some((t, node, how)) = deaths.next_if(|d| d.0 < r.t) {
                 b.process_ended(node, t, how);
-                continue;
             }
-            let r = &run.node_events[i];
             if let Some(node) = r.node {
-                b.feed(node, t, &r.event);
+                b.feed(node, r.t, &r.event);
             }
+        }
+        for (t, node, how) in deaths {
+            b.process_ended(node, t, how);
         }
         b.finish(end);
         b
@@ -174,7 +181,10 @@ impl Beliefs {
 
     /// One event `node` recorded at `t` (in each node's own order; nodes may interleave freely).
     pub(crate) fn feed(&mut self, node: NodeId, t: u64, ev: &Event) {
-        let mut st = self.nodes.remove(&node).unwrap_or_default();
+        // Most events (messages, entries) change no belief: the state is written back only
+        // when one did, so a mutual-exclusion run's replay is one lookup a record.
+        let before = *self.nodes.entry(node).or_default();
+        let mut st = before;
         // After its process ended only a fresh `start` counts. A line written before the end but
         // read after it (the launcher tails files) changes nothing: the process is gone.
         if let (Some(d), false) = (st.ended_at, matches!(ev, Event::Start { .. })) {
@@ -184,7 +194,9 @@ impl Beliefs {
         } else {
             self.apply(node, &mut st, t, ev);
         }
-        self.nodes.insert(node, st);
+        if st != before {
+            self.nodes.insert(node, st);
+        }
     }
 
     /// Closes what is still open at `end` and notes what every node believed then.

@@ -392,29 +392,74 @@ impl RunDir {
 /// records one after the other gives (ties in file order, then in line order), each record
 /// moved once. A sort of the whole moved the records (192 bytes each) once a merge level: 7% of
 /// the launcher's CPU in a mutual-exclusion run of 20 nodes.
-fn merge_by_time(files: Vec<Vec<Record>>) -> Vec<Record> {
-    use std::cmp::Reverse;
-    let mut out = Vec::with_capacity(files.iter().map(Vec::len).sum());
-    let mut files: Vec<_> = files
-        .into_iter()
-        .map(|mut f| {
-            // A file is in time order but for a clock stepped back: then found in one pass.
+///
+/// The merge is the larger part of the check after a run's stop, when the nodes have left the
+/// cores: the records before a pivot time and those from it on are merged at once, on two
+/// threads, into the two parts of the list.
+fn merge_by_time(mut files: Vec<Vec<Record>>) -> Vec<Record> {
+    for f in &mut files {
+        // A file is in time order but for a clock stepped back: then sorted, stably.
+        if !f.is_sorted_by_key(|r| r.t) {
             f.sort_by_key(|r| r.t);
-            f.into_iter().peekable()
-        })
-        .collect();
-    let mut next: std::collections::BinaryHeap<Reverse<(u64, usize)>> = files
-        .iter_mut()
-        .enumerate()
-        .filter_map(|(k, f)| f.peek().map(|r| Reverse((r.t, k))))
-        .collect();
-    while let Some(Reverse((_, k))) = next.pop() {
-        out.extend(files[k].next());
-        if let Some(r) = files[k].peek() {
-            next.push(Reverse((r.t, k)));
+        }
+    }
+    let total: usize = files.iter().map(Vec::len).sum();
+    let mut out: Vec<Record> = Vec::with_capacity(total);
+    let pivot = files
+        .iter()
+        .max_by_key(|f| f.len())
+        .and_then(|f| f.get(f.len() / 2))
+        .map_or(0, |r| r.t);
+    let cut: Vec<usize> = files.iter().map(|f| f.partition_point(|r| r.t < pivot)).collect();
+    let before: Vec<&[Record]> = files.iter().zip(&cut).map(|(f, &c)| &f[..c]).collect();
+    let after: Vec<&[Record]> = files.iter().zip(&cut).map(|(f, &c)| &f[c..]).collect();
+    let (early, late) = out.spare_capacity_mut()[..total].split_at_mut(cut.iter().sum());
+    // A thread costs tens of microseconds: worth it for a run's thousands of records only.
+    if total >= PARALLEL_MERGE_RECORDS {
+        std::thread::scope(|s| {
+            s.spawn(|| move_merged(&before, early));
+            move_merged(&after, late);
+        });
+    } else {
+        move_merged(&before, early);
+        move_merged(&after, late);
+    }
+    // SAFETY: `move_merged` wrote every slot of `out` up to `total` with a record read out of
+    // `files`, each record once; the files forget theirs, so each is dropped once, by `out`.
+    // (Had a merge panicked, `out` would drop none and the files all: nothing twice.)
+    unsafe {
+        out.set_len(total);
+        for f in &mut files {
+            f.set_len(0);
         }
     }
     out
+}
+
+/// Below this many records the merge runs on one thread.
+const PARALLEL_MERGE_RECORDS: usize = 20_000;
+
+/// Reads the records of `files` (each in time order) into `out`, in time order, ties in file
+/// order: a bitwise move, which the caller completes by forgetting the sources.
+fn move_merged(files: &[&[Record]], out: &mut [std::mem::MaybeUninit<Record>]) {
+    use std::cmp::Reverse;
+    let mut at = vec![0usize; files.len()];
+    let mut next: std::collections::BinaryHeap<Reverse<(u64, usize)>> = files
+        .iter()
+        .enumerate()
+        .filter_map(|(k, f)| f.first().map(|r| Reverse((r.t, k))))
+        .collect();
+    let mut slots = out.iter_mut();
+    while let Some(Reverse((_, k))) = next.pop() {
+        let slot = slots.next().expect("as many slots as records");
+        // SAFETY: each record is read once (its index moves on), and `merge_by_time` makes its
+        // file forget it.
+        slot.write(unsafe { std::ptr::read(&files[k][at[k]]) });
+        at[k] += 1;
+        if let Some(r) = files[k].get(at[k]) {
+            next.push(Reverse((r.t, k)));
+        }
+    }
 }
 
 #[cfg(test)]
@@ -430,12 +475,15 @@ mod merge_tests {
             seed ^= seed << 17;
             seed % n
         };
-        for _ in 0..200 {
-            let files: Vec<Vec<Record>> = (0..rnd(6))
+        // Many small runs, and a few large enough for the merge's two threads.
+        for round in 0..203 {
+            let count = if round < 200 { rnd(6) } else { 6 };
+            let files: Vec<Vec<Record>> = (0..count)
                 .map(|f| {
+                    let len = if round < 200 { rnd(30) } else { 5_000 };
                     // Mostly rising times, some equal, now and then one stepped back.
                     let mut t = rnd(5);
-                    (0..rnd(30))
+                    (0..len)
                         .map(|i| {
                             t = match rnd(8) {
                                 0 => t.saturating_sub(rnd(4)),
@@ -447,6 +495,7 @@ mod merge_tests {
                         .collect()
                 })
                 .collect();
+            assert!(round < 200 || files.iter().map(Vec::len).sum::<usize>() >= PARALLEL_MERGE_RECORDS);
             let mut sorted: Vec<Record> = files.concat();
             sorted.sort_by_key(|r| r.t);
             assert_eq!(merge_by_time(files), sorted);
