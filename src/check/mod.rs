@@ -209,8 +209,6 @@ fn late_fault(run: &RunDir, timeline: &timeline::Timeline, settle: u64) -> Optio
 /// Works out every fact of `run`.
 pub fn analyse(run: &RunDir) -> Analysis {
     let timeline = Timeline::build(run);
-    let net = network::Network::of(run);
-    let beliefs = beliefs::Beliefs::replay(run, &timeline);
     let faults_known = !run.missing.iter().any(|m| m == "faults.jsonl");
     let timeout_us = run.info.options["timeout_ms"].as_u64().map(|ms| ms * 1000);
     let incomplete = incomplete(run);
@@ -224,24 +222,32 @@ pub fn analyse(run: &RunDir) -> Analysis {
             run.missing.contains(&name) || incomplete.iter().any(|(f, _)| *f == name)
         })
         .collect();
-    let election = beliefs.any_election.then(|| {
-        let mut e = ElectionFacts::judge_with(&beliefs, &timeline, &unjudged, faults_known);
-        let ground = explain::Ground::of(run);
-        e.explanations = e
-            .violations
+    // Each part reads the whole run: the beliefs and the election on a second thread, the
+    // rest on this one (the launcher's check runs after the nodes have left the cores).
+    let ((beliefs, election), net, suspicions, stale, traffic, sections) = std::thread::scope(|s| {
+        let judged = s.spawn(|| {
+            let beliefs = beliefs::Beliefs::replay(run, &timeline);
+            let election = judge_election(run, &timeline, &beliefs, &unjudged, faults_known, timeout_us);
+            (beliefs, election)
+        });
+        let net = network::Network::of(run);
+        let suspicions = if faults_known {
+            suspicion::judge_with(run, &timeline, &net)
+        } else {
+            Vec::new()
+        };
+        let stale = match timeout_us {
+            Some(t) if faults_known => suspicion::stale_with(run, &timeline, t, &net),
+            _ => Vec::new(),
+        };
+        let traffic = Traffic::count(run);
+        let sections = section::FAMILIES
             .iter()
-            .filter_map(|v| explain::explain(v, run, &timeline, &ground))
+            .filter(|(f, _)| *f == section::family(&run.info.algo))
+            .filter_map(|(_, build)| build(run, &timeline))
             .collect();
-        let mut first_starts: BTreeMap<u64, u64> = BTreeMap::new();
-        for s in &beliefs.started {
-            first_starts.entry(s.term).or_insert(s.t);
-        }
-        e.storms = storms::count(run, &first_starts, timeline.end_us);
-        e.leaderless = storms::leaderless(&e.spans, &timeline, run.info.start_us);
-        let timeout = timeout_us.filter(|&t| t > 0).unwrap_or(300_000);
-        e.judge_progress(run, &timeline, election::LEADERLESS_TIMEOUTS * timeout);
-        e.end_explanation = late_fault(run, &timeline, END_SETTLE_TIMEOUTS * timeout);
-        e
+        let judged = judged.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
+        (judged, net, suspicions, stale, traffic, sections)
     });
     Analysis {
         dir: run.path.clone(),
@@ -252,32 +258,51 @@ pub fn analyse(run: &RunDir) -> Analysis {
             .as_ref()
             .map(|e| network::side_gaps(&net, &e.spans, &timeline))
             .unwrap_or_default(),
-        suspicions: if faults_known {
-            suspicion::judge_with(run, &timeline, &net)
-        } else {
-            Vec::new()
-        },
+        suspicions,
         timeout_us,
-        stale: match timeout_us {
-            Some(t) if faults_known => suspicion::stale_with(run, &timeline, t, &net),
-            _ => Vec::new(),
-        },
-        traffic: Traffic::count(run),
+        stale,
+        traffic,
         after_death: beliefs.after_death,
         bad_lines: run.bad_lines,
         bad: run.bad.clone(),
         unknown: run.unknown.clone(),
         missing: run.missing.clone(),
         incomplete,
-        sections: section::FAMILIES
-            .iter()
-            .filter(|(f, _)| *f == section::family(&run.info.algo))
-            .filter_map(|(_, build)| build(run, &timeline))
-            .collect(),
+        sections,
         election,
         timeline,
         network: net,
     }
+}
+
+/// The election's facts, when the run recorded any election event.
+fn judge_election(
+    run: &RunDir,
+    timeline: &Timeline,
+    beliefs: &beliefs::Beliefs,
+    unjudged: &[NodeId],
+    faults_known: bool,
+    timeout_us: Option<u64>,
+) -> Option<ElectionFacts> {
+    beliefs.any_election.then(|| {
+        let mut e = ElectionFacts::judge_with(beliefs, timeline, unjudged, faults_known);
+        let ground = explain::Ground::of(run);
+        e.explanations = e
+            .violations
+            .iter()
+            .filter_map(|v| explain::explain(v, run, timeline, &ground))
+            .collect();
+        let mut first_starts: BTreeMap<u64, u64> = BTreeMap::new();
+        for s in &beliefs.started {
+            first_starts.entry(s.term).or_insert(s.t);
+        }
+        e.storms = storms::count(run, &first_starts, timeline.end_us);
+        e.leaderless = storms::leaderless(&e.spans, timeline, run.info.start_us);
+        let timeout = timeout_us.filter(|&t| t > 0).unwrap_or(300_000);
+        e.judge_progress(run, timeline, election::LEADERLESS_TIMEOUTS * timeout);
+        e.end_explanation = late_fault(run, timeline, END_SETTLE_TIMEOUTS * timeout);
+        e
+    })
 }
 
 /// The traces of `run` that are incomplete evidence: what the reader found (empty, cut), and
