@@ -379,7 +379,7 @@ impl Launcher {
         }
         let ending = failed.or_else(|| self.goal.step(&mut self.fleet, &mut self.net, Instant::now()));
         if ending.is_none() {
-            self.fleet.parse_pending_until(deadline);
+            self.fleet.hand_behind();
         }
         ending
     }

@@ -22,6 +22,7 @@ macro_rules! say {
     }};
 }
 
+mod behind;
 mod chaos;
 pub mod chaos_judge;
 mod chaos_net;

@@ -80,8 +80,9 @@ pub(crate) struct Fleet {
     unflushed: bool,
     /// The node whose trace the next budgeted reading starts with (`refresh_until`).
     read_next: usize,
-    /// The node whose unparsed lines the next budgeted parsing starts with.
-    parse_next: usize,
+    /// The thread parsing the lines no view needs while the run goes on (`behind.rs`), when
+    /// the tails leave them unparsed.
+    behind: Option<super::behind::Parsing>,
 }
 
 /// How long a clean stop waits for the nodes after SIGTERM before SIGKILL.
@@ -113,7 +114,7 @@ impl Fleet {
             stopping: false,
             unflushed: false,
             read_next: 0,
-            parse_next: 0,
+            behind: None,
         })
     }
 

@@ -9,7 +9,7 @@ use std::ops::Range;
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 /// Reads from `offset` of `file` up to the first NUL byte or the end of the file: a running
 /// node writes through a mapping of its file (`MappedTrace`), so past its last line come zeros
@@ -141,6 +141,47 @@ fn deferrable(line: &[u8], granted: bool) -> Option<(&'static str, u64)> {
     Some((kind, t))
 }
 
+/// The lines of one file a deferring tail handed over for parsing behind the run
+/// (`super::behind`), and what parsing them found so far.
+#[derive(Debug, Default)]
+pub(crate) struct Behind {
+    /// The file's name, as a bad line names it.
+    name: String,
+    handed: Mutex<Handed>,
+}
+
+#[derive(Debug, Default)]
+struct Handed {
+    /// Complete lines, each with its newline, in file order, not parsed yet.
+    chunks: Vec<Vec<u8>>,
+    /// Lines parsed so far, blank and bad ones included.
+    lines: usize,
+    /// What they held.
+    read: Jsonl,
+}
+
+impl Behind {
+    /// Parses every line handed over so far, in order.
+    pub(crate) fn parse(&self) {
+        let mut h = self.handed.lock().unwrap_or_else(PoisonError::into_inner);
+        let h = &mut *h;
+        for chunk in std::mem::take(&mut h.chunks) {
+            parse_lines(&chunk, &self.name, &mut h.lines, &mut h.read);
+        }
+    }
+}
+
+/// Reads the complete lines of `bytes` (up to its last newline) into `read`, numbering them on
+/// from `lines`.
+fn parse_lines(bytes: &[u8], name: &str, lines: &mut usize, read: &mut Jsonl) {
+    if let Some(end) = bytes.iter().rposition(|&b| b == b'\n') {
+        for line in bytes[..end].split(|&b| b == b'\n') {
+            *lines += 1;
+            read.read_line(name, *lines, line);
+        }
+    }
+}
+
 /// A reader that remembers how far it got in one file, and what it read.
 #[derive(Debug)]
 pub(crate) struct Tail {
@@ -157,9 +198,12 @@ pub(crate) struct Tail {
     file: Option<Kept>,
     /// Whether `send`/`recv` lines wait unparsed ([`Tail::defer_messages`]).
     defer: bool,
-    /// With `defer`: every complete line not parsed into `read` yet, in file order, each with
-    /// its newline; parsed in order (line numbers, vector clock changes) by [`Tail::finish`].
+    /// With `defer`: every complete line not handed over yet ([`Tail::hand_behind`]), in file
+    /// order, each with its newline; parsed in order (line numbers, vector clock changes) after
+    /// those handed over, by [`Tail::finish`].
     raw: Vec<u8>,
+    /// With `defer`: the lines handed over, and what parsing them found.
+    behind: Option<Arc<Behind>>,
     /// With `defer`: the records of the lines the launcher's view needs, parsed as they come
     /// (vector clocks sent as changes are left out: no view uses them).
     live: Vec<Record>,
@@ -185,6 +229,7 @@ impl Tail {
             file: None,
             defer: false,
             raw: Vec::new(),
+            behind: None,
             live: Vec::new(),
             last_deferred: None,
             granted: false,
@@ -198,6 +243,10 @@ impl Tail {
     /// records. Only for a launcher whose views need no message but those.
     pub fn defer_messages(&mut self) {
         self.defer = true;
+        self.behind = Some(Arc::new(Behind {
+            name: self.name.clone(),
+            ..Behind::default()
+        }));
     }
 
     /// Every record read so far, in file order (with [`Tail::defer_messages`], those of the
@@ -255,6 +304,9 @@ impl Tail {
                 ..Jsonl::default()
             };
             self.raw.clear();
+            if let Some(b) = &self.behind {
+                *b.handed.lock().unwrap_or_else(PoisonError::into_inner) = Handed::default();
+            }
             self.live.clear();
             chunk = read_written(file, 0)?.0;
         }
@@ -282,34 +334,33 @@ impl Tail {
                 }
             }
         } else {
-            for line in complete[..end].split(|&b| b == b'\n') {
-                self.lines += 1;
-                self.read.read_line(&self.name, self.lines, line);
-            }
+            parse_lines(&complete, &self.name, &mut self.lines, &mut self.read);
         }
         Ok(before..self.records().len())
     }
 
-    /// Parses the lines left unparsed so far, in file order, for the run's check: called once
-    /// the goal was stepped, so that the parsing overlaps the run without delaying the goal.
-    pub(crate) fn parse_pending(&mut self) {
-        let mut raw = std::mem::take(&mut self.raw);
-        if let Some(end) = raw.iter().rposition(|&b| b == b'\n') {
-            for line in raw[..end].split(|&b| b == b'\n') {
-                self.lines += 1;
-                self.read.read_line(&self.name, self.lines, line);
-            }
-        }
-        // The buffer is kept for the next lines.
-        raw.clear();
-        self.raw = raw;
+    /// Hands the lines left unparsed to the parsing behind the run, unless it is parsing this
+    /// file's at the moment: then they wait for the next call (the launcher never waits for
+    /// that thread). The file's record of what it was handed, if it took any.
+    pub(crate) fn hand_behind(&mut self) -> Option<Arc<Behind>> {
+        let b = self.behind.as_ref().filter(|_| !self.raw.is_empty())?;
+        b.handed.try_lock().ok()?.chunks.push(std::mem::take(&mut self.raw));
+        Some(b.clone())
     }
 
-    /// Parses the lines left unparsed, in file order, and stops deferring.
+    /// Parses the lines left unparsed, in file order (those handed over first), and stops
+    /// deferring.
     fn parse_deferred(&mut self) {
-        self.parse_pending();
+        if let Some(b) = self.behind.take() {
+            b.parse();
+            let mut h = b.handed.lock().unwrap_or_else(PoisonError::into_inner);
+            let exists = self.read.exists;
+            self.read = std::mem::take(&mut h.read);
+            self.read.exists = exists;
+            self.lines = h.lines;
+        }
+        parse_lines(&std::mem::take(&mut self.raw), &self.name, &mut self.lines, &mut self.read);
         self.defer = false;
-        self.raw = Vec::new();
         self.live = Vec::new();
     }
 
@@ -344,10 +395,7 @@ impl Tail {
                 if let Some(end) = self.partial.iter().rposition(|&b| b == b'\n') {
                     let tail = self.partial.split_off(end + 1);
                     let complete = std::mem::replace(&mut self.partial, tail);
-                    for line in complete[..end].split(|&b| b == b'\n') {
-                        self.lines += 1;
-                        self.read.read_line(&self.name, self.lines, line);
-                    }
+                    parse_lines(&complete, &self.name, &mut self.lines, &mut self.read);
                 }
             }
         }

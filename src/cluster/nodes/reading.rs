@@ -38,45 +38,54 @@ impl Fleet {
         }
     }
 
-    /// Leaves the nodes' `send`/`recv` lines unparsed until the run's check
-    /// (`Tail::defer_messages`) when no view of the launcher reads them: no family progress
-    /// and no phi detector.
+    /// Leaves the nodes' `send`/`recv` lines to the thread parsing behind the run
+    /// (`Tail::defer_messages`, `behind.rs`) when no view of the launcher reads them: no family
+    /// progress and no phi detector.
     pub(crate) fn defer_messages_if_unwatched(&mut self) {
         if self.progress.is_none() && !self.detectors.watches_messages() {
             for n in &mut self.nodes {
                 n.tail.defer_messages();
             }
+            self.behind = super::super::behind::Parsing::start();
         }
     }
 
-    /// Parses the message lines left unparsed so far (`Tail::parse_pending`), node by node
-    /// until `deadline` (on from where the last call stopped, at least one node a call).
-    pub(crate) fn parse_pending_until(&mut self, deadline: Instant) {
-        let n = self.nodes.len();
-        for k in 0..n {
-            let i = (self.parse_next + k) % n;
-            if k > 0 && Instant::now() >= deadline {
-                self.parse_next = i;
-                return;
+    /// Hands the lines read and left unparsed to the thread parsing behind the run.
+    pub(crate) fn hand_behind(&mut self) {
+        let Some(parsing) = &self.behind else { return };
+        for n in &mut self.nodes {
+            if let Some(file) = n.tail.hand_behind() {
+                parsing.wake(file);
             }
-            self.nodes[i].tail.parse_pending();
         }
     }
 
     /// Hands over every trace the fleet followed, read to its end, by file name: what the run's
     /// check would otherwise read and parse again.
     pub(crate) fn hand_over_traces(&mut self) -> BTreeMap<String, Jsonl> {
-        let mut out = BTreeMap::new();
-        for n in &mut self.nodes {
-            match n.tail.finish() {
-                Ok(read) => {
-                    out.insert(n.tail.name().to_string(), read);
-                }
-                // Left out, it is read from disk again, and that reading reports the error.
-                Err(e) => eprintln!("coordlab: cannot read the trace of node {}: {e}", n.plan.id),
-            }
+        if let Some(p) = self.behind.as_mut() {
+            p.stop();
         }
-        out
+        // The nodes are gone: what is left to parse is parsed on both cores.
+        let half = self.nodes.len().div_ceil(2);
+        let (first, second) = self.nodes.split_at_mut(half);
+        let finish = |nodes: &mut [super::Node]| -> Vec<(String, Jsonl)> {
+            let mut out = Vec::new();
+            for n in nodes {
+                match n.tail.finish() {
+                    Ok(read) => out.push((n.tail.name().to_string(), read)),
+                    // Left out, it is read from disk again, and that reading reports the error.
+                    Err(e) => eprintln!("coordlab: cannot read the trace of node {}: {e}", n.plan.id),
+                }
+            }
+            out
+        };
+        let (mine, theirs) = std::thread::scope(|s| {
+            let other = s.spawn(|| finish(second));
+            let mine = finish(first);
+            (mine, other.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+        });
+        mine.into_iter().chain(theirs).collect()
     }
 
     pub(super) fn refresh_node(&mut self, i: usize) {

@@ -1,0 +1,75 @@
+//! Parses the trace lines no view of the launcher needs while the run goes on (`send` and
+//! `recv`, kept for the run's check) behind the run: on a thread of the lowest priority, which
+//! the scheduler gives the cores the nodes leave idle.
+//!
+//! Parsed by the launcher's own thread between its ticks, these lines took a third of what the
+//! launcher spent while a mutual-exclusion run of 20 nodes went on, on the cores the nodes
+//! needed; left for the end they made the end longer than the run was shorter. The launcher
+//! hands each file's lines over as it reads them (`Tail::hand_behind`) and never waits for this
+//! thread; what it has not parsed by the stop is parsed then, on both cores (`Fleet::
+//! hand_over_traces`).
+
+use super::watch::Behind;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{channel, Sender};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+/// The thread parsing behind the run, and the way to hand it a file's lines.
+pub(crate) struct Parsing {
+    files: Option<Sender<Arc<Behind>>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Parsing {
+    /// Starts the thread; None if the system will not give one (the lines are then all parsed
+    /// at the stop).
+    pub(crate) fn start() -> Option<Parsing> {
+        let (files, handed) = channel::<Arc<Behind>>();
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("coordlab-parse".into())
+            .spawn(move || {
+                // On Linux the nice value is the calling thread's own (setpriority(2)); a failure
+                // leaves it at the launcher's priority, which is only slower for the nodes.
+                // SAFETY: a plain system call on this thread.
+                unsafe { nix::libc::setpriority(nix::libc::PRIO_PROCESS, 0, LOWEST) };
+                for file in handed {
+                    if stopped.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    file.parse();
+                }
+            })
+            .ok()?;
+        Some(Parsing {
+            files: Some(files),
+            stop,
+            thread: Some(thread),
+        })
+    }
+
+    /// Tells the thread that `file` has lines for it.
+    pub(crate) fn wake(&self, file: Arc<Behind>) {
+        if let Some(f) = &self.files {
+            // A thread gone (it cannot be, but for a panic) leaves the lines to the stop.
+            let _ = f.send(file);
+        }
+    }
+
+    /// Stops the thread once it has parsed the file it is at, and waits for it.
+    pub(crate) fn stop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        self.files = None;
+        if let Some(t) = self.thread.take() {
+            // A panic would be a bug of the reader's; the lines the thread had not taken are
+            // parsed at the stop all the same.
+            let _ = t.join();
+        }
+    }
+}
+
+/// The nice value of the parsing thread: the lowest priority an unprivileged thread can take.
+const LOWEST: i32 = 19;
