@@ -359,7 +359,12 @@ impl Tail {
             self.read.exists = exists;
             self.lines = h.lines;
         }
-        parse_lines(&std::mem::take(&mut self.raw), &self.name, &mut self.lines, &mut self.read);
+        parse_lines(
+            &std::mem::take(&mut self.raw),
+            &self.name,
+            &mut self.lines,
+            &mut self.read,
+        );
         self.defer = false;
         self.live = Vec::new();
     }
