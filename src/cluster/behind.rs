@@ -71,5 +71,12 @@ impl Parsing {
     }
 }
 
+impl Drop for Parsing {
+    /// A launch that ends without handing its traces over leaves the thread no more to do.
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
 /// The nice value of the parsing thread: the lowest priority an unprivileged thread can take.
 const LOWEST: i32 = 19;
