@@ -2,8 +2,8 @@
 //! `recv`, kept for the run's check) behind the run: on a thread of the lowest priority, which
 //! the scheduler gives the cores the nodes leave idle.
 //!
-//! Parsed by the launcher's own thread between its ticks, these lines took a third of what the
-//! launcher spent while a mutual-exclusion run of 20 nodes went on, on the cores the nodes
+//! Parsed by the launcher's own thread between its ticks, these lines took a sixth of the
+//! launcher's samples while a mutual-exclusion run of 20 nodes went on, on the cores the nodes
 //! needed; left for the end they made the end longer than the run was shorter. The launcher
 //! hands each file's lines over as it reads them (`Tail::hand_behind`) and never waits for this
 //! thread; what it has not parsed by the stop is parsed then, on both cores (`Fleet::
