@@ -250,3 +250,69 @@ fn a_flood_is_read_a_bounded_piece_a_call_and_whole_in_the_end() {
     assert!(whole.bad.is_empty());
     std::fs::remove_file(&path).unwrap();
 }
+
+/// `n` lines of a deferring tail's kinds: a `send` (left unparsed) and a `leader` (parsed at once)
+/// in turns, from time `from`.
+fn mixed_lines(from: u64, n: u64) -> String {
+    (from..from + n)
+        .map(|t| match t % 2 {
+            0 => format!(
+                "{{\"t\":{t},\"node\":2,\"ev\":\"send\",\"to\":3,\"msg\":\"REQUEST\",\"bytes\":9,\"seq\":{t}}}\n"
+            ),
+            _ => format!("{{\"t\":{t},\"node\":2,\"ev\":\"leader\",\"leader\":2,\"term\":{t}}}\n"),
+        })
+        .collect()
+}
+
+#[test]
+fn lines_handed_behind_while_their_parsing_is_busy_wait_for_the_next_call() {
+    let (path, mut tail, mut f) = fresh("tail-busy-behind");
+    tail.defer_messages();
+    f.write_all(mixed_lines(1, 4).as_bytes()).unwrap();
+    f.write_all(b"not json\n").unwrap();
+    f.flush().unwrap();
+    tail.read_new().unwrap();
+    let behind = tail.behind.clone().unwrap();
+    let busy = behind.handed.lock().unwrap();
+    assert!(
+        tail.hand_behind().is_none(),
+        "the launcher never waits for the parsing thread"
+    );
+    drop(busy);
+    f.write_all(mixed_lines(5, 3).as_bytes()).unwrap();
+    f.flush().unwrap();
+    tail.read_new().unwrap();
+    tail.hand_behind().expect("the lines kept, and the new ones").parse();
+    f.write_all(mixed_lines(8, 2).as_bytes()).unwrap();
+    f.flush().unwrap();
+    let handed = tail.finish().unwrap();
+    let whole = crate::trace::read_jsonl_file(&path).unwrap();
+    assert_eq!(handed.records, whole.records);
+    assert_eq!(handed.records.len(), 9);
+    assert_eq!(handed.bad, whole.bad);
+    assert_eq!(handed.bad[0].line, 5);
+    std::fs::remove_file(&path).unwrap();
+}
+
+#[test]
+fn a_deferring_tail_whose_file_is_cut_shorter_forgets_what_it_handed_behind() {
+    let (path, mut tail, mut f) = fresh("tail-cut-behind");
+    tail.defer_messages();
+    f.write_all(mixed_lines(1, 6).as_bytes()).unwrap();
+    f.flush().unwrap();
+    tail.read_new().unwrap();
+    tail.hand_behind().expect("lines to hand over").parse();
+    // The file starts over, shorter than what was read: its old lines are no longer in it.
+    f.set_len(0).unwrap();
+    f.write_all(b"not json\n").unwrap();
+    f.write_all(mixed_lines(20, 2).as_bytes()).unwrap();
+    f.flush().unwrap();
+    tail.read_new().unwrap();
+    let handed = tail.finish().unwrap();
+    let whole = crate::trace::read_jsonl_file(&path).unwrap();
+    assert_eq!(handed.records, whole.records);
+    assert_eq!(handed.records.iter().map(|r| r.t).collect::<Vec<_>>(), [20, 21]);
+    assert_eq!(handed.bad, whole.bad);
+    assert_eq!(handed.bad[0].line, 1, "lines are numbered from the file's new start");
+    std::fs::remove_file(&path).unwrap();
+}
