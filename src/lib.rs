@@ -23,6 +23,7 @@
 
 pub mod algo;
 pub mod bench;
+mod both;
 pub mod catalog;
 pub mod check;
 pub mod clock;

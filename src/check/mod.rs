@@ -224,31 +224,32 @@ pub fn analyse(run: &RunDir) -> Analysis {
         .collect();
     // Each part reads the whole run: the beliefs and the election on a second thread, the
     // rest on this one (the launcher's check runs after the nodes have left the cores).
-    let ((beliefs, election), net, suspicions, stale, traffic, sections) = std::thread::scope(|s| {
-        let judged = s.spawn(|| {
+    let ((beliefs, election), (net, suspicions, stale, traffic, sections)) = crate::both::both(
+        || {
             let beliefs = beliefs::Beliefs::replay(run, &timeline);
             let election = judge_election(run, &timeline, &beliefs, &unjudged, faults_known, timeout_us);
             (beliefs, election)
-        });
-        let net = network::Network::of(run);
-        let suspicions = if faults_known {
-            suspicion::judge_with(run, &timeline, &net)
-        } else {
-            Vec::new()
-        };
-        let stale = match timeout_us {
-            Some(t) if faults_known => suspicion::stale_with(run, &timeline, t, &net),
-            _ => Vec::new(),
-        };
-        let traffic = Traffic::count(run);
-        let sections = section::FAMILIES
-            .iter()
-            .filter(|(f, _)| *f == section::family(&run.info.algo))
-            .filter_map(|(_, build)| build(run, &timeline))
-            .collect();
-        let judged = judged.join().unwrap_or_else(|e| std::panic::resume_unwind(e));
-        (judged, net, suspicions, stale, traffic, sections)
-    });
+        },
+        || {
+            let net = network::Network::of(run);
+            let suspicions = if faults_known {
+                suspicion::judge_with(run, &timeline, &net)
+            } else {
+                Vec::new()
+            };
+            let stale = match timeout_us {
+                Some(t) if faults_known => suspicion::stale_with(run, &timeline, t, &net),
+                _ => Vec::new(),
+            };
+            let traffic = Traffic::count(run);
+            let sections = section::FAMILIES
+                .iter()
+                .filter(|(f, _)| *f == section::family(&run.info.algo))
+                .filter_map(|(_, build)| build(run, &timeline))
+                .collect();
+            (net, suspicions, stale, traffic, sections)
+        },
+    );
     Analysis {
         dir: run.path.clone(),
         algo: run.info.algo.clone(),

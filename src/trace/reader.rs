@@ -416,10 +416,7 @@ fn merge_by_time(mut files: Vec<Vec<Record>>) -> Vec<Record> {
     let (early, late) = out.spare_capacity_mut()[..total].split_at_mut(cut.iter().sum());
     // A thread costs tens of microseconds: worth it for a run's thousands of records only.
     if total >= PARALLEL_MERGE_RECORDS {
-        std::thread::scope(|s| {
-            s.spawn(|| move_merged(&before, early));
-            move_merged(&after, late);
-        });
+        crate::both::both(|| move_merged(&before, early), || move_merged(&after, late));
     } else {
         move_merged(&before, early);
         move_merged(&after, late);

@@ -80,11 +80,7 @@ impl Fleet {
             }
             out
         };
-        let (mine, theirs) = std::thread::scope(|s| {
-            let other = s.spawn(|| finish(second));
-            let mine = finish(first);
-            (mine, other.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-        });
+        let (theirs, mine) = crate::both::both(|| finish(second), || finish(first));
         mine.into_iter().chain(theirs).collect()
     }
 
