@@ -14,8 +14,10 @@ const ALLOWED: &[(&str, &[&str])] = &[
     ("exit", &[]),
     ("error", &["exit"]),
     ("rng", &[]),
+    // Two pieces of work at once, for the end of a launch: a leaf, as the rng.
+    ("both", &[]),
     // The trace schema and the clocks are one layer: events carry clock stamps, clocks record events.
-    ("trace", &["clock"]),
+    ("trace", &["both", "clock"]),
     ("clock", &["algo", "rng", "trace"]),
     ("net", &["trace"]),
     // The algorithms: pure state machines over the clock, the trace schema and the rng.
@@ -28,12 +30,12 @@ const ALLOWED: &[(&str, &[&str])] = &[
     // Still standing: it names the bench's row functions, and the bench reads the catalogue.
     ("catalog", &["algo", "bench", "clock", "topology"]),
     ("node", &["algo", "catalog", "engine", "error", "net", "rng", "trace"]),
-    ("check", &["algo", "catalog", "error", "net", "sim", "trace"]),
+    ("check", &["algo", "both", "catalog", "error", "net", "sim", "trace"]),
     ("render", &["algo", "catalog", "check", "error", "trace"]),
     (
         "cluster",
         &[
-            "algo", "catalog", "check", "clock", "error", "exit", "net", "node", "rng", "topology", "trace",
+            "algo", "both", "catalog", "check", "clock", "error", "exit", "net", "node", "rng", "topology", "trace",
         ],
     ),
     (
