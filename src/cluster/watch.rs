@@ -196,20 +196,19 @@ pub(crate) struct Tail {
     read: Jsonl,
     /// The file, once it exists and while the limit of kept files allows.
     file: Option<Kept>,
-    /// Whether `send`/`recv` lines wait unparsed ([`Tail::defer_messages`]).
-    defer: bool,
-    /// With `defer`: every complete line not handed over yet ([`Tail::hand_behind`]), in file
+    /// While deferring: every complete line not handed over yet ([`Tail::hand_behind`]), in file
     /// order, each with its newline; parsed in order (line numbers, vector clock changes) after
     /// those handed over, by [`Tail::finish`].
     raw: Vec<u8>,
-    /// With `defer`: the lines handed over, and what parsing them found.
+    /// Set while `send`/`recv` lines wait unparsed ([`Tail::defer_messages`]): the lines
+    /// handed over, and what parsing them found.
     behind: Option<Arc<Behind>>,
-    /// With `defer`: the records of the lines the launcher's view needs, parsed as they come
+    /// While deferring: the records of the lines the launcher's view needs, parsed as they come
     /// (vector clocks sent as changes are left out: no view uses them).
     live: Vec<Record>,
-    /// With `defer`: the kind and time of the last line left unparsed.
+    /// While deferring: the kind and time of the last line left unparsed.
     last_deferred: Option<(&'static str, u64)>,
-    /// With `defer`: a `GRANT` was received (see [`GIVEN_BACK`]).
+    /// While deferring: a `GRANT` was received (see [`GIVEN_BACK`]).
     granted: bool,
 }
 
@@ -227,7 +226,6 @@ impl Tail {
             lines: 0,
             read: Jsonl::default(),
             file: None,
-            defer: false,
             raw: Vec::new(),
             behind: None,
             live: Vec::new(),
@@ -242,7 +240,6 @@ impl Tail {
     /// trace in Ricart-Agrawala 20x20). [`Tail::records`] then holds only the other lines'
     /// records. Only for a launcher whose views need no message but those.
     pub fn defer_messages(&mut self) {
-        self.defer = true;
         self.behind = Some(Arc::new(Behind {
             name: self.name.clone(),
             ..Behind::default()
@@ -252,9 +249,9 @@ impl Tail {
     /// Every record read so far, in file order (with [`Tail::defer_messages`], those of the
     /// lines parsed as they came).
     pub fn records(&self) -> &[Record] {
-        match self.defer {
-            true => &self.live,
-            false => &self.read.records,
+        match self.behind {
+            Some(_) => &self.live,
+            None => &self.read.records,
         }
     }
 
@@ -318,7 +315,7 @@ impl Tail {
         };
         let rest = self.partial.split_off(end + 1);
         let complete = std::mem::replace(&mut self.partial, rest);
-        if self.defer {
+        if self.behind.is_some() {
             self.raw.extend_from_slice(&complete);
             for line in complete[..end].split(|&b| b == b'\n') {
                 match deferrable(line, self.granted) {
@@ -365,7 +362,6 @@ impl Tail {
             &mut self.lines,
             &mut self.read,
         );
-        self.defer = false;
         self.live = Vec::new();
     }
 
