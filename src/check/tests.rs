@@ -286,6 +286,7 @@ fn drops_are_grouped_by_reason_and_bad_lines_counted() {
             ignored: 0,
             net_dropped: 0,
             by_type: BTreeMap::from([("ELECTION".to_string(), 4)]),
+            datagrams: 0,
         },
     );
     r.write(&tmp.0);
@@ -414,6 +415,7 @@ fn without_a_shutdown_the_run_ends_before_the_first_clean_stop_or_at_the_last_ev
         ignored: 0,
         net_dropped: 0,
         by_type: BTreeMap::new(),
+        datagrams: 0,
     };
     let mut r = Run::new(&[1, 2, 3]);
     r.everyone_learns(30, 3, 1);

@@ -20,17 +20,19 @@ pub struct Traffic {
     pub drops: BTreeMap<String, DropGroup>,
     /// How many `stop` events the totals come from (a killed process writes none).
     pub stops: usize,
-    /// Datagrams sent, over all `stop` events.
+    /// Messages sent, over all `stop` events.
     pub sent: u64,
-    /// Datagrams accepted.
+    /// The datagrams they left in, where counted (a step's messages to one node share one).
+    pub datagrams: u64,
+    /// Messages accepted.
     pub received: u64,
-    /// Datagrams the engine refused.
+    /// Messages the engine refused.
     pub dropped: u64,
     /// Messages the protocols accepted and chose to ignore.
     pub ignored: u64,
     /// `ignore` events by reason (numbers masked), with one example each.
     pub ignores: BTreeMap<String, DropGroup>,
-    /// Datagrams sent by message type.
+    /// Messages sent by type.
     pub by_type: BTreeMap<String, u64>,
 }
 
@@ -61,10 +63,12 @@ impl Traffic {
                     dropped,
                     ignored,
                     by_type,
+                    datagrams,
                     ..
                 } => {
                     tr.stops += 1;
                     tr.sent += sent;
+                    tr.datagrams += datagrams;
                     tr.received += received;
                     tr.dropped += dropped;
                     tr.ignored += ignored;

@@ -2,6 +2,7 @@
 //! the envelope codec, counters and trace records. The simulator and the real runtime differ
 //! only in where bytes and time come from.
 
+use super::bundle::parts;
 use super::drops::Drops;
 use super::key::Key;
 use super::replay::ReplayWindow;
@@ -19,11 +20,11 @@ use std::time::Duration;
 /// Counters written in the `stop` event.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub(crate) struct Counters {
-    /// Datagrams sent.
+    /// Messages sent (a datagram may carry several to one node: [`bundle`](super::bundle)).
     pub sent: u64,
-    /// Datagrams accepted.
+    /// Messages accepted.
     pub received: u64,
-    /// Datagrams the engine refused.
+    /// Messages the engine refused (a bundle whose framing broke counts once for its rest).
     pub dropped: u64,
     /// Refused datagrams by class (`forged`, `replay`, ...).
     pub dropped_by: BTreeMap<&'static str, u64>,
@@ -33,6 +34,8 @@ pub(crate) struct Counters {
     pub by_type: BTreeMap<&'static str, u64>,
     /// Datagrams the network filter dropped before they reached the engine (`coordlab net`).
     pub net_dropped: u64,
+    /// Datagrams sent, as the driver packed the messages (0: the driver does not count them).
+    pub datagrams: u64,
 }
 
 /// A datagram ready to leave.
@@ -161,12 +164,15 @@ impl<A: Algorithm> Host<A> {
         self.with_cx(now, |a, cx| a.on_start(cx));
     }
 
-    /// Accepts one datagram; `from` is the member its source address belongs to (None: not a
-    /// member). `addr` is formatted only if the datagram is refused.
+    /// Accepts one datagram, each of its messages in order when it holds several
+    /// ([`bundle`](super::bundle)); `from` is the member its source address belongs to (None:
+    /// not a member). `addr` is formatted only if a message is refused.
     pub fn deliver(&mut self, now: Now, from: Option<NodeId>, bytes: &[u8], addr: impl std::fmt::Display) {
-        match self.open(from, bytes) {
-            Ok(env) => self.accept(now, env, bytes.len()),
-            Err(e) => self.drop_datagram(now, &e, &addr.to_string()),
+        for part in parts(bytes) {
+            match part.and_then(|b| self.open(from, b).map(|env| (env, b.len()))) {
+                Ok((env, len)) => self.accept(now, env, len),
+                Err(e) => self.drop_datagram(now, &e, &addr.to_string()),
+            }
         }
         self.flush_drops(now, false);
     }
@@ -271,6 +277,11 @@ impl<A: Algorithm> Host<A> {
         self.counters.net_dropped += 1;
     }
 
+    /// Counts datagrams a driver sent (the messages it packed them from are counted already).
+    pub(crate) fn count_datagrams(&mut self, n: usize) {
+        self.counters.datagrams += n as u64;
+    }
+
     /// Records the open drop tallies and the `stop` event with the counters.
     pub fn stop(&mut self, now: Now) {
         self.flush_drops(now, true);
@@ -284,6 +295,7 @@ impl<A: Algorithm> Host<A> {
                 ignored: c.ignored,
                 net_dropped: c.net_dropped,
                 by_type: c.by_type.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+                datagrams: c.datagrams,
             },
         );
     }

@@ -126,6 +126,9 @@ pub enum WireError {
     Forged,
     /// Authentic, but the body does not decode as a message of this algorithm.
     Malformed(String),
+    /// A datagram of several messages ([`bundle`](super::bundle)) whose framing is broken:
+    /// the rest of it is refused.
+    Bundle(String),
 }
 
 impl WireError {
@@ -142,6 +145,7 @@ impl WireError {
             WireError::Replay(_) => "replay",
             WireError::Forged => "forged",
             WireError::Malformed(_) => "malformed",
+            WireError::Bundle(_) => "bundle",
         }
     }
 }
@@ -164,6 +168,7 @@ impl std::fmt::Display for WireError {
             WireError::Replay(why) => write!(f, "replay: {why}"),
             WireError::Forged => write!(f, "forged: bad MAC (not sealed with this run's key, or altered)"),
             WireError::Malformed(e) => write!(f, "malformed: {e}"),
+            WireError::Bundle(e) => write!(f, "bundle: {e}"),
         }
     }
 }

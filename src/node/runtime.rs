@@ -19,6 +19,7 @@ use super::socket::{adopt_udp, bind_udp};
 use super::stored::{load_durable, state_path, StateFile};
 use crate::algo::{Algorithm, Setup};
 use crate::catalog::{self as registry, Runner};
+use crate::engine::bundle::Packer;
 use crate::engine::host::{Host, Now};
 use crate::engine::key::Key;
 use crate::error::{failed, usage, write_failed, CliError};
@@ -175,6 +176,8 @@ struct Process<A: Algorithm> {
     net: NetFilter,
     /// The headers of the last batch of datagrams sent, kept for the next.
     sender: SendBatch,
+    /// The buffers of the last step's bundles, kept for the next.
+    packer: Packer,
     /// Where persisted state goes (None: no log directory, nothing survives a restart).
     state: Option<StateFile>,
 }
@@ -242,6 +245,7 @@ impl<A: Algorithm> Process<A> {
             net,
             state,
             sender: SendBatch::default(),
+            packer: Packer::default(),
         };
         if process.net.delays {
             process.stamp_arrivals();

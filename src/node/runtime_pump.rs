@@ -38,17 +38,22 @@ impl<A: Algorithm> Process<A> {
         }
     }
 
+    /// Sends the step's messages, those to one node in one datagram (`engine::bundle`).
     fn send_outbox(&mut self) {
-        let mut datagrams = Vec::with_capacity(self.host.outbox().len());
+        let mut msgs = Vec::with_capacity(self.host.outbox().len());
         for out in self.host.outbox() {
             match self.opts.addrs.get(&out.to) {
-                Some(addr) => datagrams.push((out.to, out.bytes.as_slice(), *addr)),
+                Some(_) => msgs.push((out.to, out.bytes.as_slice())),
                 None => log::error!("no address for node {}: message not sent", out.to),
             }
         }
+        let addrs = &self.opts.addrs;
+        let datagrams: Vec<_> = self.packer.pack(&msgs).filter_map(|(to, b)| Some((to, b, *addrs.get(&to)?))).collect();
+        let n = datagrams.len();
         self.sender.send(self.socket.as_raw_fd(), &datagrams, |to, addr, e| {
             log::warn!("send to node {to} ({addr}) failed, datagram lost: {e}");
         });
+        self.host.count_datagrams(n);
     }
 
     pub(super) fn flush_trace(&mut self) {

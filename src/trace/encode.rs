@@ -241,6 +241,7 @@ mod tests {
                 ignored: 4,
                 net_dropped: 0,
                 by_type: BTreeMap::from([("A".to_string(), 1), ("B\"".to_string(), 2)]),
+                datagrams: 0,
             },
             Event::ClockAdjust {
                 offset_us: -5,

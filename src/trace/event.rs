@@ -195,6 +195,10 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "is_zero_u64")]
         net_dropped: u64,
         by_type: BTreeMap<String, u64>,
+        /// The datagrams the `sent` messages left in: fewer, as a step's messages to one node
+        /// share one (0, absent: not counted -- the simulator, older traces).
+        #[serde(default, skip_serializing_if = "is_zero_u64")]
+        datagrams: u64,
     },
     // ---- launcher events (faults.jsonl) ----
     /// A node process was spawned.

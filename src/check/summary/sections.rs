@@ -143,9 +143,14 @@ pub(super) fn traffic(out: &mut String, a: &Analysis, verbose: bool) {
     if tr.stops == 0 {
         out.push_str("Traffic: no stop events (no process stopped cleanly): no counter totals\n");
     } else {
+        // The datagrams only when some message shared one: otherwise they are the messages.
+        let packed = match tr.datagrams {
+            d if d > 0 && d != tr.sent => format!(" (in {d} datagrams)"),
+            _ => String::new(),
+        };
         let _ = writeln!(
             out,
-            "Traffic: from {}: sent {}, received {}, dropped {}, ignored {}",
+            "Traffic: from {}: sent {}{packed}, received {}, dropped {}, ignored {}",
             count(tr.stops, "stop event"),
             tr.sent,
             tr.received,
