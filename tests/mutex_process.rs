@@ -1,6 +1,7 @@
 //! Process tests of mutual exclusion: every algorithm, 5 nodes and the shared resource as real
 //! processes, 20 entries each under full contention, `--until done`; zero violations by the
-//! nodes' traces and by the resource, and `coordlab check` agrees. The regrant story violates
+//! nodes' traces and by the resource, and `coordlab check` agrees; Ricart-Agrawala and
+//! Lamport send a leaving node's messages and its next request to a peer in one datagram. The regrant story violates
 //! without fencing and not with it. Bad options are refused.
 
 mod common;
@@ -59,6 +60,22 @@ fn every_algorithm_serves_twenty_entries_per_node_with_no_violation() {
             .count();
         assert_eq!(begins, 100, "{algo}: every entry reached the resource");
         assert!(!rd.resource.iter().any(|r| r.event.kind() == "violation"), "{algo}");
+        if ["ricart-agrawala", "lamport"].contains(&algo) {
+            // Leaving, a node answers (or releases to) its peers and, thinking no time, requests
+            // again in the same step: each peer gets both in one datagram.
+            let (sent, datagrams) = rd.node_events.iter().fold((0, 0), |(s, d), r| match r.event {
+                Event::Stop { sent, datagrams, .. } => (s + sent, d + datagrams),
+                _ => (s, d),
+            });
+            assert!(
+                datagrams > 0 && datagrams < sent,
+                "{algo}: {sent} messages in {datagrams} datagrams"
+            );
+            assert!(
+                out.contains(&format!("sent {sent} (in {datagrams} datagrams)")),
+                "{algo}:\n{out}"
+            );
+        }
         assert_all_reaped(&rd);
     }
 }

@@ -35,6 +35,12 @@ pub trait Message: Serialize + DeserializeOwned + Clone + Debug {
     fn brief(&self) -> String {
         brief_of(self.name(), self)
     }
+    /// Whether the order in which this message and the step's others leave is evidence, so it
+    /// shares no datagram and keeps its place among them (see `engine::bundle`): the
+    /// resource's BEGIN and END, whose order of arrival is the lab's record of who held it.
+    fn fence(&self) -> bool {
+        false
+    }
 }
 
 /// The brief of a message named `name` from its `Debug` text (see [`brief_from_debug`]). The

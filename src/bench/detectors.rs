@@ -260,9 +260,9 @@ impl Row {
             "false_confirmations_breaking_goal": self.confirms_breaking_goal(),
             "false_confirmations_each": self.confirms.iter().map(FalseConfirm::json).collect::<Vec<_>>(),
             "false_suspicions_of_running": f.false_of_running,
-            "detector_datagrams_per_node_s": (self.cost.detector_per_node_s * 10.0).round() / 10.0,
-            "datagrams_per_node_s": (self.cost.all_per_node_s * 10.0).round() / 10.0,
-            "detector_datagrams_per_node_s_heavy_loss": (self.cost.heavy_detector_per_node_s * 10.0).round() / 10.0,
+            "detector_messages_per_node_s": (self.cost.detector_per_node_s * 10.0).round() / 10.0,
+            "messages_per_node_s": (self.cost.all_per_node_s * 10.0).round() / 10.0,
+            "detector_messages_per_node_s_heavy_loss": (self.cost.heavy_detector_per_node_s * 10.0).round() / 10.0,
             "false_suspicions_by_cause": {
                 "running_under_loss_and_jitter": f.by_cause[0],
                 "running_under_loss_and_jitter_first_hand": f.running_first_hand,
@@ -293,7 +293,7 @@ pub fn table(rows: &[Row]) -> String {
         "TM ms",
         "P_A",
         "f.conf/bad",
-        "dgram/n/s"
+        "msg/n/s"
     );
     for r in rows {
         let f = &r.figures;
@@ -434,7 +434,7 @@ fn run_all(tmp: &Path, sizes: &[usize], seed: u64, json: bool) -> Result<(), Cli
          gossiped to every member, and every member's counts under run); TM: how long they were held; P_A: the share of \
          (observer, live target) time without a wrong suspicion; f.conf/bad: SWIM's dead declarations of live nodes, \
          and of those the ones the goal forbids (of a node not paused longer than the shortest suspicion timeout); \
-         dgram/n/s: datagrams sent per node per second of its life, from the traces' send records: the detector's own \
+         msg/n/s: messages sent per node per second of its life, from the traces' send records (a message may share its datagram with others its step sent to the same node): the detector's own \
          (PROBE, ALIVE, BEAT, PING, PING-REQ, ACK, NACK, GOSSIP) over the run / the same during the heavy-loss phase / \
          all over the run (with the host's heartbeats, ring ACKs and elections).\n\n\
          ![T_D against mistakes](detectors.svg)\n"

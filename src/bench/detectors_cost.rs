@@ -1,7 +1,8 @@
-//! What each detector costs on the wire, for [`detectors`](super): datagrams sent
+//! What each detector costs on the wire, for [`detectors`](super): messages sent
 //! per node per second of its life, the detector's own ([`DETECTOR_MESSAGES`]) and all of
 //! them (the host's heartbeats, ring ACKs and elections too), counted from the traces' `send`
-//! records, one per datagram. Without it the detectors' accuracy is not compared at equal cost:
+//! records, one per message (a step's messages to one node share a datagram, so the datagrams
+//! may be fewer). Without it the detectors' accuracy is not compared at equal cost:
 //! a detector that sends more hears more and is wrong less.
 
 use super::super::detector_figures::FateAt;
@@ -9,12 +10,12 @@ use super::{Fate, HEAVY_LOSS_PCT};
 use crate::algo::detector::DETECTOR_MESSAGES;
 use crate::trace::{Event, NodeId, RunDir};
 
-/// Datagrams sent per node-second of a run.
+/// Messages sent per node-second of a run.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Cost {
     /// The detector's own messages (PROBE, ALIVE, BEAT, PING, PING-REQ, ACK, NACK, GOSSIP).
     pub detector_per_node_s: f64,
-    /// Every datagram, the host's protocol included.
+    /// Every message, the host's protocol included.
     pub all_per_node_s: f64,
     /// The detector's own during the heavy-loss phase (where most mistakes are made: a
     /// detector that asks again when it hears nothing pays more there).
@@ -80,7 +81,7 @@ pub(crate) fn live_seconds(nodes: &[NodeId], start_us: u64, end_us: u64, fates: 
     total as f64 / 1e6
 }
 
-/// `det` and `all` datagrams over `node_s` node-seconds.
+/// `det` and `all` messages over `node_s` node-seconds.
 pub(crate) fn rates(det: usize, all: usize, node_s: f64) -> Cost {
     if node_s <= 0.0 {
         return Cost::default();

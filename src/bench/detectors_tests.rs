@@ -74,8 +74,8 @@ fn the_leaders_crash_and_the_followers_are_reported_apart() {
     assert_eq!(row.json()["td_leader_ms"], 250.0);
     assert!(row.json()["td_follower_ms"].is_null());
     assert!(line.ends_with(" 141/180/160"), "{line}");
-    assert_eq!(row.json()["detector_datagrams_per_node_s"], 141.2);
-    assert_eq!(row.json()["datagrams_per_node_s"], 160.0);
+    assert_eq!(row.json()["detector_messages_per_node_s"], 141.2);
+    assert_eq!(row.json()["messages_per_node_s"], 160.0);
 }
 
 #[test]

@@ -17,10 +17,18 @@
 //! `recv` records are the messages', not the datagram's. The network acts on datagrams: a lost
 //! bundle loses every message in it (the reliable layer sends each again).
 //!
-//! The datagram takes the place of the first of its messages among the step's datagrams, so no
-//! message leaves later than its place in the step: the wrapper's END to the resource, the first
-//! message of a step that leaves the section, still leaves before the REPLYs that let the next
-//! node in.
+//! The datagram takes the place of the first of its messages among the step's datagrams, so
+//! no message leaves later than its place in the step, though a later one may leave before an
+//! earlier one to another node. A network promises no order between two destinations, and the
+//! algorithms assume none; but the order in which the shared resource hears BEGIN and END is
+//! the lab's evidence of who held it. Such a message is a *fence* ([`Message::fence`]): it
+//! leaves alone, after every datagram of the messages before it and before every one of the
+//! messages after it. (Without the fence, a Lamport node whose acknowledgement timer and
+//! section's end came due together sent its RELEASE to a peer in the datagram of the CH_ACK
+//! before its END: the peer's BEGIN reached the resource first, and the resource saw two
+//! holders.)
+//!
+//! [`Message::fence`]: crate::algo::Message::fence
 
 use super::wire::{WireError, MAX_DATAGRAM, VERSION};
 use crate::trace::NodeId;
@@ -68,7 +76,10 @@ impl<'a> Iterator for Parts<'a> {
                 };
                 if len > r.len().saturating_sub(LEN) {
                     *self = Parts::Broken(None);
-                    let why = format!("a message's length runs past the datagram's end ({} bytes left)", r.len());
+                    let why = format!(
+                        "a message's length runs past the datagram's end ({} bytes left)",
+                        r.len()
+                    );
                     return Some(Err(WireError::Bundle(why)));
                 }
                 *rest = &r[LEN + len..];
@@ -77,6 +88,9 @@ impl<'a> Iterator for Parts<'a> {
         }
     }
 }
+
+/// A message of a step: its destination, its sealed bytes, whether it is a fence.
+pub(crate) type Msg<'a> = (NodeId, &'a [u8], bool);
 
 /// Where a datagram of a step comes from.
 #[derive(Clone, Copy)]
@@ -98,12 +112,13 @@ pub(crate) struct Packer {
 }
 
 impl Packer {
-    /// The datagrams of `msgs` (destination, sealed message), in the order of their first
-    /// message: each destination's messages together, as many to a datagram as fit.
-    pub fn pack<'a>(&'a mut self, msgs: &'a [(NodeId, &'a [u8])]) -> impl Iterator<Item = (NodeId, &'a [u8])> + 'a {
+    /// The datagrams of `msgs` (destination, sealed message, whether it is a fence), in the
+    /// order of their first message: each destination's messages together between fences, as
+    /// many to a datagram as fit.
+    pub fn pack<'a>(&'a mut self, msgs: &'a [Msg<'a>]) -> impl Iterator<Item = (NodeId, &'a [u8])> + 'a {
         self.plan.clear();
         if msgs.len() < 2 {
-            self.plan.extend(msgs.iter().map(|&(to, _)| (to, Source::One(0))));
+            self.plan.extend(msgs.iter().map(|&(to, _, _)| (to, Source::One(0))));
         } else {
             self.group(msgs);
         }
@@ -114,10 +129,16 @@ impl Packer {
         })
     }
 
-    fn group(&mut self, msgs: &[(NodeId, &[u8])]) {
+    fn group(&mut self, msgs: &[Msg<'_>]) {
         self.open.clear();
         let mut used = 0;
-        for (i, &(to, b)) in msgs.iter().enumerate() {
+        for (i, &(to, b, fence)) in msgs.iter().enumerate() {
+            if fence {
+                // Nothing after it joins a datagram before it, nor its own.
+                self.open.clear();
+                self.plan.push((to, Source::One(i)));
+                continue;
+            }
             let joined = match self.open.get(&to).map(|&d| (d, self.plan[d].1)) {
                 Some((d, Source::One(k))) if fits(1 + LEN + msgs[k].1.len(), b) => {
                     if self.bufs.len() == used {

@@ -45,6 +45,8 @@ pub struct Outgoing {
     pub to: NodeId,
     /// The encoded envelope.
     pub bytes: Vec<u8>,
+    /// It keeps its place among the step's datagrams ([`Message::fence`]).
+    pub fence: bool,
 }
 
 /// The times a driver passes in.
@@ -403,6 +405,7 @@ impl<A: Algorithm> Host<A> {
                     self.tick_clocks(now);
                     let name = msg.name();
                     let brief = msg.brief();
+                    let fence = msg.fence();
                     let bytes = self.sealer.seal_parts(Sealing {
                         from: self.me,
                         to,
@@ -423,7 +426,7 @@ impl<A: Algorithm> Host<A> {
                         brief,
                     };
                     self.stamp(now, ev);
-                    self.outbox.push(Outgoing { to, bytes });
+                    self.outbox.push(Outgoing { to, bytes, fence });
                 }
                 Command::SetTimer(t, after) => self.timers.set(t, now.mono + after),
                 Command::CancelTimer(t) => self.timers.cancel(t),

@@ -168,7 +168,7 @@ fn a_bundle_is_its_messages_in_order_and_a_bad_one_in_it_spoils_only_itself() {
     forged[n - 1] ^= 1;
     let msgs = [good(3, 1), forged, good(3, 3)];
     let mut packer = crate::engine::bundle::Packer::default();
-    let pairs: Vec<(NodeId, &[u8])> = msgs.iter().map(|m| (2, m.as_slice())).collect();
+    let pairs: Vec<(NodeId, &[u8], bool)> = msgs.iter().map(|m| (2, m.as_slice(), false)).collect();
     let datagrams: Vec<Vec<u8>> = packer.pack(&pairs).map(|(_, b)| b.to_vec()).collect();
     assert_eq!(datagrams.len(), 1, "three messages to one node: one datagram");
     h.deliver(T, Some(3), &datagrams[0], "127.0.0.1:3");
@@ -181,7 +181,11 @@ fn a_bundle_is_its_messages_in_order_and_a_bad_one_in_it_spoils_only_itself() {
             _ => None,
         })
         .map(|(seq, bytes)| {
-            assert_eq!(bytes, msgs[0].len(), "a recv's bytes are its message's, not the datagram's");
+            assert_eq!(
+                bytes,
+                msgs[0].len(),
+                "a recv's bytes are its message's, not the datagram's"
+            );
             seq
         })
         .collect();

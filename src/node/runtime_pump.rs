@@ -43,12 +43,16 @@ impl<A: Algorithm> Process<A> {
         let mut msgs = Vec::with_capacity(self.host.outbox().len());
         for out in self.host.outbox() {
             match self.opts.addrs.get(&out.to) {
-                Some(_) => msgs.push((out.to, out.bytes.as_slice())),
+                Some(_) => msgs.push((out.to, out.bytes.as_slice(), out.fence)),
                 None => log::error!("no address for node {}: message not sent", out.to),
             }
         }
         let addrs = &self.opts.addrs;
-        let datagrams: Vec<_> = self.packer.pack(&msgs).filter_map(|(to, b)| Some((to, b, *addrs.get(&to)?))).collect();
+        let datagrams: Vec<_> = self
+            .packer
+            .pack(&msgs)
+            .filter_map(|(to, b)| Some((to, b, *addrs.get(&to)?)))
+            .collect();
         let n = datagrams.len();
         self.sender.send(self.socket.as_raw_fd(), &datagrams, |to, addr, e| {
             log::warn!("send to node {to} ({addr}) failed, datagram lost: {e}");

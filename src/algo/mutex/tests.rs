@@ -350,3 +350,14 @@ fn bad_input_is_dropped_and_counted_never_a_crash() {
 #[cfg(test)]
 #[path = "voting_tests.rs"]
 mod voting;
+
+#[test]
+fn only_the_resources_messages_are_fences() {
+    use super::ricart_agrawala::RaMsg;
+    use super::wrapper::MxMsg;
+    use crate::algo::Message;
+    assert!(MxMsg::<RaMsg>::Begin { req: 1, token: None }.fence());
+    assert!(MxMsg::<RaMsg>::End { req: 1 }.fence());
+    assert!(!MxMsg::Proto(RaMsg::Request { ts: 1 }).fence());
+    assert!(!MxMsg::<RaMsg>::Hello.fence());
+}

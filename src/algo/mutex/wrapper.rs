@@ -112,6 +112,11 @@ impl<M: Message> Message for MxMsg<M> {
             _ => crate::algo::brief_of(self.name(), self),
         }
     }
+    /// A holder's END must reach the resource before the message that lets the next node in
+    /// (and so before that node's BEGIN) does.
+    fn fence(&self) -> bool {
+        matches!(self, MxMsg::Begin { .. } | MxMsg::End { .. })
+    }
 }
 
 /// The wrapper's timers around the protocol's.
