@@ -90,6 +90,7 @@ impl<A: Algorithm> Ring<A> {
                 Outgoing {
                     to: 0,
                     bytes: Vec::new(),
+                    fence: false,
                 },
             ),
         );

@@ -67,7 +67,7 @@ impl<'a> Iterator for Parts<'a> {
         match self {
             Parts::One(b) => b.take().map(Ok),
             Parts::Broken(e) => e.take().map(Err),
-            Parts::Bundle(rest) if rest.is_empty() => None,
+            Parts::Bundle([]) => None,
             Parts::Bundle(rest) => {
                 let r = *rest;
                 let len = match r {
