@@ -30,7 +30,7 @@
 //!
 //! [`Message::fence`]: crate::algo::Message::fence
 
-use super::wire::{WireError, MAX_DATAGRAM, VERSION};
+use super::wire::{WireError, HEADER_LEN, MAC_LEN, MAX_DATAGRAM, VERSION};
 use crate::trace::NodeId;
 use rustc_hash::FxHashMap;
 
@@ -74,16 +74,21 @@ impl<'a> Iterator for Parts<'a> {
                     [a, b, ..] => usize::from(u16::from_le_bytes([*a, *b])),
                     _ => usize::MAX,
                 };
-                if len > r.len().saturating_sub(LEN) {
-                    *self = Parts::Broken(None);
-                    let why = format!(
+                let why = if len > r.len().saturating_sub(LEN) {
+                    format!(
                         "a message's length runs past the datagram's end ({} bytes left)",
                         r.len()
-                    );
-                    return Some(Err(WireError::Bundle(why)));
-                }
-                *rest = &r[LEN + len..];
-                Some(Ok(&r[LEN..LEN + len]))
+                    )
+                } else if len < HEADER_LEN + MAC_LEN {
+                    // Shorter than any sealed message: refused with the rest, so that a bundle
+                    // of empty messages costs no more checks a byte than small datagrams do.
+                    format!("a message of {len} bytes, shorter than a header and a MAC")
+                } else {
+                    *rest = &r[LEN + len..];
+                    return Some(Ok(&r[LEN..LEN + len]));
+                };
+                *self = Parts::Broken(None);
+                Some(Err(WireError::Bundle(why)))
             }
         }
     }

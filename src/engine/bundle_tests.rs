@@ -3,10 +3,12 @@
 use super::*;
 use crate::rng::Rng;
 
-/// A stand-in for a sealed message: it begins with the version, as every one does.
+/// A stand-in for a sealed message: it begins with the version and is at least a header and a
+/// MAC long, as every one is.
 fn msg(rng: &mut Rng, max: u64) -> Vec<u8> {
     let mut m = vec![VERSION];
-    m.extend((0..rng.range(0, max)).map(|_| rng.next_u64() as u8));
+    let min = (HEADER_LEN + MAC_LEN) as u64;
+    m.extend((1..rng.range(min, min + max)).map(|_| rng.next_u64() as u8));
     m
 }
 
@@ -92,7 +94,7 @@ fn packed_steps_unpack_to_each_destinations_messages_in_order() {
 #[test]
 fn a_broken_bundle_gives_what_came_before_the_break_then_one_error() {
     let mut p = Packer::default();
-    let (a, b) = (vec![VERSION; 50], vec![VERSION; 60]);
+    let (a, b) = (vec![VERSION; 80], vec![VERSION; 90]);
     let msgs = [(1, &a[..], false), (1, &b[..], false)];
     let whole: Vec<u8> = p.pack(&msgs).next().unwrap().1.to_vec();
     assert_eq!(whole[0], BUNDLE);
@@ -110,6 +112,11 @@ fn a_broken_bundle_gives_what_came_before_the_break_then_one_error() {
         assert!(matches!(got.last(), Some(Err(WireError::Bundle(_)))), "cut at {cut}");
     }
     assert_eq!(parts(&whole).filter(Result::is_ok).count(), 2);
+    // A message too short to be one ends the bundle: nothing after it is looked at.
+    let mut short = vec![BUNDLE, 3, 0, VERSION, 0, 0];
+    short.extend_from_slice(&whole[1..]);
+    let got: Vec<_> = parts(&short).collect();
+    assert!(matches!(got[..], [Err(WireError::Bundle(_))]), "{got:?}");
     let mut huge = vec![BUNDLE];
     huge.resize(MAX_DATAGRAM + 1, 0);
     assert_eq!(

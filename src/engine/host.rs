@@ -26,7 +26,7 @@ pub(crate) struct Counters {
     pub received: u64,
     /// Messages the engine refused (a bundle whose framing broke counts once for its rest).
     pub dropped: u64,
-    /// Refused datagrams by class (`forged`, `replay`, ...).
+    /// Refused messages by class (`forged`, `replay`, ...).
     pub dropped_by: BTreeMap<&'static str, u64>,
     /// Messages the protocol accepted but ignored.
     pub ignored: u64,
