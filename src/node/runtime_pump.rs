@@ -40,19 +40,20 @@ impl<A: Algorithm> Process<A> {
 
     /// Sends the step's messages, those to one node in one datagram (`engine::bundle`).
     fn send_outbox(&mut self) {
-        let mut msgs = Vec::with_capacity(self.host.outbox().len());
-        for out in self.host.outbox() {
-            match self.opts.addrs.get(&out.to) {
-                Some(_) => msgs.push((out.to, out.bytes.as_slice(), out.fence)),
-                None => log::error!("no address for node {}: message not sent", out.to),
+        let msgs: Vec<_> = self
+            .host
+            .outbox()
+            .iter()
+            .map(|o| (o.to, o.bytes.as_slice(), o.fence))
+            .collect();
+        let addrs = &self.opts.addrs;
+        let mut datagrams = Vec::with_capacity(msgs.len());
+        for (to, bytes) in self.packer.pack(&msgs) {
+            match addrs.get(&to) {
+                Some(addr) => datagrams.push((to, bytes, *addr)),
+                None => log::error!("no address for node {to}: message(s) not sent"),
             }
         }
-        let addrs = &self.opts.addrs;
-        let datagrams: Vec<_> = self
-            .packer
-            .pack(&msgs)
-            .filter_map(|(to, b)| Some((to, b, *addrs.get(&to)?)))
-            .collect();
         let n = datagrams.len();
         self.sender.send(self.socket.as_raw_fd(), &datagrams, |to, addr, e| {
             log::warn!("send to node {to} ({addr}) failed, datagram lost: {e}");
