@@ -10,6 +10,11 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// A node's small allocations come from a region of its own once it runs (`node::arena`);
+/// every other process of coordlab allocates through the system allocator underneath.
+#[global_allocator]
+static ALLOC: coordlab::node::arena::NodeArena = coordlab::node::arena::NodeArena;
+
 #[path = "coordlab/launch.rs"]
 mod launch;
 #[path = "coordlab/process.rs"]

@@ -110,3 +110,20 @@ fn the_status_line_names_no_dead_node_as_a_holder() {
     assert!(!line.contains(&format!("node {dead} ")), "{line}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn a_stop_waits_longer_for_more_nodes_and_names_its_stragglers_in_one_line() {
+    assert_eq!(stop_grace(0), Duration::from_secs(2));
+    assert!(stop_grace(16_384) > Duration::from_secs(10));
+    let grace = Duration::from_millis(2500);
+    assert_eq!(
+        stragglers_line(&[7], grace),
+        "coordlab: node 7 did not stop within 2.5 s of SIGTERM: SIGKILL"
+    );
+    let many: Vec<u64> = (100..2922).collect();
+    let line = stragglers_line(&many, grace);
+    assert_eq!(
+        line,
+        "coordlab: 2822 nodes (100, 101, 102, 103, 104, 105, 106, 107, and 2814 more) did not stop within 2.5 s of SIGTERM: SIGKILL"
+    );
+}

@@ -1,6 +1,7 @@
 //! Everything that touches the operating system for one node: socket, poll loop, signals, logging.
 //! The sans-IO core it drives lives in `crate::engine`.
 
+pub mod arena;
 pub mod config;
 pub mod keyfile;
 pub mod logging;

@@ -40,6 +40,8 @@ const BUDGET: usize = 256;
 
 /// Runs the node described by `opts` until SIGTERM/SIGINT/SIGHUP.
 pub fn run_node(opts: NodeOptions) -> Result<(), CliError> {
+    // For a node started as `coordlab node`; a forked one has its region already.
+    super::arena::activate(super::arena::prefault_for(opts.setup.members.len()));
     // For a node started as `coordlab node`; in one the zygote forked there is nothing left
     // to consolidate.
     super::tune_allocator();
@@ -113,6 +115,7 @@ fn die_with(pid: i32) -> Result<(), CliError> {
 /// Runs the shared resource of a mutual-exclusion run (`coordlab resource`) until
 /// SIGTERM/SIGINT/SIGHUP: the same engine and runtime as a node, its trace in `resource.jsonl`.
 pub fn run_resource(mut opts: NodeOptions) -> Result<(), CliError> {
+    super::arena::activate(super::arena::prefault_for(opts.setup.members.len()));
     if let Some(pid) = opts.parent_pid {
         die_with(pid)?;
     }
