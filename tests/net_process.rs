@@ -510,3 +510,47 @@ fn the_network_benchmark_reports_both_backends_and_cleans_up() {
         assert!(text.contains("kernel backend: not measured here"), "{text}");
     }
 }
+
+/// The shared resource takes no part in the network's faults (no rule names it, the launcher
+/// tells it of no change). Restarted while a delay with jitter was in force, it once read that
+/// rule at its start and kept it after the heal: ENDs overtook their BEGINs, and it counted
+/// holders that had left.
+#[test]
+fn a_restarted_resource_takes_up_no_network_rule() {
+    let logs = temp_logs("net-resource-restart");
+    std::fs::create_dir_all(&logs).unwrap();
+    let file = logs.join("story.txt");
+    std::fs::write(&file, "0.3 net delay 20:19\n0.5 kill 0\n0.8 restart 0\n1.2 net heal\n").unwrap();
+    let mut l = Launch::complete(
+        3,
+        &logs,
+        "ricart-agrawala",
+        &[
+            "--net",
+            "user",
+            "--think-ms",
+            "5",
+            "--hold-ms",
+            "5",
+            "--duration",
+            "3",
+            "--faults",
+            file.to_str().unwrap(),
+        ],
+    );
+    let status = l.wait();
+    let rd = RunDir::load(&l.run_dir()).unwrap();
+    let restarted = net_event(&rd, "restart", 0).expect("the resource was restarted");
+    let healed = net_event(&rd, "heal", 0).expect("the network was healed");
+    assert!(restarted < healed);
+    let log = std::fs::read_to_string(l.run_dir().join("resource.log")).unwrap();
+    assert!(!log.contains("network rules"), "the resource took up a rule:\n{log}");
+    let accesses = rd
+        .resource
+        .iter()
+        .filter(|r| r.t > healed && matches!(r.event, Event::Access { .. }))
+        .count();
+    assert!(accesses > 20, "only {accesses} accesses after the heal");
+    assert!(status.success(), "{}", l.output());
+    assert_all_reaped(&rd);
+}

@@ -228,7 +228,13 @@ impl<A: Algorithm> Process<A> {
             None => None,
         };
         let human = HumanLog::new(opts.setup.me);
-        let mut net = NetFilter::new(opts.setup.me, opts.log_dir.clone(), opts.setup.seed ^ wall_us());
+        // The network's rules never name the shared resource (`cluster::net_members`), and the
+        // launcher tells it of no change: it reads none. A resource restarted under a delay
+        // once read that one rule at its start and kept it for the rest of the run, holding
+        // BEGINs and ENDs with jitter, so ENDs overtook their BEGINs and it counted hundreds
+        // of holders that had left (`soak-all.sh 15 5 49`, Ricart-Agrawala and Lamport).
+        let rules_dir = opts.log_dir.clone().filter(|_| opts.algo != RESOURCE_ALGO);
+        let mut net = NetFilter::new(opts.setup.me, rules_dir, opts.setup.seed ^ wall_us());
         if let Some(line) = net.reload() {
             log::info!("{line}");
         }
