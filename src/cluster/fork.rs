@@ -307,8 +307,8 @@ fn fork_node(
         -1 => Err(io::Error::last_os_error()),
         0 => {
             // First, so that what the node builds for itself is in its region (a large launch
-            // is the warmed one: see `node::arena::prefault_for`).
-            crate::node::arena::activate(if warmed { 0 } else { crate::node::arena::PREFAULT });
+            // is the warmed one).
+            crate::node::arena::activate(crate::node::arena::prefault(warmed));
             // Opened here, in the child, so that the zygote goes on to the next fork meanwhile.
             let opened = args
                 .open_log(node.id)

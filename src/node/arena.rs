@@ -11,8 +11,9 @@
 //!
 //! Only the thread that called [`activate`] uses the region (a node runs one); any other
 //! thread, every process that never activates it (the launcher), and every binary whose
-//! global allocator this is not (the library's tests) get the system allocator. Blocks larger than [`LARGEST`] or aligned beyond 16 bytes go to the system
-//! allocator too, and so does everything once the region is used up.
+//! global allocator this is not (the library's tests) get the system allocator. So do blocks
+//! larger than [`LARGEST`] or aligned beyond 16 bytes, and everything once the region is used
+//! up.
 
 use nix::libc;
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -74,9 +75,10 @@ thread_local! {
 /// The global allocator of the `coordlab` binary (see the module's comment).
 pub struct NodeArena;
 
-/// What a node of a launch of `n` nodes faults in before its go: see [`PREFAULT`].
-pub fn prefault_for(n: usize) -> usize {
-    match n >= super::LARGE_LAUNCH {
+/// What a node faults in before its go: [`PREFAULT`], or nothing in a `large` launch (of
+/// [`super::LARGE_LAUNCH`] nodes or more).
+pub fn prefault(large: bool) -> usize {
+    match large {
         true => 0,
         false => PREFAULT,
     }
@@ -117,12 +119,8 @@ pub fn activate(prefault: usize) {
     OWNER.with(|o| o.set(true));
 }
 
-/// Whether `ptr` is in this process's region (for tests).
+/// Whether `ptr` is in this process's region.
 pub fn in_region(ptr: *mut u8) -> bool {
-    owns(ptr)
-}
-
-fn owns(ptr: *mut u8) -> bool {
     let p = ptr as usize;
     p >= BASE.load(Ordering::Relaxed) && p < END.load(Ordering::Relaxed)
 }
@@ -187,7 +185,7 @@ unsafe impl GlobalAlloc for NodeArena {
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        if !owns(ptr) {
+        if !in_region(ptr) {
             return System.dealloc(ptr, layout);
         }
         // A block of the region freed by another thread (a node has none) is left unused
@@ -198,7 +196,7 @@ unsafe impl GlobalAlloc for NodeArena {
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if !owns(ptr) {
+        if !in_region(ptr) {
             return System.realloc(ptr, layout, new_size);
         }
         let new = Layout::from_size_align_unchecked(new_size, layout.align());

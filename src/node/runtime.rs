@@ -40,10 +40,9 @@ const BUDGET: usize = 256;
 
 /// Runs the node described by `opts` until SIGTERM/SIGINT/SIGHUP.
 pub fn run_node(opts: NodeOptions) -> Result<(), CliError> {
-    // For a node started as `coordlab node`; a forked one has its region already.
-    super::arena::activate(super::arena::prefault_for(opts.setup.members.len()));
-    // For a node started as `coordlab node`; in one the zygote forked there is nothing left
-    // to consolidate.
+    // For a node started as `coordlab node`: a forked one has its region already, and in it
+    // there is nothing left to consolidate.
+    super::arena::activate(super::arena::prefault(opts.setup.members.len() >= super::LARGE_LAUNCH));
     super::tune_allocator();
     if let Some(pid) = opts.parent_pid {
         die_with(pid)?;
@@ -115,7 +114,7 @@ fn die_with(pid: i32) -> Result<(), CliError> {
 /// Runs the shared resource of a mutual-exclusion run (`coordlab resource`) until
 /// SIGTERM/SIGINT/SIGHUP: the same engine and runtime as a node, its trace in `resource.jsonl`.
 pub fn run_resource(mut opts: NodeOptions) -> Result<(), CliError> {
-    super::arena::activate(super::arena::prefault_for(opts.setup.members.len()));
+    super::arena::activate(super::arena::prefault(opts.setup.members.len() >= super::LARGE_LAUNCH));
     if let Some(pid) = opts.parent_pid {
         die_with(pid)?;
     }
