@@ -32,10 +32,7 @@ impl Parsing {
         let thread = std::thread::Builder::new()
             .name("coordlab-parse".into())
             .spawn(move || {
-                // On Linux the nice value is the calling thread's own (setpriority(2)); a failure
-                // leaves it at the launcher's priority, which is only slower for the nodes.
-                // SAFETY: a plain system call on this thread.
-                unsafe { nix::libc::setpriority(nix::libc::PRIO_PROCESS, 0, LOWEST) };
+                lowest_priority();
                 for file in handed {
                     if stopped.load(Ordering::Relaxed) {
                         return;
@@ -78,5 +75,22 @@ impl Drop for Parsing {
     }
 }
 
-/// The nice value of the parsing thread: the lowest priority an unprivileged thread can take.
+/// Puts the calling thread under `SCHED_IDLE`, or at nice 19 where that is refused; a failure
+/// of both leaves it at the launcher's priority, which is only slower for the nodes. Nice 19
+/// was not enough: the scheduler lets a running task finish its slice (0.75 ms and more) before
+/// a woken one of higher weight takes the core, so a node woken by a datagram waited behind
+/// this thread; a woken task of any other policy preempts a `SCHED_IDLE` one at once.
+fn lowest_priority() {
+    let param = nix::libc::sched_param { sched_priority: 0 };
+    // SAFETY: plain system calls on this thread (pid 0 is the caller; on Linux both the policy
+    // and the nice value are the calling thread's own), reading only `param`.
+    unsafe {
+        if nix::libc::sched_setscheduler(0, nix::libc::SCHED_IDLE, &param) != 0 {
+            nix::libc::setpriority(nix::libc::PRIO_PROCESS, 0, LOWEST);
+        }
+    }
+}
+
+/// The nice value of the parsing thread where `SCHED_IDLE` is refused: the lowest priority an
+/// unprivileged thread can take.
 const LOWEST: i32 = 19;
