@@ -7,6 +7,7 @@
 //! [`NetRules::apply_event`] to know what the network was doing at any time.
 
 pub mod action;
+mod netlink;
 pub mod nft;
 pub mod rules;
 

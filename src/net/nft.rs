@@ -15,22 +15,21 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 use std::process::{Child, Command, Stdio};
 
-/// Whether the kernel backend can work here: root, and `nft` runs. Err: why not, one line.
+/// Whether the kernel backend can work here: root, `nft` on `PATH` (every rule is an `nft`
+/// batch), and nf_tables answering this process. Err: why not, one line.
 pub(crate) fn usable() -> Result<(), String> {
     // SAFETY: geteuid cannot fail and touches no memory.
     if unsafe { nix::libc::geteuid() } != 0 {
         return Err("--net kernel needs root (nftables rules); run as root or use --net user".into());
     }
-    match Command::new("nft").args(["list", "tables"]).stdout(Stdio::null()).stderr(Stdio::piped()).output() {
-        Ok(o) if o.status.success() => Ok(()),
-        Ok(o) => Err(format!(
-            "--net kernel: nft does not work here: {} (use --net user)",
-            String::from_utf8_lossy(&o.stderr).lines().next().unwrap_or("").trim()
-        )),
-        Err(e) => Err(format!(
-            "--net kernel: cannot run nft ({e}); install Debian's nftables (scripts/setup-nftables.sh) or use --net user"
-        )),
+    if super::netlink::on_path("nft").is_none() {
+        return Err(
+            "--net kernel: cannot run nft (not on PATH); install Debian's nftables (scripts/setup-nftables.sh) or use --net user"
+                .into(),
+        );
     }
+    super::netlink::nftables_answers()
+        .map_err(|e| format!("--net kernel: nft does not work here: {e} (use --net user)"))
 }
 
 /// Runs one `nft -f -` batch.
