@@ -122,7 +122,12 @@ pub struct Lamport {
 impl Lamport {
     fn broadcast(&mut self, cx: &mut MutexCx<'_, Self>, kind: Kind) {
         let me = cx.me;
-        let peers: Vec<NodeId> = cx.view().peers.iter().copied().filter(|&p| p != me).collect();
+        // The queue's nodes first, the head first: after a RELEASE the head is the one that may
+        // enter next, and a step's datagrams leave in the order of their first messages.
+        let rank: std::collections::HashMap<NodeId, usize> =
+            self.queue.iter().enumerate().map(|(i, q)| (q.1, i)).collect();
+        let mut peers: Vec<NodeId> = cx.view().peers.iter().copied().filter(|&p| p != me).collect();
+        peers.sort_by_key(|p| rank.get(p).copied().unwrap_or(usize::MAX));
         for p in peers {
             self.send(cx, p, kind);
         }

@@ -238,7 +238,12 @@ impl RicartAgrawala {
     fn on_release(&mut self, cx: &mut MutexCx<'_, Self>, _req: u64) {
         self.mine = None;
         self.holding = false;
-        for (j, ts) in std::mem::take(&mut self.deferred) {
+        // The oldest request first: it is the one that may enter next (every other node has
+        // replied to it), and a step's datagrams leave in the order of their first messages, so
+        // its datagram is not queued behind the other 18 of a 20-node run's.
+        let mut deferred = std::mem::take(&mut self.deferred);
+        deferred.sort_unstable_by_key(|&(j, ts)| (ts, j));
+        for (j, ts) in deferred {
             cx.send(j, RaMsg::Reply { ts });
         }
     }
