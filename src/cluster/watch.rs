@@ -2,6 +2,7 @@
 //! since the last one (a line still being written waits for its newline). Everything read is
 //! kept, so that the run's check at the end takes it over instead of parsing the file again.
 
+use crate::trace::lines::{last_newline, split_lines};
 use crate::trace::{Jsonl, Record};
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
@@ -33,7 +34,7 @@ fn read_written(file: &File, offset: u64) -> io::Result<(Vec<u8>, bool)> {
         let got = file.read_at(&mut out[start..], offset + start as u64)?;
         at_end |= start == 0 && got == 0;
         out.truncate(start + got);
-        if let Some(z) = out[start..].iter().position(|&b| b == 0) {
+        if let Some(z) = memchr::memchr(0, &out[start..]) {
             out.truncate(start + z);
             break;
         }
@@ -98,7 +99,7 @@ impl Drop for Kept {
 
 /// Where `needle` last occurs in `hay`.
 fn rfind(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    hay.windows(needle.len()).rposition(|w| w == needle)
+    memchr::memmem::rfind(hay, needle)
 }
 
 /// The string value of the `"key":"` found at `at` in `line`, up to its closing quote:
@@ -174,8 +175,8 @@ impl Behind {
 /// Reads the complete lines of `bytes` (up to its last newline) into `read`, numbering them on
 /// from `lines`.
 fn parse_lines(bytes: &[u8], name: &str, lines: &mut usize, read: &mut Jsonl) {
-    if let Some(end) = bytes.iter().rposition(|&b| b == b'\n') {
-        for line in bytes[..end].split(|&b| b == b'\n') {
+    if let Some(end) = last_newline(bytes) {
+        for line in split_lines(&bytes[..end]) {
             *lines += 1;
             read.read_line(name, *lines, line);
         }
@@ -310,14 +311,14 @@ impl Tail {
         let before = self.records().len();
         self.offset += chunk.len() as u64;
         self.partial.extend_from_slice(&chunk);
-        let Some(end) = self.partial.iter().rposition(|&b| b == b'\n') else {
+        let Some(end) = last_newline(&self.partial) else {
             return Ok(before..before);
         };
         let rest = self.partial.split_off(end + 1);
         let complete = std::mem::replace(&mut self.partial, rest);
         if self.behind.is_some() {
             self.raw.extend_from_slice(&complete);
-            for line in complete[..end].split(|&b| b == b'\n') {
+            for line in split_lines(&complete[..end]) {
                 match deferrable(line, self.granted) {
                     Some(seen) => self.last_deferred = Some(seen),
                     None => {
@@ -393,7 +394,7 @@ impl Tail {
                 rest.truncate(rest.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1));
                 self.offset += rest.len() as u64;
                 self.partial.extend_from_slice(&rest);
-                if let Some(end) = self.partial.iter().rposition(|&b| b == b'\n') {
+                if let Some(end) = last_newline(&self.partial) {
                     let tail = self.partial.split_off(end + 1);
                     let complete = std::mem::replace(&mut self.partial, tail);
                     parse_lines(&complete, &self.name, &mut self.lines, &mut self.read);

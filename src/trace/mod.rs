@@ -3,6 +3,7 @@
 mod datagram;
 mod encode;
 mod event;
+pub(crate) mod lines;
 pub(crate) mod mapped;
 pub mod messages;
 mod parse;

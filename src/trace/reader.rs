@@ -88,7 +88,7 @@ pub fn read_jsonl_file(path: &Path) -> io::Result<Jsonl> {
     // A node killed while writing through its mapping (`MappedTrace`) leaves zeros after its
     // last line: they are where the file ends, not a line.
     let bytes = &bytes[..bytes.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1)];
-    let mut lines = bytes.split(|&b| b == b'\n').enumerate().peekable();
+    let mut lines = super::lines::split_lines(bytes).enumerate().peekable();
     while let Some((i, line)) = lines.next() {
         // What follows the last newline is a line whose writing did not end.
         if lines.peek().is_none() {
