@@ -473,6 +473,10 @@ impl<A: Algorithm> Process<A> {
                     Verdict::Held => continue,
                 }
                 self.host.deliver(now, from, bytes, src);
+                // Timers the step set to fire at once (a hold or think of 0 ms) go out with it:
+                // a mutual-exclusion holder's BEGIN, END and next messages leave in one
+                // `sendmmsg`, and the resource may hear BEGIN and END in one wake-up.
+                self.host.fire_timers(now);
                 self.pump();
             }
             if n < SLOTS {
