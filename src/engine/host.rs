@@ -265,6 +265,17 @@ impl<A: Algorithm> Host<A> {
         self.flush_drops(now, false);
     }
 
+    /// Fires the timers that the steps at `now` set with no delay (a hold or a think of 0 ms),
+    /// so that what they send leaves with the step's own datagrams. A timer that expired before
+    /// `now` waits for [`Host::fire_timers`] after the wake-up's datagrams, as before: a timeout
+    /// must not fire between two datagrams of one wake-up, the second perhaps the heartbeat it
+    /// waits for.
+    pub(crate) fn fire_set_now(&mut self, now: Now) {
+        while let Some(t) = self.timers.pop_set_at(now.mono) {
+            self.with_cx(now, |a, cx| a.on_timer(cx, t));
+        }
+    }
+
     /// The earliest deadline, timers' or drop tallies', in monotonic time.
     pub(crate) fn next_deadline(&mut self) -> Option<Duration> {
         match (self.timers.next_deadline(), self.drops.deadline()) {

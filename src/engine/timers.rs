@@ -69,6 +69,16 @@ impl<T: Copy + Eq + Hash> Timers<T> {
         Some(key)
     }
 
+    /// Pops the earliest timer if its deadline is `now` itself: one that a step at `now` set
+    /// with no delay. None when the earliest expired before `now` (it waits for
+    /// [`Timers::pop_expired`] with the others) or is not due.
+    pub(crate) fn pop_set_at(&mut self, now: Duration) -> Option<T> {
+        match self.next_deadline()? == now {
+            true => self.pop_expired(now),
+            false => None,
+        }
+    }
+
     #[cfg(test)]
     /// Whether no timer is set.
     pub fn is_empty(&self) -> bool {
@@ -94,6 +104,26 @@ mod tests {
         assert_eq!(t.pop_expired(ms(100)), Some('a'));
         assert_eq!(t.pop_expired(ms(100)), Some('b'));
         assert_eq!(t.pop_expired(ms(100)), None);
+        assert!(t.is_empty());
+    }
+
+    #[test]
+    fn only_a_timer_set_for_now_itself_pops_at_now() {
+        let ms = Duration::from_millis;
+        let mut t = Timers::default();
+        t.set('z', ms(7));
+        t.set('y', ms(7));
+        t.set('l', ms(8)); // later
+        assert_eq!(t.pop_set_at(ms(7)), Some('z'));
+        assert_eq!(t.pop_set_at(ms(7)), Some('y'));
+        assert_eq!(t.pop_set_at(ms(7)), None, "not due yet");
+        // An expired timer ahead of one set for now holds it back: both wait for pop_expired.
+        t.set('o', ms(5)); // expired before
+        t.set('n', ms(9)); // set for now
+        assert_eq!(t.pop_set_at(ms(9)), None);
+        assert_eq!(t.pop_expired(ms(9)), Some('o'));
+        assert_eq!(t.pop_expired(ms(9)), Some('l'));
+        assert_eq!(t.pop_set_at(ms(9)), Some('n'));
         assert!(t.is_empty());
     }
 }

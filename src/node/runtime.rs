@@ -476,7 +476,7 @@ impl<A: Algorithm> Process<A> {
                 // Timers the step set to fire at once (a hold or think of 0 ms) go out with it:
                 // a mutual-exclusion holder's BEGIN, END and next messages leave in one
                 // `sendmmsg`, and the resource may hear BEGIN and END in one wake-up.
-                self.host.fire_timers(now);
+                self.host.fire_set_now(now);
                 self.pump();
             }
             if n < SLOTS {
