@@ -1,5 +1,6 @@
 //! The launcher's one loop: console lines from stdin, commands on the control socket, signals
-//! from a signalfd, and a 10-50 ms tick that reads the nodes' traces, reaps exits and steps the goal.
+//! from a signalfd, and a 2-50 ms tick (`tick_every`) that reads the nodes' traces, reaps exits
+//! and steps the goal.
 
 use super::console::{self, Command, HELP};
 use super::control::{Incoming, Server, ERROR_PREFIX, SOCKET_NAME};

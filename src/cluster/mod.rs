@@ -6,7 +6,7 @@
 //! `logs/latest` at the new run ([`rundir`]), spawns the nodes ([`spawn`]), then runs one mio
 //! loop ([`launcher`]): console lines from stdin ([`console`]), one command per connection on a
 //! Unix control socket ([`control`]), SIGINT/SIGTERM/SIGHUP/SIGCHLD through a signalfd
-//! ([`signals`]), and a 10-50 ms tick that tails every `node-<id>.jsonl` ([`watch`]) into a model
+//! ([`signals`]), and a 2-50 ms tick that tails every `node-<id>.jsonl` ([`watch`]) into a model
 //! of each node ([`model`], kept by [`nodes`]). What the run is for -- a console, `--until done`, a `--duration`,
 //! the `--demo` story or the [`chaos`] soak -- is a [`goal`] stepped on every tick.
 //!
