@@ -40,25 +40,15 @@ const BUDGET: usize = 256;
 
 /// Runs the node described by `opts` until SIGTERM/SIGINT/SIGHUP.
 pub fn run_node(opts: NodeOptions) -> Result<(), CliError> {
-    // For a node started as `coordlab node`: a forked one has its region already, and in it
-    // there is nothing left to consolidate.
-    super::arena::activate(super::arena::prefault(opts.setup.members.len() >= super::LARGE_LAUNCH));
+    let key = begin(&opts)?;
+    // For a node started as `coordlab node`: in a forked one there is nothing left to
+    // consolidate.
     super::tune_allocator();
-    if let Some(pid) = opts.parent_pid {
-        die_with(pid)?;
-    }
-    if !opts.addrs.contains_key(&opts.setup.me) {
-        return Err(usage(format!("node {} is not in --members", opts.setup.me)));
-    }
     let mut setup = opts.setup.clone();
     setup.boot = wall_us();
     let name = opts.algo.clone();
     registry::check_setup(&name, &setup).map_err(usage)?;
     load_durable(&opts, &mut setup)?;
-    let key_file = opts.key_file.as_deref().ok_or_else(|| {
-        usage("--key FILE is required: every datagram is authenticated with the run's key (the launcher writes one per run: logs/<run>/key)")
-    })?;
-    let key = keyfile::load(key_file).map_err(usage)?;
     registry::dispatch(&name, &setup, ProcessRunner { opts, key }).unwrap_or_else(|| {
         Err(usage(format!(
             "unknown algorithm '{name}' (known: {})",
@@ -111,9 +101,10 @@ fn die_with(pid: i32) -> Result<(), CliError> {
     Ok(())
 }
 
-/// Runs the shared resource of a mutual-exclusion run (`coordlab resource`) until
-/// SIGTERM/SIGINT/SIGHUP: the same engine and runtime as a node, its trace in `resource.jsonl`.
-pub fn run_resource(mut opts: NodeOptions) -> Result<(), CliError> {
+/// What a node and the shared resource do first: their allocations into a region of their own
+/// (a forked node has it already), the launcher's death followed, their own id found among
+/// the members, and the run's key read.
+fn begin(opts: &NodeOptions) -> Result<Key, CliError> {
     super::arena::activate(super::arena::prefault(opts.setup.members.len() >= super::LARGE_LAUNCH));
     if let Some(pid) = opts.parent_pid {
         die_with(pid)?;
@@ -121,11 +112,17 @@ pub fn run_resource(mut opts: NodeOptions) -> Result<(), CliError> {
     if !opts.addrs.contains_key(&opts.setup.me) {
         return Err(usage(format!("node {} is not in --members", opts.setup.me)));
     }
-    opts.algo = RESOURCE_ALGO.into();
     let key_file = opts.key_file.as_deref().ok_or_else(|| {
         usage("--key FILE is required: every datagram is authenticated with the run's key (the launcher writes one per run: logs/<run>/key)")
     })?;
-    let key = keyfile::load(key_file).map_err(usage)?;
+    keyfile::load(key_file).map_err(usage)
+}
+
+/// Runs the shared resource of a mutual-exclusion run (`coordlab resource`) until
+/// SIGTERM/SIGINT/SIGHUP: the same engine and runtime as a node, its trace in `resource.jsonl`.
+pub fn run_resource(mut opts: NodeOptions) -> Result<(), CliError> {
+    let key = begin(&opts)?;
+    opts.algo = RESOURCE_ALGO.into();
     let mut setup = opts.setup.clone();
     setup.boot = wall_us();
     load_durable(&opts, &mut setup)?;
