@@ -40,7 +40,7 @@ const BUDGET: usize = 256;
 
 /// Runs the node described by `opts` until SIGTERM/SIGINT/SIGHUP.
 pub fn run_node(opts: NodeOptions) -> Result<(), CliError> {
-    let key = begin(&opts)?;
+    begin(&opts)?;
     // For a node started as `coordlab node`: in a forked one there is nothing left to
     // consolidate.
     super::tune_allocator();
@@ -49,6 +49,7 @@ pub fn run_node(opts: NodeOptions) -> Result<(), CliError> {
     let name = opts.algo.clone();
     registry::check_setup(&name, &setup).map_err(usage)?;
     load_durable(&opts, &mut setup)?;
+    let key = run_key(&opts)?;
     registry::dispatch(&name, &setup, ProcessRunner { opts, key }).unwrap_or_else(|| {
         Err(usage(format!(
             "unknown algorithm '{name}' (known: {})",
@@ -102,9 +103,9 @@ fn die_with(pid: i32) -> Result<(), CliError> {
 }
 
 /// What a node and the shared resource do first: their allocations into a region of their own
-/// (a forked node has it already), the launcher's death followed, their own id found among
-/// the members, and the run's key read.
-fn begin(opts: &NodeOptions) -> Result<Key, CliError> {
+/// (a forked node has it already), the launcher's death followed, and their own id found among
+/// the members.
+fn begin(opts: &NodeOptions) -> Result<(), CliError> {
     super::arena::activate(super::arena::prefault(opts.setup.members.len() >= super::LARGE_LAUNCH));
     if let Some(pid) = opts.parent_pid {
         die_with(pid)?;
@@ -112,6 +113,11 @@ fn begin(opts: &NodeOptions) -> Result<Key, CliError> {
     if !opts.addrs.contains_key(&opts.setup.me) {
         return Err(usage(format!("node {} is not in --members", opts.setup.me)));
     }
+    Ok(())
+}
+
+/// The run's key, from `--key` (after a node's setup is checked: a bad `--set` is said first).
+fn run_key(opts: &NodeOptions) -> Result<Key, CliError> {
     let key_file = opts.key_file.as_deref().ok_or_else(|| {
         usage("--key FILE is required: every datagram is authenticated with the run's key (the launcher writes one per run: logs/<run>/key)")
     })?;
@@ -121,8 +127,9 @@ fn begin(opts: &NodeOptions) -> Result<Key, CliError> {
 /// Runs the shared resource of a mutual-exclusion run (`coordlab resource`) until
 /// SIGTERM/SIGINT/SIGHUP: the same engine and runtime as a node, its trace in `resource.jsonl`.
 pub fn run_resource(mut opts: NodeOptions) -> Result<(), CliError> {
-    let key = begin(&opts)?;
+    begin(&opts)?;
     opts.algo = RESOURCE_ALGO.into();
+    let key = run_key(&opts)?;
     let mut setup = opts.setup.clone();
     setup.boot = wall_us();
     load_durable(&opts, &mut setup)?;
