@@ -65,24 +65,32 @@ pub(crate) fn brief_of(name: &str, msg: &dyn Debug) -> String {
 /// Renders a `Debug` text of an enum variant as `NAME(fields)`: `Coordinator { leader: 5 }`
 /// becomes `COORDINATOR(leader=5)`, `Election(3)` becomes `ELECTION(3)`, `Probe` becomes `PROBE`.
 pub(crate) fn brief_from_debug(name: &str, debug: &str) -> String {
-    let rest = debug
-        .trim_start_matches(|c: char| c.is_alphanumeric() || c == '_')
-        .trim();
+    let bytes = debug.as_bytes();
+    let start = bytes
+        .iter()
+        .position(|&c| !(c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80))
+        .unwrap_or(bytes.len());
+    let rest = debug[start..].trim();
     if let Some(fields) = rest.strip_prefix('{').and_then(|r| r.strip_suffix('}')) {
-        let fields = fields.trim();
-        let mut out = String::with_capacity(name.len() + fields.len() + 2);
-        out.push_str(name);
-        out.push('(');
-        let mut pieces = fields.split(": ");
-        if let Some(first) = pieces.next() {
-            out.push_str(first);
+        let fields = fields.trim().as_bytes();
+        let mut out = Vec::with_capacity(name.len() + fields.len() + 2);
+        out.extend_from_slice(name.as_bytes());
+        out.push(b'(');
+        // Each `: ` between a field's name and its value becomes `=` (a byte scan: this runs
+        // for every datagram a node sends or accepts).
+        let mut i = 0;
+        while i < fields.len() {
+            if fields[i] == b':' && fields.get(i + 1) == Some(&b' ') {
+                out.push(b'=');
+                i += 2;
+            } else {
+                out.push(fields[i]);
+                i += 1;
+            }
         }
-        for piece in pieces {
-            out.push('=');
-            out.push_str(piece);
-        }
-        out.push(')');
-        out
+        out.push(b')');
+        // Only ASCII `: ` became ASCII `=`: the bytes are still UTF-8.
+        String::from_utf8(out).unwrap_or_default()
     } else if rest.starts_with('(') {
         let mut out = String::with_capacity(name.len() + rest.len());
         out.push_str(name);
@@ -340,5 +348,9 @@ mod tests {
             "COORDINATOR(leader=5, ring=[1, 5])"
         );
         assert_eq!(brief_from_debug("PROBE", "Probe"), "PROBE");
+        assert_eq!(
+            brief_from_debug("ECHO", "Echo { wave: 1, best: Some(Best { id: 3 }), note: \"a:b\" }"),
+            "ECHO(wave=1, best=Some(Best { id=3 }), note=\"a:b\")"
+        );
     }
 }

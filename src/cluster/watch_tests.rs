@@ -216,15 +216,22 @@ fn a_poll_reads_lines_longer_than_its_first_piece_whole_and_tells_the_files_end_
     f.write_all(&[0u8; 100]).unwrap();
     f.flush().unwrap();
     let file = File::open(&path).unwrap();
-    let (read, at_end) = read_written(&file, 0).unwrap();
+    let (read, at_end) = read_written(&file, 0, FIRST_PIECE).unwrap();
     assert_eq!(read, format!("{long}{long}").as_bytes());
     assert!(!at_end);
-    let (read, at_end) = read_written(&file, 2 * long.len() as u64).unwrap();
+    let (read, at_end) = read_written(&file, 2 * long.len() as u64, FIRST_PIECE).unwrap();
     assert!(read.is_empty() && !at_end, "zeros are a writer's window, not the end");
-    let (read, at_end) = read_written(&file, 2 * long.len() as u64 + 100).unwrap();
+    let (read, at_end) = read_written(&file, 2 * long.len() as u64 + 100, FIRST_PIECE).unwrap();
     assert!(read.is_empty() && at_end, "nothing at all: the end of the file");
-    let (read, at_end) = read_written(&file, 10_000).unwrap();
+    let (read, at_end) = read_written(&file, 10_000, FIRST_PIECE).unwrap();
     assert!(read.is_empty() && at_end, "past the end (a file cut shorter)");
+    // A first piece larger than what is there reads the same, stopping at the zeros.
+    let (read, at_end) = read_written(&file, 0, 1 << 16).unwrap();
+    assert_eq!(read, format!("{long}{long}").as_bytes());
+    assert!(!at_end);
+    assert_eq!(next_piece(0), FIRST_PIECE);
+    assert_eq!(next_piece(10_000), 16_384);
+    assert_eq!(next_piece(usize::MAX / 4), 1 << 20);
     std::fs::remove_file(&path).unwrap();
 }
 

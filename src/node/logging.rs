@@ -53,6 +53,8 @@ pub(crate) struct HumanLog {
     window_start: u64,
     drops_in_window: u32,
     suppressed: u64,
+    /// A step's lines, written together by [`HumanLog::flush`].
+    lines: String,
 }
 
 /// Drops logged per second before the rest are only counted.
@@ -66,6 +68,7 @@ impl HumanLog {
             window_start: 0,
             drops_in_window: 0,
             suppressed: 0,
+            lines: String::new(),
         }
     }
 
@@ -97,8 +100,10 @@ impl HumanLog {
                 return;
             }
         }
-        log::log!(
-            lvl,
+        // The line env_logger would write (`init`'s format), kept for the step's one write.
+        use std::fmt::Write as _;
+        let _ = writeln!(
+            self.lines,
             "{} node {} L{} {:<5} {}",
             fmt_wall(r.t),
             self.me,
@@ -106,6 +111,17 @@ impl HumanLog {
             lvl,
             text
         );
+    }
+
+    /// Writes the lines kept since the last call to stderr (the node's log) in one `write(2)`:
+    /// a holder's step logs entering, leaving and its next request, and each line's own
+    /// system call was most of the human log's cost. Lines only wait for the end of the step
+    /// that made them (a SIGKILL inside that step loses them; the trace has their events).
+    pub fn flush(&mut self) {
+        if !self.lines.is_empty() {
+            let _ = std::io::stderr().write_all(self.lines.as_bytes());
+            self.lines.clear();
+        }
     }
 }
 

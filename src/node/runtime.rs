@@ -417,8 +417,8 @@ impl<A: Algorithm> Process<A> {
                 if let Some(e) = self.trace_failed.take() {
                     return Err(write_failed(format!("cannot write the trace: {e}")));
                 }
-                // The trace is cut to what was written and the human log went out line by
-                // line: the process's end frees the rest, so its destructors (the algorithm's
+                // The trace is cut to what was written and the human log went out with each
+                // step: the process's end frees the rest, so its destructors (the algorithm's
                 // tables, the buffers' unmapping) are skipped, thousands of nodes stopping at once.
                 std::mem::forget(batch);
                 std::mem::forget(self);

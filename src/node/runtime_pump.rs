@@ -31,11 +31,12 @@ impl<A: Algorithm> Process<A> {
         }
         // The node stops when its trace failed: what it sends now would have no `send` there.
         self.host.clear_outbox();
-        // The human lines last: formatting them and their write(2) each cost more than the
-        // rest of a hop's work, and the next node need not wait for them.
+        // The human lines last, in one write(2): formatting them and writing them cost more
+        // than the rest of a hop's work, and the next node need not wait for them.
         for rec in self.host.take_records() {
             self.human.write(&rec);
         }
+        self.human.flush();
     }
 
     /// Sends the step's messages, those to one node in one datagram (`engine::bundle`).

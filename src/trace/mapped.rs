@@ -24,9 +24,13 @@ const FIRST_WINDOW: u64 = 16 << 10;
 const MAX_WINDOW: u64 = 1 << 20;
 /// Window starts are multiples of this (mmap's offset must be page-aligned).
 const PAGE: u64 = 4096;
-/// How far past the written end [`MappedTrace::flush`] faults pages in: two pages, a few
-/// loop turns of a busy node with 64-entry vector clocks.
+/// How far past the written end [`MappedTrace::flush`] faults pages in, at least: two pages,
+/// a few loop turns of a busy node with 64-entry vector clocks. A node whose steps write more
+/// (a Ricart-Agrawala release: 19 `send` records and more) gets twice its largest step, up to
+/// [`MOST_AHEAD`].
 const AHEAD: u64 = 2 * PAGE;
+/// The most [`MappedTrace::flush`] faults in ahead.
+const MOST_AHEAD: u64 = 16 * PAGE;
 
 /// An appender of JSON lines into a file mapped shared.
 pub struct MappedTrace {
@@ -39,6 +43,9 @@ pub struct MappedTrace {
     end: u64,
     /// The window's pages before this file offset are faulted in (see [`MappedTrace::flush`]).
     touched: u64,
+    /// Where the lines ended at the last [`MappedTrace::flush`], and how far it faults ahead.
+    flushed: u64,
+    ahead: u64,
     next_window: u64,
     line: Vec<u8>,
     /// This boot's previous clock: lines carry their vector clock as changes (`dvc`).
@@ -77,6 +84,8 @@ impl MappedTrace {
             map_len: 0,
             end,
             touched: 0,
+            flushed: end,
+            ahead: AHEAD,
             next_window: FIRST_WINDOW,
             line: Vec::with_capacity(1024),
             vc: VcChanges::default(),
@@ -126,16 +135,38 @@ impl MappedTrace {
         self.map = map_shared(&self.file, off, len as usize)?;
         self.map_off = off;
         self.map_len = len;
-        // The page the next line goes to, faulted in writable now rather than mid-hop: the
-        // byte written is the one already there.
-        let at = (self.end - off) as usize;
-        // SAFETY: `at` < len (need fits after it), inside the mapping just made.
-        unsafe {
-            let b = self.map.add(at);
-            std::ptr::write_volatile(b, std::ptr::read_volatile(b));
-        }
-        self.touched = (self.end / PAGE + 1) * PAGE;
+        // The page the next line goes to, faulted in writable now rather than mid-hop.
+        self.touched = off;
+        self.fault_in(self.end + 1);
         Ok(())
+    }
+
+    /// Faults the window's pages from `touched` up to the one holding byte `upto - 1` in,
+    /// writable, and moves `touched` past them. One `MADV_POPULATE_WRITE` for all of them: a
+    /// first touch of each page was two faults (a read of the file's zeros, then the write
+    /// that marks it dirty, ext4's `page_mkwrite`), one trap each. Where the call is refused
+    /// (a kernel before 5.14), each page is written the byte it holds, faulting it in.
+    fn fault_in(&mut self, upto: u64) {
+        let window_end = self.map_off + self.map_len;
+        let upto = upto.div_ceil(PAGE).saturating_mul(PAGE).min(window_end);
+        let from = self.touched.div_ceil(PAGE) * PAGE;
+        if self.map.is_null() || from >= upto {
+            return;
+        }
+        // SAFETY: [from, upto) lies inside the window, mapped shared and writable over
+        // allocated file blocks; only this writer writes past `end`, and a byte written is the
+        // one already there.
+        unsafe {
+            let start = self.map.add((from - self.map_off) as usize);
+            let len = (upto - from) as usize;
+            if libc::madvise(start.cast(), len, libc::MADV_POPULATE_WRITE) != 0 {
+                for page in (0..len).step_by(PAGE as usize) {
+                    let b = start.add(page);
+                    std::ptr::write_volatile(b, std::ptr::read_volatile(b));
+                }
+            }
+        }
+        self.touched = upto;
     }
 
     fn unmap(&mut self) {
@@ -148,24 +179,15 @@ impl MappedTrace {
     }
 
     /// Nothing to write out (a record is in the file once written): faults in the pages the
-    /// next [`AHEAD`] bytes of lines will go to, so that a first write to a page (a page fault
-    /// and the file system's block bookkeeping: 3-6 us on ext4, most of a hop's trace cost) is
+    /// next lines will go to (see [`AHEAD`]), so that a first write to a page (page faults and
+    /// the file system's block bookkeeping: 3-6 us on ext4, most of a hop's trace cost) is
     /// paid here, after the loop's datagrams have left, instead of between a receive and its send.
     pub fn flush(&mut self) -> io::Result<()> {
-        let window_end = self.map_off + self.map_len;
-        let want = (self.end + AHEAD).min(window_end);
-        while !self.map.is_null() && self.touched < want {
-            let page = self.touched.div_ceil(PAGE) * PAGE;
-            if page >= window_end {
-                break;
-            }
-            // SAFETY: inside the window; past `end`, where the bytes are the file's zeros and
-            // only this writer writes: the byte written is the one already there.
-            unsafe {
-                let b = self.map.add((page - self.map_off) as usize);
-                std::ptr::write_volatile(b, std::ptr::read_volatile(b));
-            }
-            self.touched = page + PAGE;
+        let step = self.end.saturating_sub(self.flushed);
+        self.flushed = self.end;
+        self.ahead = self.ahead.max(step.saturating_mul(2).min(MOST_AHEAD));
+        if self.touched < self.end + self.ahead.min(AHEAD) {
+            self.fault_in(self.end + self.ahead);
         }
         Ok(())
     }
@@ -309,10 +331,18 @@ mod tests {
         let p = path("windows");
         let mut w = MappedTrace::append(&p).unwrap();
         let mut want = Vec::new();
+        let mut next_flush = 0;
         for i in 0..3000 {
             let r = note(i, if i == 1500 { 3 << 20 } else { (i % 700) as usize });
             w.write(&r).unwrap();
             want.push(r);
+            // Steps of one to 40 lines, each followed by the loop's flush (pages faulted in
+            // ahead, as far as twice the largest step, never past the window).
+            if i == next_flush {
+                next_flush = i + 1 + i % 40;
+                w.flush().unwrap();
+                assert!(w.touched <= w.map_off + w.map_len && w.touched >= w.end.min(w.map_off + w.map_len));
+            }
         }
         let written = w.len();
         drop(w);

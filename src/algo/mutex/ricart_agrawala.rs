@@ -127,11 +127,14 @@ impl RicartAgrawala {
         let (Some(ts), false) = (self.mine, self.holding) else {
             return;
         };
-        let missing = self.missing(cx);
         let dead = |p: &NodeId| self.watch.as_ref().is_some_and(|w| w.takes_for_dead(*p));
-        if !missing.iter().all(dead) {
+        // Asked at every REPLY: the list of those missing is made only once none is alive.
+        let me = cx.me;
+        let waiting = |p: &NodeId| *p != me && !self.replies.contains(p);
+        if cx.view().peers.iter().any(|p| waiting(p) && !dead(p)) {
             return;
         }
+        let missing = self.missing(cx);
         if let Some(w) = &self.watch {
             w.tell_skips(
                 cx,

@@ -104,10 +104,16 @@ impl<M: Message> Message for MxMsg<M> {
     fn brief(&self) -> String {
         match self {
             MxMsg::Proto(m) => m.brief(),
-            MxMsg::Link(Frame::Data { item, n, ack, .. }) => match ack {
-                Some((_, upto)) => format!("{} #{n} ack {upto}", item.brief()),
-                None => format!("{} #{n}", item.brief()),
-            },
+            MxMsg::Link(Frame::Data { item, n, ack, .. }) => {
+                // Appended to the item's own brief: no second string and copy per message.
+                use std::fmt::Write;
+                let mut b = item.brief();
+                let _ = match ack {
+                    Some((_, upto)) => write!(b, " #{n} ack {upto}"),
+                    None => write!(b, " #{n}"),
+                };
+                b
+            }
             MxMsg::Link(Frame::Ack { inc, upto }) => format!("CH_ACK(upto={upto}, inc={inc})"),
             _ => crate::algo::brief_of(self.name(), self),
         }
