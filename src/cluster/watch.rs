@@ -107,7 +107,7 @@ impl Drop for Kept {
 
 /// The keys [`deferrable`] looks for, each with its searcher built once. Searched forward, with
 /// the vector instructions `memmem` has only in that direction: a search from the line's end
-/// (fewer bytes, one at a time) was a fifth of the launcher's reading of the traces (perf,
+/// (fewer bytes, one at a time) was a quarter of the launcher's reading of the traces (perf,
 /// Ricart-Agrawala 20 x 60), two searches a line.
 const EV: &[u8] = b"\"ev\":\"";
 const MSG: &[u8] = b"\"msg\":\"";
