@@ -147,8 +147,12 @@ fn deferrable(line: &[u8], granted: bool) -> Option<(&'static str, u64)> {
     }
     let digits = line.strip_prefix(b"{\"t\":")?;
     let end = digits.iter().position(|b| !b.is_ascii_digit())?;
-    let t = std::str::from_utf8(&digits[..end]).ok()?.parse().ok()?;
-    Some((kind, t))
+    // By hand: `str::parse` was a sixteenth of the launcher's reading (perf), for a time of at
+    // most 20 digits.
+    let t = digits[..end]
+        .iter()
+        .try_fold(0u64, |t, &d| t.checked_mul(10)?.checked_add(u64::from(d - b'0')))?;
+    (end > 0).then_some((kind, t))
 }
 
 /// The lines of one file a deferring tail handed over for parsing behind the run

@@ -323,3 +323,20 @@ fn a_deferring_tail_whose_file_is_cut_shorter_forgets_what_it_handed_behind() {
     assert_eq!(handed.bad[0].line, 1, "lines are numbered from the file's new start");
     std::fs::remove_file(&path).unwrap();
 }
+
+#[test]
+fn a_message_line_is_left_unparsed_with_its_kind_and_time_unless_the_view_needs_it() {
+    let send = br#"{"t":1795871549900444,"node":1,"lamport":5,"dvc":{"1":3},"ev":"send","to":7,"msg":"REPLY","bytes":113,"seq":1}"#;
+    assert_eq!(deferrable(send, false), Some(("send", 1_795_871_549_900_444)));
+    let grant = br#"{"t":5,"node":1,"ev":"recv","from":2,"msg":"GRANT","bytes":9,"seq":1}"#;
+    assert_eq!(deferrable(grant, false), None, "a grant changes the view at once");
+    let release = br#"{"t":5,"node":1,"ev":"recv","from":2,"msg":"RELEASE","bytes":9,"seq":1}"#;
+    assert_eq!(deferrable(release, false), Some(("recv", 5)));
+    assert_eq!(deferrable(release, true), None, "a release after a grant gives it back");
+    let note = br#"{"t":5,"node":1,"ev":"note","text":"\"ev\":\"send\""}"#;
+    assert_eq!(deferrable(note, false), None);
+    for t in ["", "x", "18446744073709551616"] {
+        let line = format!(r#"{{"t":{t},"node":1,"ev":"send","to":2,"msg":"M","bytes":9,"seq":1}}"#);
+        assert_eq!(deferrable(line.as_bytes(), false), None, "t = {t:?}");
+    }
+}
