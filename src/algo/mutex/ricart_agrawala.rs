@@ -114,24 +114,26 @@ impl RicartAgrawala {
 
     /// The other participants whose REPLY the pending request still waits for.
     fn missing(&self, cx: &MutexCx<'_, Self>) -> Vec<NodeId> {
+        self.waiting_on(cx).collect()
+    }
+
+    /// [`Self::missing`], one at a time (asked at every REPLY, where the first one alive
+    /// settles it).
+    fn waiting_on<'a>(&'a self, cx: &'a MutexCx<'_, Self>) -> impl Iterator<Item = NodeId> + 'a {
         let me = cx.me;
         cx.view()
             .peers
             .iter()
             .copied()
-            .filter(|&p| p != me && !self.replies.contains(&p))
-            .collect()
+            .filter(move |&p| p != me && !self.replies.contains(&p))
     }
 
     fn maybe_enter(&mut self, cx: &mut MutexCx<'_, Self>) {
         let (Some(ts), false) = (self.mine, self.holding) else {
             return;
         };
-        let dead = |p: &NodeId| self.watch.as_ref().is_some_and(|w| w.takes_for_dead(*p));
-        // Asked at every REPLY: the list of those missing is made only once none is alive.
-        let me = cx.me;
-        let waiting = |p: &NodeId| *p != me && !self.replies.contains(p);
-        if cx.view().peers.iter().any(|p| waiting(p) && !dead(p)) {
+        let dead = |p: NodeId| self.watch.as_ref().is_some_and(|w| w.takes_for_dead(p));
+        if self.waiting_on(cx).any(|p| !dead(p)) {
             return;
         }
         let missing = self.missing(cx);
