@@ -4,6 +4,7 @@
 //! its [`Context`]. The same code runs in the simulator (`crate::sim`) and as a real process
 //! (`crate::node::runtime`).
 
+pub(crate) mod brief;
 pub mod clocksync;
 pub mod compose;
 pub mod detector;
@@ -18,6 +19,7 @@ pub mod weights;
 
 use crate::rng::Rng;
 pub use crate::trace::{Event, NodeId};
+pub(crate) use brief::{brief_of, Brief};
 use serde::{de::DeserializeOwned, Serialize};
 use std::collections::BTreeMap;
 use std::convert::Infallible;
@@ -40,64 +42,6 @@ pub trait Message: Serialize + DeserializeOwned + Clone + Debug {
     /// resource's BEGIN and END, whose order of arrival is the lab's record of who held it.
     fn fence(&self) -> bool {
         false
-    }
-}
-
-/// The brief of a message named `name` from its `Debug` text (see [`brief_from_debug`]). The
-/// text is written into a buffer kept per thread: a node makes a brief for every datagram it
-/// sends or accepts, and the text, the brief and the fields' rewriting were three allocations.
-pub(crate) fn brief_of(name: &str, msg: &dyn Debug) -> String {
-    thread_local! {
-        static TEXT: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
-    }
-    TEXT.with(|text| match text.try_borrow_mut() {
-        Ok(mut text) => {
-            use std::fmt::Write;
-            text.clear();
-            let _ = write!(text, "{msg:?}");
-            brief_from_debug(name, &text)
-        }
-        // A brief made inside another's Debug text: no buffer to lend.
-        Err(_) => brief_from_debug(name, &format!("{msg:?}")),
-    })
-}
-
-/// Renders a `Debug` text of an enum variant as `NAME(fields)`: `Coordinator { leader: 5 }`
-/// becomes `COORDINATOR(leader=5)`, `Election(3)` becomes `ELECTION(3)`, `Probe` becomes `PROBE`.
-pub(crate) fn brief_from_debug(name: &str, debug: &str) -> String {
-    let bytes = debug.as_bytes();
-    let start = bytes
-        .iter()
-        .position(|&c| !(c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80))
-        .unwrap_or(bytes.len());
-    let rest = debug[start..].trim();
-    if let Some(fields) = rest.strip_prefix('{').and_then(|r| r.strip_suffix('}')) {
-        let fields = fields.trim().as_bytes();
-        let mut out = Vec::with_capacity(name.len() + fields.len() + 2);
-        out.extend_from_slice(name.as_bytes());
-        out.push(b'(');
-        // Each `: ` between a field's name and its value becomes `=` (a byte scan: this runs
-        // for every datagram a node sends or accepts).
-        let mut i = 0;
-        while i < fields.len() {
-            if fields[i] == b':' && fields.get(i + 1) == Some(&b' ') {
-                out.push(b'=');
-                i += 2;
-            } else {
-                out.push(fields[i]);
-                i += 1;
-            }
-        }
-        out.push(b')');
-        // Only ASCII `: ` became ASCII `=`: the bytes are still UTF-8.
-        String::from_utf8(out).unwrap_or_default()
-    } else if rest.starts_with('(') {
-        let mut out = String::with_capacity(name.len() + rest.len());
-        out.push_str(name);
-        out.push_str(rest);
-        out
-    } else {
-        name.to_string()
     }
 }
 
@@ -335,22 +279,3 @@ impl<'a, M, T, R, V> Context<'a, M, T, R, V> {
 
 /// The context type of algorithm `A`.
 pub(crate) type Cx<'a, A> = Context<'a, <A as Algorithm>::Msg, <A as Algorithm>::Timer>;
-
-#[cfg(test)]
-mod tests {
-    use super::brief_from_debug;
-
-    #[test]
-    fn briefs_name_the_type_then_the_fields() {
-        assert_eq!(brief_from_debug("ELECTION", "Election(3)"), "ELECTION(3)");
-        assert_eq!(
-            brief_from_debug("COORDINATOR", "Coordinator { leader: 5, ring: [1, 5] }"),
-            "COORDINATOR(leader=5, ring=[1, 5])"
-        );
-        assert_eq!(brief_from_debug("PROBE", "Probe"), "PROBE");
-        assert_eq!(
-            brief_from_debug("ECHO", "Echo { wave: 1, best: Some(Best { id: 3 }), note: \"a:b\" }"),
-            "ECHO(wave=1, best=Some(Best { id=3 }), note=\"a:b\")"
-        );
-    }
-}

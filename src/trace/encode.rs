@@ -111,7 +111,7 @@ const DIGITS: &[u8; 200] = b"\
 8081828384858687888990919293949596979899";
 
 /// `v` in decimal into `buf` at `at`; returns where it ends.
-fn put_u64(buf: &mut [u8], at: usize, mut v: u64) -> usize {
+pub(crate) fn put_u64(buf: &mut [u8], at: usize, mut v: u64) -> usize {
     let mut tmp = [0u8; 20];
     let mut i = tmp.len();
     while v >= 100 {

@@ -1,7 +1,7 @@
 //! The run directory and event schema of `docs/trace.md`: events, writer, reader.
 
 mod datagram;
-mod encode;
+pub(crate) mod encode;
 mod event;
 pub(crate) mod lines;
 pub(crate) mod mapped;

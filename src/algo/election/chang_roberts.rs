@@ -19,7 +19,7 @@
 //! ring) dies where it is, so no ELECTION circles a shrunken ring for ever.
 
 use super::{Ask, Election, ElectionCx};
-use crate::algo::{Message, NodeId, Setup};
+use crate::algo::{Brief, Message, NodeId, Setup};
 use serde::{Deserialize, Serialize};
 
 /// Chang-Roberts messages.
@@ -37,6 +37,11 @@ impl Message for CrMsg {
             CrMsg::Election(_) => "ELECTION",
             CrMsg::Elected(_) => "ELECTED",
         }
+    }
+    /// By hand: two briefs a hop (see `algo::Brief`).
+    fn brief(&self) -> String {
+        let (CrMsg::Election(id) | CrMsg::Elected(id)) = self;
+        Brief::new(self.name()).value(*id).done()
     }
 }
 

@@ -83,7 +83,7 @@ impl Message for LamportMsg {
     }
     fn brief(&self) -> String {
         match self {
-            LamportMsg::Stamped { ts, .. } => format!("{}(ts={ts})", self.name()),
+            LamportMsg::Stamped { ts, .. } => crate::algo::Brief::new(self.name()).field("ts", *ts).done(),
             LamportMsg::Live(m) => m.brief(),
         }
     }

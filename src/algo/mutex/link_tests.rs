@@ -214,3 +214,19 @@ fn a_restart_of_the_receiver_mid_flow_leaves_the_new_boot_a_gapless_stream() {
         }));
     }
 }
+
+#[test]
+fn a_frame_s_brief_is_its_item_s_then_its_number_and_acknowledgement() {
+    use super::wrapper::MxMsg;
+    use crate::algo::reliable::Frame;
+    let data = |n, ack| {
+        MxMsg::Link(Frame::Data {
+            inc: 1,
+            n,
+            item: Item(7),
+            ack,
+        })
+    };
+    assert_eq!(data(3, None).brief(), "ITEM(7) #3");
+    assert_eq!(data(12, Some((1, 40))).brief(), "ITEM(7) #12 ack 40");
+}

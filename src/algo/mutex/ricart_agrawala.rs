@@ -38,7 +38,7 @@
 use super::peer_watch::{self, PeerWatch};
 use super::wrapper::{Ask, MutexCx, Protocol};
 use crate::algo::detector::{LiveMsg, LiveTimer};
-use crate::algo::{Message, NodeId, Setup};
+use crate::algo::{Brief, Message, NodeId, Setup};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -78,6 +78,13 @@ impl Message for RaMsg {
             RaMsg::Request { .. } => "REQUEST",
             RaMsg::Reply { .. } => "REPLY",
             RaMsg::Live(m) => m.name(),
+        }
+    }
+    /// By hand: one brief a datagram sent and one a datagram accepted (see `algo::Brief`).
+    fn brief(&self) -> String {
+        match self {
+            RaMsg::Request { ts } | RaMsg::Reply { ts } => Brief::new(self.name()).field("ts", *ts).done(),
+            RaMsg::Live(m) => m.brief(),
         }
     }
 }

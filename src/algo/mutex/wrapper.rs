@@ -23,6 +23,7 @@
 use super::options::Workload;
 use super::resource::Resource;
 use super::RESOURCE_ID;
+use crate::algo::brief::push_decimal;
 use crate::algo::reliable::{ack_delay, Channels, Frame};
 use crate::algo::{Algorithm, Command, Context, Event, Message, NodeId, Setup};
 use serde::{Deserialize, Serialize};
@@ -106,12 +107,13 @@ impl<M: Message> Message for MxMsg<M> {
             MxMsg::Proto(m) => m.brief(),
             MxMsg::Link(Frame::Data { item, n, ack, .. }) => {
                 // Appended to the item's own brief: no second string and copy per message.
-                use std::fmt::Write;
                 let mut b = item.brief();
-                let _ = match ack {
-                    Some((_, upto)) => write!(b, " #{n} ack {upto}"),
-                    None => write!(b, " #{n}"),
-                };
+                b.push_str(" #");
+                push_decimal(&mut b, *n);
+                if let Some((_, upto)) = ack {
+                    b.push_str(" ack ");
+                    push_decimal(&mut b, *upto);
+                }
                 b
             }
             MxMsg::Link(Frame::Ack { inc, upto }) => format!("CH_ACK(upto={upto}, inc={inc})"),

@@ -85,14 +85,15 @@ impl<M: Message> Message for LMsg<M> {
 
 /// `ELECTION(3)` in term 2 is `ELECTION(3, term=2)`; `TOKEN` is `TOKEN(term=2)`.
 fn with_term(mut brief: String, term: u64) -> String {
-    use std::fmt::Write;
     // In place: a brief goes into every record of a ring's hop, twice.
-    let _ = if brief.ends_with(')') {
+    if brief.ends_with(')') {
         brief.pop();
-        write!(brief, ", term={term})")
+        brief.push_str(", term=");
     } else {
-        write!(brief, "(term={term})")
-    };
+        brief.push_str("(term=");
+    }
+    crate::algo::brief::push_decimal(&mut brief, term);
+    brief.push(')');
     brief
 }
 
