@@ -62,10 +62,11 @@ pub struct Jsonl {
     /// Whether its last line ends without a newline and does not parse: the write stopped
     /// mid-line (a full disk, a process killed while writing). Not counted in `bad`.
     pub cut: bool,
-    /// The vector clock of the last record read that had one: the next line's changes (`dvc`)
-    /// apply to it (docs/trace.md). None after a line that did not parse, since that line's
-    /// clock is unknown.
-    pub last_vc: Option<crate::clock::VectorClock>,
+    /// Where in `records` the last record read that had a vector clock is: the next line's
+    /// changes (`dvc`) apply to its clock (docs/trace.md). None after a line that did not
+    /// parse, since that line's clock is unknown. An index, not a copy of the clock: a copy a
+    /// line was half of what the parsing behind a run allocated, faulted in and freed.
+    pub last_vc: Option<usize>,
 }
 
 /// Reads every line of a `.jsonl` file; a line that does not parse (invalid UTF-8 included)
@@ -163,19 +164,14 @@ impl Jsonl {
         bad: &dyn Fn(String) -> BadLine,
     ) {
         let parsed = parsed.and_then(|(mut r, dvc)| {
-            match (&r.vc, dvc) {
-                (Some(_), _) | (None, None) => {}
-                (None, Some(dvc)) => match &self.last_vc {
-                    Some(prev) => r.vc = Some(super::vc_changes::expand(prev, &dvc)),
-                    None => {
-                        return Err(serde::de::Error::custom(
-                            "vector clock changes (dvc) with no whole clock (vc) before them in this file",
-                        ))
-                    }
-                },
-            }
-            if let Some(vc) = &r.vc {
-                self.last_vc = Some(vc.clone());
+            if let (None, Some(dvc)) = (&r.vc, dvc) {
+                let prev = self.last_vc.and_then(|i| self.records.get(i)?.vc.as_ref());
+                let Some(prev) = prev else {
+                    return Err(serde::de::Error::custom(
+                        "vector clock changes (dvc) with no whole clock (vc) before them in this file",
+                    ));
+                };
+                r.vc = Some(super::vc_changes::expand(prev, &dvc));
             }
             Ok(r)
         });
@@ -184,6 +180,9 @@ impl Jsonl {
                 if r.event == super::Event::Other {
                     let kind = serde_json::from_str::<Kind>(text).map_or_else(|_| "?".into(), |k| k.ev);
                     *self.unknown.entry(kind).or_default() += 1;
+                }
+                if r.vc.is_some() {
+                    self.last_vc = Some(self.records.len());
                 }
                 self.records.push(r);
             }
