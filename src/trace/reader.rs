@@ -65,7 +65,7 @@ pub struct Jsonl {
     /// Where in `records` the last record read that had a vector clock is: the next line's
     /// changes (`dvc`) apply to its clock (docs/trace.md). None after a line that did not
     /// parse, since that line's clock is unknown. An index, not a copy of the clock: a copy a
-    /// line was half of what the parsing behind a run allocated, faulted in and freed.
+    /// line (an allocation and every entry copied) was 6 % of a check's CPU.
     pub last_vc: Option<usize>,
 }
 
