@@ -146,6 +146,23 @@ enum Cmd {
         #[arg(long)]
         poll: bool,
     },
+    /// (internal) A bare process of the benchmark's Ricart-Agrawala floor.
+    #[command(hide = true)]
+    BenchRaFloor {
+        /// The launcher's address (a bare process); without it, this is the launcher of --n
+        /// processes, and prints the run's ms.
+        #[arg(long, requires = "id")]
+        launcher: Option<String>,
+        /// This process's index among the others.
+        #[arg(long)]
+        id: Option<usize>,
+        /// Processes to launch.
+        #[arg(long, default_value_t = 20)]
+        n: usize,
+        /// Entries to make, each.
+        #[arg(long)]
+        requests: usize,
+    },
     /// A global state of a run: each node's last event at a time on its own clock, and whether
     /// that cut is consistent.
     Cut {
@@ -389,6 +406,18 @@ fn run(cli: Cli) -> Result<i32, CliError> {
         }
         Cmd::BenchRelay { listen, next, poll } => {
             coordlab::bench::relay(&listen, &next, poll)?;
+            Ok(coordlab::exit::OK)
+        }
+        Cmd::BenchRaFloor {
+            launcher,
+            id,
+            n,
+            requests,
+        } => {
+            match (launcher, id) {
+                (Some(launcher), Some(id)) => coordlab::bench::ra_floor_node(&launcher, id, requests)?,
+                _ => println!("{:.1} ms", coordlab::bench::ra_floor_ms(n, requests)?),
+            }
             Ok(coordlab::exit::OK)
         }
         Cmd::Cut { dir, at_pt, at_vc } => {

@@ -183,13 +183,33 @@ fn coordlab_ms(algo: &str, n: usize, k: usize, logs: &Path) -> Result<f64, CliEr
     Ok(super::readings::median(times))
 }
 
+/// The message pattern's floor of `algo` at `n` x `k` ([`super::ra_floor`]; Ricart-Agrawala
+/// only): the median of [`side_runs`] runs, go to the last entry, in ms; None where there is
+/// none, or it failed (said on stderr).
+fn pattern_floor_ms(algo: &str, n: usize, k: usize) -> Option<f64> {
+    if algo != "ricart-agrawala" {
+        return None;
+    }
+    let mut times = Vec::new();
+    for _ in 0..side_runs(n) {
+        match super::ra_floor::ra_floor_ms(n, k) {
+            Ok(ms) => times.push(ms),
+            Err(e) => {
+                eprintln!("coordlab: the bare Ricart-Agrawala floor at {n} x {k}: {e}");
+                return None;
+            }
+        }
+    }
+    Some(super::readings::median(times))
+}
+
 /// coordlab beside DistAlgo's own `ramutex` and `lamutex`, same processes and requests, launch
 /// to exit; the target (issue 22) is a twentieth of DistAlgo's time at 20 processes and 20 requests each.
 pub(crate) fn run_side_by_side() -> Result<(), CliError> {
     let logs = std::env::temp_dir().join(format!("coordlab-bench-side-{}", std::process::id()));
     println!(
-        "{:<16} {:>4} {:>9} {:>14} {:>22} {:>7}  target",
-        "algorithm", "n", "requests", "coordlab (ms)", "DistAlgo 1.1.0 (ms)", "ratio"
+        "{:<16} {:>4} {:>9} {:>14} {:>22} {:>7}  {:<8} {:>11} {:>7}",
+        "algorithm", "n", "requests", "coordlab (ms)", "DistAlgo 1.1.0 (ms)", "ratio", "target", "floor (ms)", "ratio"
     );
     for &n in SIZES {
         let k = requests(n);
@@ -197,11 +217,14 @@ pub(crate) fn run_side_by_side() -> Result<(), CliError> {
             let ours = coordlab_ms(algo, n, k, &logs)?;
             let theirs = super::distalgo::median_ms(example, &[n.to_string(), k.to_string()], side_runs(n));
             let target = if n == 20 && k == 20 { "<= 0.05" } else { "" };
+            let floor = pattern_floor_ms(algo, n, k);
             match theirs {
                 Ok(da) => println!(
-                    "{algo:<16} {n:>4} {k:>9} {ours:>14.0} {:>22} {:>7.3}  {target}",
+                    "{algo:<16} {n:>4} {k:>9} {ours:>14.0} {:>22} {:>7.3}  {target:<8} {:>11} {:>7}",
                     format!("{da:.0} ({example})"),
-                    ours / da
+                    ours / da,
+                    floor.map_or("-".into(), |f| format!("{f:.0}")),
+                    floor.map_or("-".into(), |f| format!("{:.3}", f / da)),
                 ),
                 Err(why) => println!(
                     "{algo:<16} {n:>4} {k:>9} {ours:>14.0} {:>22} {:>7}  skipped: {why}",

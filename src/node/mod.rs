@@ -10,6 +10,7 @@ pub(crate) mod recv_batch;
 pub mod recv_buf;
 pub mod runtime;
 mod send_batch;
+pub(crate) use send_batch::SendBatch;
 pub mod signals;
 pub mod socket;
 mod state_map;
