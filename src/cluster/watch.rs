@@ -185,6 +185,16 @@ impl Behind {
     }
 }
 
+/// What the launcher's reading of one file starts from: records kept without their vector
+/// clocks ([`Jsonl::without_vc`]; no view of the launcher and no part of the run's check reads
+/// them).
+fn unread() -> Jsonl {
+    Jsonl {
+        without_vc: true,
+        ..Jsonl::default()
+    }
+}
+
 /// Reads the complete lines of `bytes` (up to its last newline) into `read`, numbering them on
 /// from `lines`.
 fn parse_lines(bytes: &[u8], name: &str, lines: &mut usize, read: &mut Jsonl) {
@@ -241,7 +251,7 @@ impl Tail {
             piece: FIRST_PIECE,
             partial: Vec::new(),
             lines: 0,
-            read: Jsonl::default(),
+            read: unread(),
             file: None,
             raw: Vec::new(),
             behind: None,
@@ -259,7 +269,10 @@ impl Tail {
     pub fn defer_messages(&mut self) {
         self.behind = Some(Arc::new(Behind {
             name: self.name.clone(),
-            ..Behind::default()
+            handed: Mutex::new(Handed {
+                read: unread(),
+                ..Handed::default()
+            }),
         }));
     }
 
@@ -315,11 +328,14 @@ impl Tail {
             self.lines = 0;
             self.read = Jsonl {
                 exists: true,
-                ..Jsonl::default()
+                ..unread()
             };
             self.raw.clear();
             if let Some(b) = &self.behind {
-                *b.handed.lock().unwrap_or_else(PoisonError::into_inner) = Handed::default();
+                *b.handed.lock().unwrap_or_else(PoisonError::into_inner) = Handed {
+                    read: unread(),
+                    ..Handed::default()
+                };
             }
             self.live.clear();
             chunk = read_written(file, 0, FIRST_PIECE)?.0;

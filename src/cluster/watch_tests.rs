@@ -121,10 +121,12 @@ fn deferred_message_lines_are_seen_at_once_and_parsed_in_order_at_the_end() {
     drop(w);
     let handed = tail.finish().unwrap();
     let whole = crate::trace::read_jsonl_file(&path).unwrap();
-    assert_eq!(handed.records, whole.records);
+    // The file's own reading expands every clock; the launcher's keeps none, and is the same
+    // reading otherwise.
+    assert!(whole.records.iter().all(|r| r.vc.is_some()));
+    assert_eq!(handed.records, without_vc(whole.records));
     assert_eq!(handed.bad, whole.bad);
     assert_eq!(handed.records.len(), 8);
-    assert!(handed.records.iter().all(|r| r.vc.is_some()));
     assert_eq!(handed.bad[0].line, 8);
     std::fs::remove_file(&path).unwrap();
 }
@@ -198,8 +200,10 @@ fn after_a_kill_mid_line_and_a_restart_the_tail_reads_the_new_boot_from_the_cut(
     drop(w);
     let handed = tail.finish().unwrap();
     assert!(handed.bad.is_empty() && !handed.cut, "{:?}", handed.bad);
-    assert_eq!(handed.records, [1, 2, 3, 5, 6].map(rec));
-    assert_eq!(handed.records, crate::trace::read_jsonl_file(&path).unwrap().records);
+    assert_eq!(handed.records, without_vc([1, 2, 3, 5, 6].map(rec).into()));
+    let whole = crate::trace::read_jsonl_file(&path).unwrap().records;
+    assert_eq!(whole, [1, 2, 3, 5, 6].map(rec));
+    assert_eq!(handed.records, without_vc(whole));
     std::fs::remove_file(&path).unwrap();
 }
 
@@ -339,4 +343,12 @@ fn a_message_line_is_left_unparsed_with_its_kind_and_time_unless_the_view_needs_
         let line = format!(r#"{{"t":{t},"node":1,"ev":"send","to":2,"msg":"M","bytes":9,"seq":1}}"#);
         assert_eq!(deferrable(line.as_bytes(), false), None, "t = {t:?}");
     }
+}
+
+/// `records` as the launcher keeps them: without their vector clocks.
+fn without_vc(mut records: Vec<crate::trace::Record>) -> Vec<crate::trace::Record> {
+    for r in &mut records {
+        r.vc = None;
+    }
+    records
 }

@@ -138,11 +138,33 @@ mod tests {
 
     /// Reads `text` as a whole file is read.
     fn read(text: &[u8]) -> Jsonl {
-        let mut j = Jsonl::default();
+        read_as(Jsonl::default(), text)
+    }
+
+    fn read_as(mut j: Jsonl, text: &[u8]) -> Jsonl {
         for (i, line) in text.split(|&b| b == b'\n').enumerate() {
             j.read_line("node-2.jsonl", i + 1, line);
         }
         j
+    }
+
+    /// The launcher's reading of `text` ([`Jsonl::without_vc`]) is the whole reading of it
+    /// with every clock left out: the same records otherwise, the same bad lines.
+    fn same_without_vc(text: &[u8]) {
+        let whole = read(text);
+        let without = read_as(
+            Jsonl {
+                without_vc: true,
+                ..Jsonl::default()
+            },
+            text,
+        );
+        assert_eq!(without.bad, whole.bad);
+        let mut stripped = whole.records;
+        for r in &mut stripped {
+            r.vc = None;
+        }
+        assert_eq!(without.records, stripped);
     }
 
     /// A clock history as a node's would go (ticks, merges bringing new entries) with the odd
@@ -192,6 +214,8 @@ mod tests {
         assert!(changes.len() * 3 < whole.len(), "{} vs {}", changes.len(), whole.len());
         // The old form, every line whole, reads the same.
         assert_eq!(read(&whole).records, recs);
+        same_without_vc(&changes);
+        same_without_vc(&whole);
     }
 
     #[test]
@@ -211,6 +235,7 @@ mod tests {
         // The damaged line, and nothing after it lost: the next boot's writer starts whole.
         assert_eq!(j.bad.len(), 1, "{:?}", j.bad);
         assert_eq!(j.records.len(), 19);
+        same_without_vc(&text);
         // Without the whole clock after it, the changes that follow cannot be read.
         let mut text = Vec::new();
         let mut w = VcChanges::default();
@@ -226,6 +251,7 @@ mod tests {
         let with_clock = recs[10..20].iter().filter(|r| r.vc.is_some()).count();
         assert_eq!(j.bad.len(), 1 + with_clock, "{:?}", j.bad);
         assert!(j.bad[1].why.contains("no whole clock"), "{:?}", j.bad[1]);
+        same_without_vc(&text);
         assert_eq!(read(&text[..cut]).records, recs[..10]);
     }
 
