@@ -162,6 +162,9 @@ enum Cmd {
         /// Entries to make, each.
         #[arg(long)]
         requests: usize,
+        /// Wait in a mio poll like a node, not in a blocking receive.
+        #[arg(long)]
+        poll: bool,
     },
     /// A global state of a run: each node's last event at a time on its own clock, and whether
     /// that cut is consistent.
@@ -413,10 +416,11 @@ fn run(cli: Cli) -> Result<i32, CliError> {
             id,
             n,
             requests,
+            poll,
         } => {
             match (launcher, id) {
-                (Some(launcher), Some(id)) => coordlab::bench::ra_floor_node(&launcher, id, requests)?,
-                _ => println!("{:.1} ms", coordlab::bench::ra_floor_ms(n, requests)?),
+                (Some(launcher), Some(id)) => coordlab::bench::ra_floor_node(&launcher, id, requests, poll)?,
+                _ => println!("{:.1} ms", coordlab::bench::ra_floor_ms(n, requests, poll)?),
             }
             Ok(coordlab::exit::OK)
         }

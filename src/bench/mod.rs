@@ -34,8 +34,8 @@ pub(crate) use claims::Count;
 pub use detectors::{run_detectors, DETECTOR_SIZES};
 pub(crate) use elections::run_elections;
 pub use floor::{echo_server, floor, relay};
-pub use ra_floor::{ra_floor_ms, ra_floor_node};
 pub(crate) use mutex::{run_mutex, run_side_by_side};
+pub use ra_floor::{ra_floor_ms, ra_floor_node};
 pub(crate) use rings::run_rings;
 pub use startup::{run_startup, DEFAULT_SIZES as STARTUP_SIZES};
 
@@ -157,8 +157,12 @@ pub fn run(sizes: &[usize], rounds: usize, sections: Sections, seed: u64) -> Res
         println!("coordlab: `coordlab mesh N --topology complete --algo ALGO --requests K --think-ms 0 --hold-ms 0");
         println!("--until done`, its check at the end included. DistAlgo: `scripts/distalgo.sh EXAMPLE N K`, its own");
         println!("examples (Python 3.7, interpreter start-up included). floor: the message pattern alone, n bare");
-        println!("processes sending what Ricart-Agrawala sends (replies and the next request in one datagram, a step's");
-        println!("datagrams in one sendmmsg) with no trace, MAC, vector clock, event loop, resource or check, timed from");
+        println!(
+            "processes sending what Ricart-Agrawala sends (replies and the next request in one datagram, a step's"
+        );
+        println!(
+            "datagrams in one sendmmsg) with no trace, MAC, vector clock, event loop, resource or check, timed from"
+        );
         println!("the go to the last entry (start-up and exit left out): the kernel's price for the pattern on this");
         println!("machine. All vary from run to run and with the load.");
         println!();

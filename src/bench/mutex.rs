@@ -192,7 +192,7 @@ fn pattern_floor_ms(algo: &str, n: usize, k: usize) -> Option<f64> {
     }
     let mut times = Vec::new();
     for _ in 0..side_runs(n) {
-        match super::ra_floor::ra_floor_ms(n, k) {
+        match super::ra_floor::ra_floor_ms(n, k, false) {
             Ok(ms) => times.push(ms),
             Err(e) => {
                 eprintln!("coordlab: the bare Ricart-Agrawala floor at {n} x {k}: {e}");

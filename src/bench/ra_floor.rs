@@ -26,7 +26,9 @@ const STOP: u8 = 16;
 /// One bare process: binds a free loopback port, tells `launcher` which (`id` as u16 and the
 /// port), waits for the go with every peer's port, then makes `requests` entries under
 /// Ricart-Agrawala with Lamport timestamps, and replies until the stop.
-pub fn ra_floor_node(launcher: &str, id: usize, requests: usize) -> Result<(), CliError> {
+/// With `poll`, it waits the way a node does: a non-blocking socket in a mio `Poll`, read
+/// until it would block (the event loop's own share of the pattern).
+pub fn ra_floor_node(launcher: &str, id: usize, requests: usize, poll: bool) -> Result<(), CliError> {
     let sock = UdpSocket::bind("127.0.0.1:0").map_err(|e| failed(format!("bind: {e}")))?;
     let port = sock.local_addr().map_err(|e| failed(e.to_string()))?.port();
     let launcher: SocketAddr = launcher
@@ -35,7 +37,8 @@ pub fn ra_floor_node(launcher: &str, id: usize, requests: usize) -> Result<(), C
     let mut hello = [0u8; 4];
     hello[..2].copy_from_slice(&(id as u16).to_le_bytes());
     hello[2..].copy_from_slice(&port.to_le_bytes());
-    sock.send_to(&hello, launcher).map_err(|e| failed(format!("send: {e}")))?;
+    sock.send_to(&hello, launcher)
+        .map_err(|e| failed(format!("send: {e}")))?;
     let mut buf = [0u8; 65_536];
     // A faster peer's first request may come before this process's go: kept for after it.
     let mut early: Vec<[u8; 11]> = Vec::new();
@@ -81,16 +84,64 @@ pub fn ra_floor_node(launcher: &str, id: usize, requests: usize) -> Result<(), C
         me.take(&d, n, &mut out);
     }
     send(&mut batch, &mut out);
+    let mut waiting = match poll {
+        true => Some(Waiting::new(&sock)?),
+        false => None,
+    };
     loop {
-        let got = sock.recv(&mut buf).map_err(|e| failed(format!("recv: {e}")))?;
-        if got == 1 && buf[0] == STOP {
-            return Ok(());
+        if let Some(w) = waiting.as_mut() {
+            w.wait()?;
         }
-        if let Ok(d) = buf[..got].try_into() {
-            me.take(d, n, &mut out);
+        loop {
+            let got = match sock.recv(&mut buf) {
+                Ok(got) => got,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(failed(format!("recv: {e}"))),
+            };
+            if got == 1 && buf[0] == STOP {
+                return Ok(());
+            }
+            if let Ok(d) = buf[..got].try_into() {
+                me.take(d, n, &mut out);
+            }
+            if waiting.is_none() {
+                break;
+            }
         }
         if !out.is_empty() {
             send(&mut batch, &mut out);
+        }
+    }
+}
+
+/// A non-blocking socket's wait in a mio `Poll`, as a node waits.
+struct Waiting {
+    poll: mio::Poll,
+    events: mio::Events,
+}
+
+impl Waiting {
+    fn new(sock: &UdpSocket) -> Result<Waiting, CliError> {
+        sock.set_nonblocking(true).map_err(|e| failed(e.to_string()))?;
+        let poll = mio::Poll::new().map_err(|e| failed(format!("cannot create a poll: {e}")))?;
+        poll.registry()
+            .register(
+                &mut mio::unix::SourceFd(&sock.as_raw_fd()),
+                mio::Token(0),
+                mio::Interest::READABLE,
+            )
+            .map_err(|e| failed(format!("cannot register with the poll: {e}")))?;
+        Ok(Waiting {
+            poll,
+            events: mio::Events::with_capacity(8),
+        })
+    }
+
+    fn wait(&mut self) -> Result<(), CliError> {
+        match self.poll.poll(&mut self.events, None) {
+            Err(e) if e.kind() != std::io::ErrorKind::Interrupted => Err(failed(format!("poll: {e}"))),
+            _ => Ok(()),
         }
     }
 }
@@ -175,7 +226,7 @@ impl Bare {
 
 /// Runs `n` bare processes to `requests` entries each and returns the time from the go to
 /// the last process's last entry, in ms (start-up and exit left out: the pattern alone).
-pub fn ra_floor_ms(n: usize, requests: usize) -> Result<f64, CliError> {
+pub fn ra_floor_ms(n: usize, requests: usize, poll: bool) -> Result<f64, CliError> {
     let me = UdpSocket::bind("127.0.0.1:0").map_err(|e| failed(format!("bind: {e}")))?;
     let addr = me.local_addr().map_err(|e| failed(e.to_string()))?.to_string();
     let exe = std::env::current_exe().map_err(|e| failed(e.to_string()))?;
@@ -184,6 +235,7 @@ pub fn ra_floor_ms(n: usize, requests: usize) -> Result<f64, CliError> {
         let child = Command::new(&exe)
             .args(["bench-ra-floor", "--launcher", &addr, "--id", &id.to_string()])
             .args(["--requests", &requests.to_string()])
+            .args(poll.then_some("--poll"))
             .stdin(Stdio::null())
             .spawn()
             .map_err(|e| failed(format!("cannot spawn a bare process: {e}")))?;
