@@ -190,7 +190,11 @@ impl<M: Clone> Channels<M> {
         // An ACK above anything numbered yet was meant for an older boot of this node (same
         // incarnation number, counted afresh): acting on it would forget items never delivered.
         if let Some(o) = self.out.get_mut(&from).filter(|o| o.inc == inc && upto <= o.next) {
-            o.unacked = o.unacked.split_off(&(upto + 1));
+            // Item by item from the oldest: `split_off` built a new tree an ACK, and most ACKs
+            // (carried on every message back) acknowledge nothing new.
+            while let Some(oldest) = o.unacked.first_entry().filter(|e| *e.key() <= upto) {
+                oldest.remove();
+            }
         }
     }
 
