@@ -55,15 +55,7 @@ pub fn ra_floor_node(launcher: &str, id: usize, requests: usize, poll: bool) -> 
         }
     };
     let n = peers.len();
-    let mut me = Bare {
-        id,
-        clock: 0,
-        mine: None,
-        missing: 0,
-        deferred: vec![false; n],
-        made: 0,
-        requests,
-    };
+    let mut me = Bare::new(id, n, requests);
     let mut out: Vec<(usize, [u8; 11])> = Vec::with_capacity(n + 1);
     let mut batch = SendBatch::default();
     let fd = sock.as_raw_fd();
@@ -161,6 +153,19 @@ struct Bare {
 }
 
 impl Bare {
+    /// Process `id` of `n`, to make `requests` entries.
+    fn new(id: usize, n: usize, requests: usize) -> Bare {
+        Bare {
+            id,
+            clock: 0,
+            mine: None,
+            missing: 0,
+            deferred: vec![false; n],
+            made: 0,
+            requests,
+        }
+    }
+
     /// Takes one datagram from a peer: its reply, then its request (the order it sent them).
     fn take(&mut self, d: &[u8; 11], n: usize, out: &mut Vec<(usize, [u8; 11])>) {
         let from = u16::from_le_bytes([d[1], d[2]]) as usize;
@@ -303,17 +308,7 @@ mod tests {
     fn bare_processes_make_every_entry() {
         let n = 3;
         let k = 4;
-        let mut ps: Vec<Bare> = (0..n)
-            .map(|id| Bare {
-                id,
-                clock: 0,
-                mine: None,
-                missing: 0,
-                deferred: vec![false; n],
-                made: 0,
-                requests: k,
-            })
-            .collect();
+        let mut ps: Vec<Bare> = (0..n).map(|id| Bare::new(id, n, k)).collect();
         let mut queue: std::collections::VecDeque<(usize, usize, [u8; 11])> = Default::default();
         for (from, p) in ps.iter_mut().enumerate() {
             let mut out = Vec::new();
