@@ -154,7 +154,7 @@ enum Cmd {
         #[arg(long, requires = "id")]
         launcher: Option<String>,
         /// This process's index among the others.
-        #[arg(long)]
+        #[arg(long, requires = "launcher")]
         id: Option<usize>,
         /// Processes to launch.
         #[arg(long, default_value_t = 20)]

@@ -3,6 +3,7 @@
 use crate::error::{failed, CliError};
 use std::io::{BufRead, BufReader};
 use std::net::UdpSocket;
+use std::os::fd::AsRawFd;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -59,22 +60,9 @@ pub fn relay(listen: &str, next: &str, poll: bool) -> Result<(), CliError> {
             }
         }
     }
-    sock.set_nonblocking(true).map_err(|e| failed(e.to_string()))?;
-    let mut poller = mio::Poll::new().map_err(|e| failed(format!("cannot create a poll: {e}")))?;
-    poller
-        .registry()
-        .register(
-            &mut mio::unix::SourceFd(&std::os::fd::AsRawFd::as_raw_fd(&sock)),
-            mio::Token(0),
-            mio::Interest::READABLE,
-        )
-        .map_err(|e| failed(format!("cannot register with the poll: {e}")))?;
-    let mut events = mio::Events::with_capacity(64);
+    let mut waiting = Waiting::new(&sock)?;
     loop {
-        match poller.poll(&mut events, None) {
-            Err(e) if e.kind() != std::io::ErrorKind::Interrupted => return Err(failed(format!("poll: {e}"))),
-            _ => {}
-        }
+        waiting.wait()?;
         loop {
             match sock.recv_from(&mut buf) {
                 Ok((n, _)) => {
@@ -86,6 +74,37 @@ pub fn relay(listen: &str, next: &str, poll: bool) -> Result<(), CliError> {
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => break,
                 Err(e) => return Err(failed(format!("recv: {e}"))),
             }
+        }
+    }
+}
+
+/// A non-blocking socket's wait in a mio `Poll`, as a node waits.
+pub(super) struct Waiting {
+    poll: mio::Poll,
+    events: mio::Events,
+}
+
+impl Waiting {
+    pub(super) fn new(sock: &UdpSocket) -> Result<Waiting, CliError> {
+        sock.set_nonblocking(true).map_err(|e| failed(e.to_string()))?;
+        let poll = mio::Poll::new().map_err(|e| failed(format!("cannot create a poll: {e}")))?;
+        poll.registry()
+            .register(
+                &mut mio::unix::SourceFd(&sock.as_raw_fd()),
+                mio::Token(0),
+                mio::Interest::READABLE,
+            )
+            .map_err(|e| failed(format!("cannot register with the poll: {e}")))?;
+        Ok(Waiting {
+            poll,
+            events: mio::Events::with_capacity(8),
+        })
+    }
+
+    pub(super) fn wait(&mut self) -> Result<(), CliError> {
+        match self.poll.poll(&mut self.events, None) {
+            Err(e) if e.kind() != std::io::ErrorKind::Interrupted => Err(failed(format!("poll: {e}"))),
+            _ => Ok(()),
         }
     }
 }

@@ -6,6 +6,7 @@
 //! above this is coordlab's own work; what this costs is the kernel's price for the pattern
 //! (wake-ups of idle processes, loopback datagrams, context switches) on this machine.
 
+use super::floor::Waiting;
 use crate::error::{failed, CliError};
 use crate::node::SendBatch;
 use std::net::{SocketAddr, UdpSocket};
@@ -103,37 +104,6 @@ pub fn ra_floor_node(launcher: &str, id: usize, requests: usize, poll: bool) -> 
         }
         if !out.is_empty() {
             send(&mut batch, &mut out);
-        }
-    }
-}
-
-/// A non-blocking socket's wait in a mio `Poll`, as a node waits.
-struct Waiting {
-    poll: mio::Poll,
-    events: mio::Events,
-}
-
-impl Waiting {
-    fn new(sock: &UdpSocket) -> Result<Waiting, CliError> {
-        sock.set_nonblocking(true).map_err(|e| failed(e.to_string()))?;
-        let poll = mio::Poll::new().map_err(|e| failed(format!("cannot create a poll: {e}")))?;
-        poll.registry()
-            .register(
-                &mut mio::unix::SourceFd(&sock.as_raw_fd()),
-                mio::Token(0),
-                mio::Interest::READABLE,
-            )
-            .map_err(|e| failed(format!("cannot register with the poll: {e}")))?;
-        Ok(Waiting {
-            poll,
-            events: mio::Events::with_capacity(8),
-        })
-    }
-
-    fn wait(&mut self) -> Result<(), CliError> {
-        match self.poll.poll(&mut self.events, None) {
-            Err(e) if e.kind() != std::io::ErrorKind::Interrupted => Err(failed(format!("poll: {e}"))),
-            _ => Ok(()),
         }
     }
 }
