@@ -172,17 +172,15 @@ impl Jsonl {
         let mut clocked = false;
         let parsed = parsed.and_then(|(mut r, dvc)| {
             if let (None, Some(dvc)) = (&r.vc, dvc) {
-                let prev = self.last_vc.and_then(|i| match self.without_vc {
-                    // The clock itself was not kept; that it was whole is what matters.
-                    true => Some(None),
-                    false => Some(self.records.get(i)?.vc.as_ref()),
-                });
-                let Some(prev) = prev else {
-                    return Err(serde::de::Error::custom(
+                let no_base = || {
+                    <serde_json::Error as serde::de::Error>::custom(
                         "vector clock changes (dvc) with no whole clock (vc) before them in this file",
-                    ));
+                    )
                 };
-                if let Some(prev) = prev {
+                // Kept or not, a whole clock must come before the changes for them to mean one.
+                let base = self.last_vc.ok_or_else(no_base)?;
+                if !self.without_vc {
+                    let prev = self.records.get(base).and_then(|p| p.vc.as_ref()).ok_or_else(no_base)?;
                     r.vc = Some(super::vc_changes::expand(prev, &dvc));
                 }
                 clocked = true;
