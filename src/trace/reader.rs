@@ -420,6 +420,7 @@ fn merge_by_time(mut files: Vec<Vec<Record>>) -> Vec<Record> {
     }
     let total: usize = files.iter().map(Vec::len).sum();
     let mut out: Vec<Record> = Vec::with_capacity(total);
+    in_huge_pages(&mut out);
     let pivot = files
         .iter()
         .max_by_key(|f| f.len())
@@ -446,6 +447,25 @@ fn merge_by_time(mut files: Vec<Vec<Record>>) -> Vec<Record> {
         }
     }
     out
+}
+
+/// Asks for the whole 2 MiB pages inside `v`'s buffer to be huge pages (where the kernel's
+/// transparent huge pages are `madvise`, as on this machine): the merge's list of a
+/// mutual-exclusion run of 20 nodes is 6.5 MB, and its first writes were 1,600 page faults,
+/// a third of the check after the run's stop (perf). Three faults instead, each clearing
+/// 2 MiB: the check went from 7 to 4 ms (median of ten launches). A buffer holding no whole
+/// 2 MiB page is left alone; where the kernel has no huge page to give, it faults 4 KiB pages
+/// as before.
+fn in_huge_pages<T>(v: &mut Vec<T>) {
+    const HUGE: usize = 2 << 20;
+    let start = v.as_mut_ptr() as usize;
+    let end = start + v.capacity() * std::mem::size_of::<T>();
+    let (from, to) = (start.div_ceil(HUGE) * HUGE, end / HUGE * HUGE);
+    if to > from {
+        // SAFETY: advice on pages inside a buffer this function's caller owns; it changes
+        // how they are backed, never their contents (nothing is written there yet either).
+        unsafe { nix::libc::madvise(from as *mut nix::libc::c_void, to - from, nix::libc::MADV_HUGEPAGE) };
+    }
 }
 
 /// Below this many records the merge runs on one thread.
