@@ -160,7 +160,7 @@ pub fn explain(v: &Violation, run: &RunDir, timeline: &Timeline, g: &Ground) -> 
     if let Some(e) = g
         .network
         .as_ref()
-        .and_then(|net| split_by_network(net, timeline, term, &parties, &moments, g))
+        .and_then(|net| split_by_network(run, net, timeline, term, &parties, &moments, g))
     {
         return Some(e);
     }

@@ -515,3 +515,66 @@ fn progress_is_owed_only_while_the_running_majority_can_talk_over_the_ring() {
     let a = leaderless_on_a_ring(&[1]);
     assert!(a.election.as_ref().unwrap().leaderless_too_long().is_some());
 }
+
+/// A soak's bully term 10 (seed 63, 5 nodes): node 5, the highest id, paused and then cut
+/// off by a partition {1,2,4} | {3,5}; the network heals at +10006 ms, and 3 ms later node 4,
+/// still suspecting 5, takes term 10 at once; 5 claims it 23 ms later.
+fn healed_just_before(split_ms: u64, heal_ms: u64, majority: bool) -> Analysis {
+    let mut r = Run::new(
+        "bully",
+        "mesh:complete",
+        (1..=5).map(|i| (i, (1..=5).filter(|&j| j != i).collect())).collect(),
+    );
+    if majority {
+        r.set = json!({"majority": "true"});
+    }
+    r.leads(100, 5, 1, &[1, 2, 3, 4])
+        .fault(json!({"t": split_ms, "ev": "partition", "nodes": [1, 2, 4], "sides": [[1, 2, 4], [3, 5]], "backend": "kernel"}))
+        .fault(heal(heal_ms))
+        .leads(10009, 4, 10, &[1, 2])
+        .leads(10032, 5, 10, &[1, 2, 3, 4])
+        .fault(json!({"t": 11000, "ev": "shutdown"}));
+    analyse(&r.load())
+}
+
+#[test]
+fn two_leaders_of_a_term_begun_just_after_a_heal_are_split_brain() {
+    let a = healed_just_before(9500, 10006, false);
+    let x = a.election.as_ref().unwrap().explanation(10).expect("term 10 explained");
+    assert!(x.inherent, "{x:?}");
+    assert_eq!(
+        x.words,
+        "split-brain by partition: at +9500 ms a partition left nodes 1, 2 and 4 (with node 4) and nodes 3 \
+         and 5 (with node 5) unable to reach each other; the network joined them again at +10006 ms, within \
+         two timeouts of term 10 (decided from +10009 ms to +10033 ms), too soon for either side to hear from \
+         the other, and each side elected its own (inherent without majority mode)"
+    );
+    // Healed more than two timeouts (600 ms) before the term: the sides had time to hear each
+    // other, and nothing explains the second leader.
+    let a = healed_just_before(8000, 9400, false);
+    let x = a.election.as_ref().unwrap().explanation(10).expect("term 10 judged");
+    assert!(!x.inherent, "{x:?}");
+    // In majority mode no split explains two leaders.
+    let a = healed_just_before(9500, 10006, true);
+    assert!(!a.election.as_ref().unwrap().explanation(10).unwrap().inherent);
+}
+
+#[test]
+fn a_term_begun_after_the_sides_heard_each_other_again_is_not_explained_by_the_split() {
+    let mut r = Run::new(
+        "bully",
+        "mesh:complete",
+        (1..=5).map(|i| (i, (1..=5).filter(|&j| j != i).collect())).collect(),
+    );
+    r.leads(100, 5, 1, &[1, 2, 3, 4])
+        .fault(json!({"t": 9500, "ev": "partition", "nodes": [1, 2, 4], "sides": [[1, 2, 4], [3, 5]], "backend": "kernel"}))
+        .fault(heal(9800))
+        // Node 4 hears node 5 after the heal: it could know 5 was there.
+        .ev(json!({"t": 9850, "node": 4, "ev": "recv", "from": 5, "msg": "ALIVE", "bytes": 40, "seq": 1}))
+        .leads(10009, 4, 10, &[1, 2])
+        .leads(10032, 5, 10, &[1, 2, 3, 4])
+        .fault(json!({"t": 11000, "ev": "shutdown"}));
+    let a = analyse(&r.load());
+    let x = a.election.as_ref().unwrap().explanation(10).expect("term 10 judged");
+    assert!(!x.inherent, "{x:?}");
+}

@@ -4,8 +4,14 @@
 use super::*;
 
 /// The network left the parties in groups that could not talk (running nodes only: a dead
-/// node splits nothing here) while the term was decided: split-brain by partition.
+/// node splits nothing here) while the term was decided, or shortly before: split-brain by
+/// partition. A split that ended within two timeouts of the term's first moment still divides
+/// it, as a node back from a fall does (see `fell`): until a heartbeat crosses again, each
+/// side still suspects the other (a soak's bully term began 3 ms after a heal, and the node
+/// that had been cut off from the highest id took the term at once). Not when a party heard
+/// from another side after the network joined them and before the term began: it could know.
 pub(super) fn split_by_network(
+    run: &RunDir,
     net: &Network,
     timeline: &Timeline,
     term: u64,
@@ -14,54 +20,92 @@ pub(super) fn split_by_network(
     g: &Ground,
 ) -> Option<Explanation> {
     let at = |t: u64| crate::check::summary::at(g.start_us, t);
-    for &t in moments {
+    let (&first, &last) = (moments.first()?, moments.last()?);
+    let from = first.saturating_sub(2 * g.timeout_us.unwrap_or(0));
+    let touched = |groups: &[Vec<NodeId>]| {
+        groups
+            .iter()
+            .filter(|gr| parties.iter().any(|p| gr.contains(p)))
+            .count()
+    };
+    // The groups at `t` when the network, not the dead nodes alone (a cut vertex, explained
+    // elsewhere), kept the parties apart.
+    let split = |t: u64| {
         let down: Vec<NodeId> = timeline
             .nodes()
             .filter(|&n| !timeline.state_at(n, t).0.alive())
             .collect();
-        let touched = |groups: &[Vec<NodeId>]| {
-            groups
-                .iter()
-                .filter(|gr| parties.iter().any(|p| gr.contains(p)))
-                .count()
-        };
         let groups = net.groups_at(t, &down);
-        // Split by the network, not by the dead nodes alone (a cut vertex, explained below).
-        if touched(&groups) < 2 || touched(&net.groups_without_faults(&down)) > 1 {
-            continue;
-        }
-        let sides: Vec<&Vec<NodeId>> = groups
-            .iter()
-            .filter(|gr| parties.iter().any(|p| gr.contains(p)))
-            .collect();
-        let rules = net.rules_at(t);
-        let what = match (rules.sides().len() > 1, rules.cuts().next().is_some()) {
-            (true, false) => "a partition".to_string(),
-            (false, true) => {
-                let links = cut_words(rules);
-                format!("the cut of {links}")
-            }
-            (true, true) => format!("a partition and the cut of {}", cut_words(rules)),
-            (false, false) => "the network".to_string(),
-        };
-        let each: Vec<String> = sides
-            .iter()
-            .map(|side| {
-                let led: Vec<NodeId> = parties.iter().copied().filter(|p| side.contains(p)).collect();
-                format!("{} (with {})", group_words(side), group_words(&led))
-            })
-            .collect();
-        return Some(Explanation::inherent(
-            term,
-            format!(
-                "split-brain by partition: at {} {what} left {} unable to reach each other, and each side \
-                 elected its own (inherent without majority mode)",
-                at(t),
-                each.join(" and ")
-            ),
-        ));
+        (touched(&groups) > 1 && touched(&net.groups_without_faults(&down)) < 2).then_some(groups)
+    };
+    // The term's own moments first; then every network state in force from `from` until the
+    // term began: the one at `from`, each change after it.
+    let changes = || net.steps().iter().map(|s| s.t);
+    let (t, groups) = moments
+        .iter()
+        .copied()
+        .chain(
+            std::iter::once(from)
+                .chain(changes().filter(|&t| t > from))
+                .filter(|&t| t < first),
+        )
+        .find_map(|t| Some((t, split(t)?)))?;
+    let sides: Vec<&Vec<NodeId>> = groups
+        .iter()
+        .filter(|gr| parties.iter().any(|p| gr.contains(p)))
+        .collect();
+    let rules = net.rules_at(t);
+    let what = match (rules.sides().len() > 1, rules.cuts().next().is_some()) {
+        (true, false) => "a partition".to_string(),
+        (false, true) => format!("the cut of {}", cut_words(rules)),
+        (true, true) => format!("a partition and the cut of {}", cut_words(rules)),
+        (false, false) => "the network".to_string(),
+    };
+    let each: Vec<String> = sides
+        .iter()
+        .map(|side| {
+            let led: Vec<NodeId> = parties.iter().copied().filter(|p| side.contains(p)).collect();
+            format!("{} (with {})", group_words(side), group_words(&led))
+        })
+        .collect();
+    // Split only before the term: say when the network let them talk again.
+    let rejoined = changes().find(|&c| c > t && c <= first && split(c).is_none());
+    let side_of = |n: NodeId| sides.iter().position(|s| s.contains(&n));
+    let heard_across = |since: u64| {
+        run.node_events.iter().any(|r| {
+            let Event::Recv { from, .. } = r.event else {
+                return false;
+            };
+            r.t >= since
+                && r.t < first
+                && r.node
+                    .is_some_and(|n| parties.contains(&n) && side_of(n) != side_of(from))
+                && side_of(from).is_some()
+        })
+    };
+    if rejoined.is_some_and(heard_across) {
+        return None;
     }
-    None
+    let before = rejoined
+        .map(|c| {
+            format!(
+                "; the network joined them again at {}, within two timeouts of term {term} (decided from {} to {}), \
+                 too soon for either side to hear from the other",
+                at(c),
+                at(first),
+                at(last)
+            )
+        })
+        .unwrap_or_default();
+    Some(Explanation::inherent(
+        term,
+        format!(
+            "split-brain by partition: at {} {what} left {} unable to reach each other{before}, and each side \
+             elected its own (inherent without majority mode)",
+            at(t),
+            each.join(" and ")
+        ),
+    ))
 }
 
 /// `the link 2-10`, `the links 2-10 and 3->4`.
