@@ -24,7 +24,7 @@ use crate::trace::{Event, NodeId, RunDir};
 use std::collections::{BTreeMap, BTreeSet};
 
 mod network;
-use network::{fooled_by_loss, split_by_network};
+use network::{fooled_by_a_link, split_by_network};
 
 /// What the ground truth says about one violation.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -210,7 +210,7 @@ pub fn explain(v: &Violation, run: &RunDir, timeline: &Timeline, g: &Ground) -> 
     if let Some(e) = g
         .network
         .as_ref()
-        .and_then(|net| fooled_by_loss(run, timeline, term, &parties, &moments, net, g))
+        .and_then(|net| fooled_by_a_link(run, timeline, term, &parties, &moments, net, g))
     {
         return Some(e);
     }

@@ -578,3 +578,33 @@ fn a_term_begun_after_the_sides_heard_each_other_again_is_not_explained_by_the_s
     let x = a.election.as_ref().unwrap().explanation(10).expect("term 10 judged");
     assert!(!x.inherent, "{x:?}");
 }
+
+/// A soak's bully term 6 (seed 66, 5 nodes): the link 3-5 cut; node 3's ELECTION to node 5
+/// is dropped, so 3 hears no OK from the highest id and claims the term, as 5 does.
+#[test]
+fn a_message_dropped_by_a_cut_link_between_two_leaders_explains_them() {
+    let mut r = Run::new(
+        "bully",
+        "mesh:complete",
+        (1..=5).map(|i| (i, (1..=5).filter(|&j| j != i).collect())).collect(),
+    );
+    r.leads(100, 5, 1, &[1, 2, 3, 4])
+        .fault(cut(2412, 3, 5))
+        .ev(json!({"t": 4014, "node": 3, "ev": "election_start", "term": 6}))
+        .ev(json!({"t": 4014, "node": 3, "ev": "send", "to": 5, "msg": "ELECTION", "bytes": 40, "seq": 9}))
+        .leads(4287, 5, 6, &[1, 2, 4])
+        .ev(json!({"t": 4315, "node": 3, "ev": "leader", "leader": 3, "term": 6}))
+        .fault(heal(4390))
+        .fault(json!({"t": 5000, "ev": "shutdown"}));
+    let a = analyse(&r.load());
+    let x = a.election.as_ref().unwrap().explanation(6).expect("term 6 explained");
+    assert!(x.inherent, "{x:?}");
+    assert!(
+        x.words.starts_with(
+            "fooled by a cut link: at +4014 ms node 3's ELECTION to node 5 was lost (the link 3-5 was cut \
+             from +2412 ms to +4390 ms)"
+        ),
+        "{}",
+        x.words
+    );
+}

@@ -129,7 +129,7 @@ fn cut_words(rules: &crate::net::NetRules) -> String {
 
 /// A running node was suspected, over a link losing datagrams then, by or of one of the
 /// leaders (see the module's rules): the suspecting side could not tell it from dead.
-pub(super) fn fooled_by_loss(
+pub(super) fn fooled_by_a_link(
     run: &RunDir,
     timeline: &Timeline,
     term: u64,
@@ -162,30 +162,26 @@ pub(super) fn fooled_by_loss(
         }
         // A heartbeat goes from the suspected node to the suspecter; a forward and its ACK
         // both ways.
-        let span = net
-            .loss_span(target, by, r.t)
-            .map(|s| (target, by, s))
-            .or_else(|| (cause != "heartbeat").then(|| net.loss_span(by, target, r.t).map(|s| (by, target, s)))?);
-        let Some((a, b, (pct, start, end))) = span else {
+        let drop = net
+            .dropping(target, by, r.t)
+            .or_else(|| (cause != "heartbeat").then(|| net.dropping(by, target, r.t))?);
+        let Some(drop) = drop else {
             continue;
         };
-        let until = end
-            .map(|e| format!("to {}", at(e)))
-            .unwrap_or_else(|| "to the end".into());
         let what = if cause.is_empty() {
             "an answer".to_string()
         } else {
             format!("its {cause}")
         };
+        let kind = drop.kind;
         return Some(Explanation::inherent(
             term,
             format!(
-                "fooled by a lossy link: at {} node {by} suspected node {target} after {silence_ms} ms without {what}, \
-                 but node {target} was running: the link {a}->{b} lost {pct} % of its datagrams from {} {until}; \
-                 a timeout cannot tell a lossy link from a dead node, so the two sides of the suspicion each \
-                 elected (inherent without majority mode)",
+                "fooled by {kind}: at {} node {by} suspected node {target} after {silence_ms} ms without {what}, \
+                 but node {target} was running: {}; a timeout cannot tell {kind} from a dead node, so the two \
+                 sides of the suspicion each elected (inherent without majority mode)",
                 at(r.t),
-                at(start),
+                drop.words,
             ),
         ));
     }
@@ -231,21 +227,18 @@ fn lost_between_parties(
         if heard.get(&(*to, by, msg.as_str())).is_some_and(|&t| t >= r.t) {
             continue;
         }
-        let Some((pct, start, end)) = net.loss_span(by, *to, r.t) else {
+        let Some(drop) = net.dropping(by, *to, r.t) else {
             continue;
         };
-        let until = end
-            .map(|e| format!("to {}", at(e)))
-            .unwrap_or_else(|| "to the end".into());
         return Some(Explanation::inherent(
             term,
             format!(
-                "fooled by a lossy link: at {} node {by}'s {msg} to node {to} was lost (the link {by}->{to} lost \
-                 {pct} % of its datagrams from {} {until}), and nothing of its kind from node {by} reached node {to} \
-                 while the term was decided; a timeout cannot tell a lost message from a dead sender, so each \
-                 claimed the term (inherent without majority mode)",
+                "fooled by {}: at {} node {by}'s {msg} to node {to} was lost ({}), and nothing of its kind from \
+                 node {by} reached node {to} while the term was decided; a timeout cannot tell a lost message from \
+                 a dead sender, so each claimed the term (inherent without majority mode)",
+                drop.kind,
                 at(r.t),
-                at(start),
+                drop.words,
             ),
         ));
     }
