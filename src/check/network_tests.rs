@@ -608,3 +608,30 @@ fn a_message_dropped_by_a_cut_link_between_two_leaders_explains_them() {
         x.words
     );
 }
+
+#[test]
+fn a_split_healed_before_the_term_is_named_from_its_start() {
+    let mut r = Run::new(
+        "bully",
+        "mesh:complete",
+        (1..=5).map(|i| (i, (1..=5).filter(|&j| j != i).collect())).collect(),
+    );
+    r.leads(100, 5, 1, &[1, 2, 3, 4])
+        .fault(json!({"t": 9500, "ev": "partition", "nodes": [1, 2, 4], "sides": [[1, 2, 4], [3, 5]], "backend": "kernel"}))
+        // A second rule while the partition holds: the split's stretch still began at +9500.
+        .fault(json!({"t": 9700, "ev": "delay", "ms": 20, "jitter_ms": 0, "links": [], "backend": "user"}))
+        .fault(heal(10006))
+        .leads(10009, 4, 10, &[1, 2])
+        .leads(10032, 5, 10, &[1, 2, 3, 4])
+        .fault(json!({"t": 11000, "ev": "shutdown"}));
+    let a = analyse(&r.load());
+    let x = a.election.as_ref().unwrap().explanation(10).expect("term 10 explained");
+    assert!(x.inherent, "{x:?}");
+    assert!(
+        x.words
+            .starts_with("split-brain by partition: at +9500 ms a partition left")
+            && x.words.contains("joined them again at +10006 ms"),
+        "{}",
+        x.words
+    );
+}

@@ -38,18 +38,23 @@ pub(super) fn split_by_network(
         let groups = net.groups_at(t, &down);
         (touched(&groups) > 1 && touched(&net.groups_without_faults(&down)) < 2).then_some(groups)
     };
-    // The term's own moments first; then every network state in force from `from` until the
-    // term began: the one at `from`, each change after it.
+    // The term's own moments first; else the last of the network's states in force from
+    // `from` until the term began (the one at `from`, each change after it) that split them.
     let changes = || net.steps().iter().map(|s| s.t);
-    let (t, groups) = moments
-        .iter()
-        .copied()
-        .chain(
-            std::iter::once(from)
-                .chain(changes().filter(|&t| t > from))
-                .filter(|&t| t < first),
-        )
-        .find_map(|t| Some((t, split(t)?)))?;
+    let (t, groups) = moments.iter().find_map(|&t| Some((t, split(t)?))).or_else(|| {
+        let before: Vec<(u64, Option<Vec<Vec<NodeId>>>)> = std::iter::once(from)
+            .chain(changes().filter(|&t| t > from))
+            .filter(|&t| t < first)
+            .map(|t| (t, split(t)))
+            .collect();
+        // Named from the start of that split's stretch.
+        let last = before.iter().rposition(|(_, g)| g.is_some())?;
+        let start = before[..=last]
+            .iter()
+            .rposition(|(_, g)| g.is_none())
+            .map_or(0, |i| i + 1);
+        Some((before[start].0, before[last].1.clone()?))
+    })?;
     let sides: Vec<&Vec<NodeId>> = groups
         .iter()
         .filter(|gr| parties.iter().any(|p| gr.contains(p)))
