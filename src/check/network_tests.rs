@@ -516,20 +516,30 @@ fn progress_is_owed_only_while_the_running_majority_can_talk_over_the_ring() {
     assert!(a.election.as_ref().unwrap().leaderless_too_long().is_some());
 }
 
-/// A soak's bully term 10 (seed 63, 5 nodes): node 5, the highest id, paused and then cut
-/// off by a partition {1,2,4} | {3,5}; the network heals at +10006 ms, and 3 ms later node 4,
-/// still suspecting 5, takes term 10 at once; 5 claims it 23 ms later.
-fn healed_just_before(split_ms: u64, heal_ms: u64, majority: bool) -> Analysis {
+/// Bully on a complete mesh of 5, node 5 leading term 1.
+fn bully_of_5() -> Run {
     let mut r = Run::new(
         "bully",
         "mesh:complete",
         (1..=5).map(|i| (i, (1..=5).filter(|&j| j != i).collect())).collect(),
     );
+    r.leads(100, 5, 1, &[1, 2, 3, 4]);
+    r
+}
+
+fn partition_124_35(t: u64) -> Value {
+    json!({"t": t, "ev": "partition", "nodes": [1, 2, 4], "sides": [[1, 2, 4], [3, 5]], "backend": "kernel"})
+}
+
+/// A soak's bully term 10 (seed 63, 5 nodes): node 5, the highest id, paused and then cut
+/// off by a partition {1,2,4} | {3,5}; the network heals at +10006 ms, and 3 ms later node 4,
+/// still suspecting 5, takes term 10 at once; 5 claims it 23 ms later.
+fn healed_just_before(split_ms: u64, heal_ms: u64, majority: bool) -> Analysis {
+    let mut r = bully_of_5();
     if majority {
         r.set = json!({"majority": "true"});
     }
-    r.leads(100, 5, 1, &[1, 2, 3, 4])
-        .fault(json!({"t": split_ms, "ev": "partition", "nodes": [1, 2, 4], "sides": [[1, 2, 4], [3, 5]], "backend": "kernel"}))
+    r.fault(partition_124_35(split_ms))
         .fault(heal(heal_ms))
         .leads(10009, 4, 10, &[1, 2])
         .leads(10032, 5, 10, &[1, 2, 3, 4])
@@ -561,13 +571,8 @@ fn two_leaders_of_a_term_begun_just_after_a_heal_are_split_brain() {
 
 #[test]
 fn a_term_begun_after_the_sides_heard_each_other_again_is_not_explained_by_the_split() {
-    let mut r = Run::new(
-        "bully",
-        "mesh:complete",
-        (1..=5).map(|i| (i, (1..=5).filter(|&j| j != i).collect())).collect(),
-    );
-    r.leads(100, 5, 1, &[1, 2, 3, 4])
-        .fault(json!({"t": 9500, "ev": "partition", "nodes": [1, 2, 4], "sides": [[1, 2, 4], [3, 5]], "backend": "kernel"}))
+    let mut r = bully_of_5();
+    r.fault(partition_124_35(9500))
         .fault(heal(9800))
         // Node 4 hears node 5 after the heal: it could know 5 was there.
         .ev(json!({"t": 9850, "node": 4, "ev": "recv", "from": 5, "msg": "ALIVE", "bytes": 40, "seq": 1}))
@@ -583,13 +588,8 @@ fn a_term_begun_after_the_sides_heard_each_other_again_is_not_explained_by_the_s
 /// is dropped, so 3 hears no OK from the highest id and claims the term, as 5 does.
 #[test]
 fn a_message_dropped_by_a_cut_link_between_two_leaders_explains_them() {
-    let mut r = Run::new(
-        "bully",
-        "mesh:complete",
-        (1..=5).map(|i| (i, (1..=5).filter(|&j| j != i).collect())).collect(),
-    );
-    r.leads(100, 5, 1, &[1, 2, 3, 4])
-        .fault(cut(2412, 3, 5))
+    let mut r = bully_of_5();
+    r.fault(cut(2412, 3, 5))
         .ev(json!({"t": 4014, "node": 3, "ev": "election_start", "term": 6}))
         .ev(json!({"t": 4014, "node": 3, "ev": "send", "to": 5, "msg": "ELECTION", "bytes": 40, "seq": 9}))
         .leads(4287, 5, 6, &[1, 2, 4])
@@ -611,13 +611,8 @@ fn a_message_dropped_by_a_cut_link_between_two_leaders_explains_them() {
 
 #[test]
 fn a_split_healed_before_the_term_is_named_from_its_start() {
-    let mut r = Run::new(
-        "bully",
-        "mesh:complete",
-        (1..=5).map(|i| (i, (1..=5).filter(|&j| j != i).collect())).collect(),
-    );
-    r.leads(100, 5, 1, &[1, 2, 3, 4])
-        .fault(json!({"t": 9500, "ev": "partition", "nodes": [1, 2, 4], "sides": [[1, 2, 4], [3, 5]], "backend": "kernel"}))
+    let mut r = bully_of_5();
+    r.fault(partition_124_35(9500))
         // A second rule while the partition holds: the split's stretch still began at +9500.
         .fault(json!({"t": 9700, "ev": "delay", "ms": 20, "jitter_ms": 0, "links": [], "backend": "user"}))
         .fault(heal(10006))
