@@ -218,33 +218,39 @@ impl Network {
         if pct == 0 {
             return None;
         }
+        let (start, end) = self.stretch(t, |r| r.loss(from, to) == pct);
+        Some((pct, start, end))
+    }
+
+    /// The stretch of changes around `t` whose rules all `hold` (the rules at `t` do): when it
+    /// began (0: from the start) and when it ended (None: it lasts to the end), µs.
+    fn stretch(&self, t: u64, hold: impl Fn(&NetRules) -> bool) -> (u64, Option<u64>) {
         let i = self.steps.partition_point(|s| s.t <= t);
-        let same = |s: &NetStep| s.rules.loss(from, to) == pct;
         let mut j = i;
-        while j > 1 && same(&self.steps[j - 2]) {
+        while j > 1 && hold(&self.steps[j - 2].rules) {
             j -= 1;
         }
         let start = self.steps.get(j.wrapping_sub(1)).map_or(0, |s| s.t);
-        let end = self.steps[i..].iter().find(|s| !same(s)).map(|s| s.t);
-        Some((pct, start, end))
+        let end = self.steps[i..].iter().find(|s| !hold(&s.rules)).map(|s| s.t);
+        (start, end)
     }
 
     /// Why datagrams from `from` to `to` were dropped at `t`, if any were: the link lossy or
     /// blocked (cut, or across a partition), over the stretch around `t` it stayed so.
     pub(crate) fn dropping(&self, from: NodeId, to: NodeId, t: u64) -> Option<Dropping> {
-        let until = |end: Option<u64>| {
-            let at = |t: u64| super::summary::at(self.start_us, t);
-            end.map(|e| format!("to {}", at(e)))
-                .unwrap_or_else(|| "to the end".into())
-        };
         let at = |t: u64| super::summary::at(self.start_us, t);
+        let span = |(start, end): (u64, Option<u64>)| {
+            let until = end
+                .map(|e| format!("to {}", at(e)))
+                .unwrap_or_else(|| "to the end".into());
+            format!("from {} {until}", at(start))
+        };
         if let Some((pct, start, end)) = self.loss_span(from, to, t) {
             return Some(Dropping {
                 kind: "a lossy link",
                 words: format!(
-                    "the link {from}->{to} lost {pct} % of its datagrams from {} {}",
-                    at(start),
-                    until(end)
+                    "the link {from}->{to} lost {pct} % of its datagrams {}",
+                    span((start, end))
                 ),
             });
         }
@@ -252,22 +258,13 @@ impl Network {
         if !rules.blocked(from, to) {
             return None;
         }
-        let i = self.steps.partition_point(|s| s.t <= t);
-        let blocked = |s: &NetStep| s.rules.blocked(from, to);
-        let mut j = i;
-        while j > 1 && blocked(&self.steps[j - 2]) {
-            j -= 1;
-        }
-        let start = self.steps.get(j.wrapping_sub(1)).map_or(0, |s| s.t);
-        let end = self.steps[i..].iter().find(|s| !blocked(s)).map(|s| s.t);
         let cut = rules.cuts().any(|c| c == (from, to));
         Some(Dropping {
             kind: if cut { "a cut link" } else { "a partition" },
             words: format!(
-                "{} from {} {}",
+                "{} {}",
                 link_blocked_words(rules, from, to),
-                at(start),
-                until(end)
+                span(self.stretch(t, |r| r.blocked(from, to)))
             ),
         })
     }

@@ -1,5 +1,5 @@
 //! The explanations that come from the network: split-brain by partition, and a node
-//! fooled by loss (see [`explain`](super)).
+//! fooled by a link that dropped datagrams, lossy or cut (see [`explain`](super)).
 
 use super::*;
 
@@ -132,8 +132,9 @@ fn cut_words(rules: &crate::net::NetRules) -> String {
     }
 }
 
-/// A running node was suspected, over a link losing datagrams then, by or of one of the
-/// leaders (see the module's rules): the suspecting side could not tell it from dead.
+/// A running node was suspected, over a link dropping datagrams then (lossy, or cut: see
+/// [`Network::dropping`]), by or of one of the leaders (see the module's rules): the
+/// suspecting side could not tell it from dead.
 pub(super) fn fooled_by_a_link(
     run: &RunDir,
     timeline: &Timeline,
