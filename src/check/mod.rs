@@ -35,6 +35,8 @@ mod explained_tests;
 #[cfg(test)]
 mod network_tests;
 #[cfg(test)]
+mod resource_late_tests;
+#[cfg(test)]
 mod restart_tests;
 #[cfg(test)]
 mod test_run;

@@ -36,6 +36,24 @@ pub struct Entry {
     pub exit: u64,
 }
 
+/// The entry whose BEGIN the resource read at `read_at` (by `by`, of request `req`, with
+/// `token`): the holder's latest such entry up to then, by its own trace. A resource that was
+/// paused or busy reads a BEGIN well after the holder sent it, so the time it was read does not
+/// tell which entry it was; request numbers start again at each boot, so the token tells the
+/// boots apart.
+pub(crate) fn entry_of_begin(
+    entries: &[Entry],
+    by: NodeId,
+    req: u64,
+    token: Option<u64>,
+    read_at: u64,
+) -> Option<&Entry> {
+    entries
+        .iter()
+        .filter(|e| e.node == by && e.req == req && e.token == token && e.enter <= read_at)
+        .max_by_key(|e| e.enter)
+}
+
 /// Two nodes in the section at once, with the faults before it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Overlap {
@@ -258,7 +276,7 @@ pub(crate) fn analyse_with(run: &RunDir, timeline: &Timeline) -> Option<MutexFac
             _ => {}
         }
     }
-    let (real, dead_holders) = super::mutex_progress::judge_resource_violations(run, timeline);
+    let (real, dead_holders) = super::mutex_progress::judge_resource_violations(run, timeline, &f.entries);
     f.resource_violations = real
         .into_iter()
         .map(|(t, nodes)| Overlap {

@@ -8,8 +8,11 @@
 //!   its old token or grant late and enters with it).
 //! - **Amnesia**: a `central` coordinator, or a `quorum`/`maekawa` voter without `--durable`,
 //!   that restarts forgets whom it let in.
-//! - **The resource hears late**: the holder left by its own trace, but its `END` was lost or
-//!   delayed by the network, so the resource still counted it when the next holder began.
+//! - **The resource hears late**: the holder left by its own trace before the next one entered,
+//!   but the resource read the next one's `BEGIN` before its `END`: the holder was paused
+//!   between leaving and sending its `END`, or its `END` reached the resource stopped with a
+//!   full socket buffer and was dropped. (The network's rules never touch the resource, so
+//!   they cannot explain it.)
 //!
 //! Each needs a fault near it: one of the holders entered with a token lower than the other's
 //! (the stale one), and between shortly before the stale one's entry and the overlap a node
@@ -18,7 +21,7 @@
 //! nothing explains two holders there, unless the run gives them the family's failure detector
 //! (`--set detector`), which takes a slow node for dead as any timeout does.
 
-use super::mutex::{Entry, Overlap};
+use super::mutex::{entry_of_begin, Entry, Overlap};
 use super::network::Network;
 use crate::trace::{Event, NodeId, RunDir};
 
@@ -41,28 +44,29 @@ const DETECTOR_LESSON: &str =
 pub fn explain(run: &RunDir, net: &Network, entries: &[Entry], o: &Overlap, window_us: u64) -> Option<String> {
     let start = run.info.start_us;
     let at = |t: u64| super::summary::at(start, t);
-    // The entry of each holder that covers the overlap (its latest entry up to it).
+    // The entry of each holder that covers the overlap: at the resource, the one whose BEGIN it
+    // read last from that holder (a paused resource reads late, so not simply the latest);
+    // by the nodes' traces, the holder's latest entry up to it.
     let held: Vec<&Entry> = o
         .nodes
         .iter()
         .filter_map(|&n| {
-            entries
-                .iter()
-                .filter(|e| e.node == n && e.enter <= o.t)
-                .max_by_key(|e| e.enter)
+            let read = o.at_resource.then(|| last_begin_read(run, n, o.t)).flatten();
+            read.and_then(|(req, token, t)| entry_of_begin(entries, n, req, token, t))
+                .or_else(|| {
+                    entries
+                        .iter()
+                        .filter(|e| e.node == n && e.enter <= o.t)
+                        .max_by_key(|e| e.enter)
+                })
         })
         .collect();
     if o.at_resource {
-        // By its own trace a holder had left: its END reached the resource late or never.
-        if let Some(gone) = held.iter().find(|e| e.exit < o.t) {
-            if let Some(n) = net.during(gone.exit, o.t) {
-                return Some(format!(
-                    "node {} left the section at {} by its own trace, but its END had not reached the resource when node {} began (the network then: {n})",
-                    gone.node,
-                    at(gone.exit),
-                    other(&o.nodes, gone.node)
-                ));
-            }
+        // By their own traces one holder had left before the last one entered: they were never
+        // inside at once, the resource only heard of it in another order.
+        let last_in = held.iter().map(|e| e.enter).max().unwrap_or(o.t);
+        if let Some(gone) = held.iter().find(|e| e.exit <= last_in) {
+            return heard_late(run, gone, &other(&o.nodes, gone.node), o.t);
         }
     }
     let lesson = lesson(run)?;
@@ -110,4 +114,62 @@ pub fn explain(run: &RunDir, net: &Network, entries: &[Entry], o: &Overlap, wind
 fn other(nodes: &[NodeId], not: NodeId) -> String {
     let o: Vec<String> = nodes.iter().filter(|&&n| n != not).map(u64::to_string).collect();
     o.join(", ")
+}
+
+/// The request and token of the last BEGIN the resource read from `n` up to `t`, and when.
+fn last_begin_read(run: &RunDir, n: NodeId, t: u64) -> Option<(u64, Option<u64>, u64)> {
+    run.resource
+        .iter()
+        .rev()
+        .filter(|r| r.t <= t)
+        .find_map(|r| match &r.event {
+            Event::Access { by, req, token, phase } if *by == n && phase == "begin" => Some((*req, *token, r.t)),
+            _ => None,
+        })
+}
+
+/// Why the resource still counted `gone` (who had left by its own trace) when the violation at
+/// `t` was recorded: a pause of the holder after it left (its END went out only when it ran
+/// again), or a pause of the resource with the END never read (a stopped process's socket
+/// buffer fills, and the kernel drops what comes after). None when neither happened.
+fn heard_late(run: &RunDir, gone: &Entry, others: &str, t: u64) -> Option<String> {
+    let start = run.info.start_us;
+    let at = |t: u64| super::summary::at(start, t);
+    let end_read = run
+        .resource
+        .iter()
+        .find(|r| {
+            r.t >= gone.enter
+                && matches!(&r.event, Event::Access { by, req, phase, .. } if *by == gone.node && *req == gone.req && phase == "end")
+        })
+        .map(|r| r.t);
+    // When `n` was paused (SIGSTOP) and still stopped at some moment from `gone`'s exit to `t`.
+    let paused = |n: NodeId| {
+        let mut since = None;
+        for r in run.faults.iter().filter(|r| r.node == Some(n) && r.t <= t) {
+            match r.event {
+                Event::Pause { .. } => since = since.or(Some(r.t)),
+                Event::Resume { .. } | Event::Kill { .. } if r.t < gone.exit => since = None,
+                _ => {}
+            }
+        }
+        since
+    };
+    let read = match end_read {
+        Some(e) => format!("read at {}", at(e)),
+        None => "never read".to_string(),
+    };
+    let why = match (paused(gone.node), paused(crate::algo::mutex::RESOURCE_ID)) {
+        (Some(p), _) => format!("node {} was paused at {} before its END went out", gone.node, at(p)),
+        (None, Some(p)) if end_read.is_none() => format!(
+            "the resource was paused at {}: a stopped process's socket buffer fills, and what reaches it full is dropped",
+            at(p)
+        ),
+        _ => return None,
+    };
+    Some(format!(
+        "node {} left the section at {} by its own trace, before node {others} entered, but the resource read node {others}'s BEGIN before its END ({read}): {why}",
+        gone.node,
+        at(gone.exit),
+    ))
 }
