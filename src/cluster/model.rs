@@ -68,6 +68,8 @@ pub struct Node {
     pub tail: Tail,
     /// Its critical sections (mutual exclusion).
     pub cs: CsView,
+    /// When the launcher last saw its process end: killed, or an exit it did not cause.
+    pub died_at: Option<u64>,
 }
 
 impl Node {
@@ -90,6 +92,8 @@ pub(crate) struct CsView {
     pub requested_at: u64,
     /// Who sent it a GRANT since its last request (quorum, Maekawa).
     pub grants: Vec<u64>,
+    /// When it last entered (trace time; kept across its restarts).
+    pub entered_at: u64,
 }
 
 impl Node {
@@ -106,6 +110,7 @@ impl Node {
             elections: Vec::new(),
             tail: Tail::new(trace),
             cs: CsView::default(),
+            died_at: None,
         }
     }
 
@@ -132,6 +137,7 @@ impl Node {
             Event::CsEnter { req, .. } => {
                 self.cs.waiting = None;
                 self.cs.holding = Some((*req, rec.t));
+                self.cs.entered_at = rec.t;
             }
             Event::Recv { from, msg, .. } if msg == "GRANT" => self.cs.grants.push(*from),
             // A vote given back (yielded, or a late one returned) is no longer held.

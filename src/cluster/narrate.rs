@@ -230,7 +230,29 @@ impl Narrator {
             let line = match &r.event {
                 Event::Violation { nodes, .. } => {
                     let who: Vec<String> = nodes.iter().map(|n| format!("node {n}")).collect();
-                    format!("VIOLATION: {} in the critical section at once", who.join(" and "))
+                    // A holder killed after its latest entry holds nothing, even when the
+                    // resource (paused, say) reads its BEGIN after the death: as the checker judges.
+                    let dead: Vec<String> = nodes
+                        .iter()
+                        .filter_map(|&n| fleet.nodes.iter().find(|x| x.plan.id == n))
+                        .filter_map(|x| {
+                            let d = x.died_at.filter(|&d| d >= x.cs.entered_at && d <= r.t)?;
+                            Some(format!(
+                                "node {} died at {} inside the section",
+                                x.plan.id,
+                                fleet.rel(d)
+                            ))
+                        })
+                        .collect();
+                    if nodes.len() - dead.len() < 2 {
+                        format!(
+                            "the resource counts {} in the critical section at once, but {}: a killed holder is not a holder",
+                            who.join(" and "),
+                            dead.join(", ")
+                        )
+                    } else {
+                        format!("VIOLATION: {} in the critical section at once", who.join(" and "))
+                    }
                 }
                 Event::RejectStale { by, token, highest } => {
                     format!("the resource refused node {by}'s stale token {token} (it has seen {highest})")

@@ -254,7 +254,9 @@ impl Fleet {
         self.fault(Some(id), record(pid.as_raw() as u32));
         kill(pid, sig).map_err(|e| format!("cannot send {} to node {id} (pid {pid}): {e}", sig.as_str()))?;
         if after == State::Killed {
-            self.beliefs.process_ended(id, wall_us(), Proc::Killed);
+            let t = wall_us();
+            self.beliefs.process_ended(id, t, Proc::Killed);
+            self.nodes[i].died_at = Some(t);
         }
         self.nodes[i].state = after;
         Ok(pid)
@@ -326,7 +328,9 @@ impl Fleet {
         );
         let expected = self.nodes[i].state == State::Killed;
         if !expected {
-            self.beliefs.process_ended(id, wall_us(), Proc::Exited);
+            let t = wall_us();
+            self.beliefs.process_ended(id, t, Proc::Exited);
+            self.nodes[i].died_at = Some(t);
         }
         // A node exits with this status only when it could not write its trace (runtime.rs).
         if status == format!("exit {}", crate::error::WRITE_FAILED) {

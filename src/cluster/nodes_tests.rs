@@ -127,3 +127,34 @@ fn a_stop_waits_longer_for_more_nodes_and_names_its_stragglers_in_one_line() {
         "coordlab: 2822 nodes (100, 101, 102, 103, 104, 105, 106, 107, and 2814 more) did not stop within 2.5 s of SIGTERM: SIGKILL"
     );
 }
+
+#[test]
+fn the_narration_tells_a_holder_killed_inside_the_section_as_no_holder() {
+    // The resource (paused, say) reads node 2's BEGIN after node 2 was killed inside the
+    // section, then node 3's: it records two holders, and the live line says what the checker
+    // will: node 2 held nothing then. A holder that was alive is a violation as before.
+    for killed in [true, false] {
+        let (dir, _plan, mut fleet) = unspawned_fleet(&format!("narrate-dead-holder-{killed}"), 3);
+        let line = "{\"t\":1000200,\"node\":0,\"ev\":\"violation\",\"nodes\":[2,3]}\n";
+        std::fs::write(dir.join("resource.jsonl"), line).unwrap();
+        let i = fleet.find(2).unwrap();
+        fleet.nodes[i].cs.entered_at = 1_000_100;
+        fleet.nodes[i].died_at = killed.then_some(1_000_150);
+        let news = crate::cluster::narrate::Narrator::default().news(&fleet);
+        let told = news.iter().find(|l| l.contains("node 2 and node 3")).expect("told");
+        if killed {
+            assert!(
+                told.contains(
+                    "the resource counts node 2 and node 3 in the critical section at once, but node 2 died at"
+                ) && told.ends_with("inside the section: a killed holder is not a holder"),
+                "{told}"
+            );
+        } else {
+            assert!(
+                told.contains("VIOLATION: node 2 and node 3 in the critical section at once"),
+                "{told}"
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
