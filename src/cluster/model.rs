@@ -70,6 +70,8 @@ pub struct Node {
     pub cs: CsView,
     /// When the launcher last saw its process end: killed, or an exit it did not cause.
     pub died_at: Option<u64>,
+    /// When the launcher last restarted it.
+    pub restarted_at: Option<u64>,
 }
 
 impl Node {
@@ -111,6 +113,7 @@ impl Node {
             tail: Tail::new(trace),
             cs: CsView::default(),
             died_at: None,
+            restarted_at: None,
         }
     }
 

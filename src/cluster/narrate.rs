@@ -231,12 +231,18 @@ impl Narrator {
                 Event::Violation { nodes, .. } => {
                     let who: Vec<String> = nodes.iter().map(|n| format!("node {n}")).collect();
                     // A holder killed after its latest entry holds nothing, even when the
-                    // resource (paused, say) reads its BEGIN after the death: as the checker judges.
+                    // resource (paused, say) reads its BEGIN after the death: as the checker
+                    // judges. Restarted since, its new process may have entered: the latest
+                    // entry counts only once its trace has been read past the record.
                     let dead: Vec<String> = nodes
                         .iter()
                         .filter_map(|&n| fleet.nodes.iter().find(|x| x.plan.id == n))
                         .filter_map(|x| {
                             let d = x.died_at.filter(|&d| d >= x.cs.entered_at && d <= r.t)?;
+                            let back = x.restarted_at.is_some_and(|s| s > d && s <= r.t);
+                            if back && x.last.is_none_or(|(_, seen)| seen < r.t) {
+                                return None;
+                            }
                             Some(format!(
                                 "node {} died at {} inside the section",
                                 x.plan.id,

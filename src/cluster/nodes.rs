@@ -284,6 +284,7 @@ impl Fleet {
         // A recovered election node announces itself; a mutual-exclusion node keeps its role.
         let initiator = !self.args.is_resource(super::RESOURCE_NODE) || plan.initiator;
         let pid = self.spawn_one(&plan, initiator, socket, None)?;
+        self.nodes[i].restarted_at = Some(wall_us());
         self.fault(
             Some(id),
             Event::Restart {
