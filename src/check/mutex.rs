@@ -10,7 +10,7 @@ use super::timeline::Timeline;
 use crate::algo::mutex::RESOURCE_ID;
 use crate::catalog::is_mutex;
 use crate::trace::{Event, NodeId, Record, RunDir};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write;
 
 mod words;
@@ -36,22 +36,29 @@ pub struct Entry {
     pub exit: u64,
 }
 
-/// The entry whose BEGIN the resource read at `read_at` (by `by`, of request `req`, with
-/// `token`): the holder's latest such entry up to then, by its own trace. A resource that was
-/// paused or busy reads a BEGIN well after the holder sent it, so the time it was read does not
-/// tell which entry it was; request numbers start again at each boot, so the token tells the
-/// boots apart.
-pub(crate) fn entry_of_begin(
-    entries: &[Entry],
-    by: NodeId,
-    req: u64,
-    token: Option<u64>,
-    read_at: u64,
-) -> Option<&Entry> {
-    entries
-        .iter()
-        .filter(|e| e.node == by && e.req == req && e.token == token && e.enter <= read_at)
-        .max_by_key(|e| e.enter)
+/// The run's entries by holder, request and token, each list in order of entry: which entry a
+/// BEGIN the resource read was. A resource that was paused or busy reads a BEGIN well after the
+/// holder sent it, so the time it was read does not tell; request numbers start again at each
+/// boot, so the token tells the boots apart.
+pub(crate) struct Begins<'a>(HashMap<(NodeId, u64, Option<u64>), Vec<&'a Entry>>);
+
+impl<'a> Begins<'a> {
+    /// The index of `entries` (in order of entry, as [`analyse`] keeps them).
+    pub(crate) fn new(entries: &'a [Entry]) -> Self {
+        let mut by = HashMap::<_, Vec<&Entry>>::new();
+        for e in entries {
+            by.entry((e.node, e.req, e.token)).or_default().push(e);
+        }
+        Begins(by)
+    }
+
+    /// The entry whose BEGIN (by `by`, of request `req`, with `token`) the resource read at
+    /// `read_at`: the holder's latest such entry up to then, by its own trace.
+    pub(crate) fn read_at(&self, by: NodeId, req: u64, token: Option<u64>, read_at: u64) -> Option<&'a Entry> {
+        let list = self.0.get(&(by, req, token))?;
+        let i = list.partition_point(|e| e.enter <= read_at);
+        i.checked_sub(1).map(|i| list[i])
+    }
 }
 
 /// Two nodes in the section at once, with the faults before it.
@@ -269,6 +276,7 @@ pub(crate) fn analyse_with(run: &RunDir, timeline: &Timeline) -> Option<MutexFac
         }
     }
 
+    let begins = Begins::new(&f.entries);
     for r in &run.resource {
         match &r.event {
             Event::Access { phase, .. } if phase == "begin" => f.accesses += 1,
@@ -276,7 +284,7 @@ pub(crate) fn analyse_with(run: &RunDir, timeline: &Timeline) -> Option<MutexFac
             _ => {}
         }
     }
-    let (real, dead_holders) = super::mutex_progress::judge_resource_violations(run, timeline, &f.entries);
+    let (real, dead_holders) = super::mutex_progress::judge_resource_violations(run, timeline, &begins);
     f.resource_violations = real
         .into_iter()
         .map(|(t, nodes)| Overlap {
@@ -295,7 +303,7 @@ pub(crate) fn analyse_with(run: &RunDir, timeline: &Timeline) -> Option<MutexFac
     f.bound_us = super::mutex_progress::bound_us(run);
     let window = 2 * f.bound_us;
     for o in f.node_overlaps.iter_mut().chain(f.resource_violations.iter_mut()) {
-        o.explained = super::mutex_lesson::explain(run, &net, &f.entries, o, window);
+        o.explained = super::mutex_lesson::explain(run, &net, &f.entries, &begins, o, window);
     }
     f.stalls = super::mutex_progress::stalls(run, timeline, f.bound_us);
 

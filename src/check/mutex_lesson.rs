@@ -21,7 +21,7 @@
 //! nothing explains two holders there, unless the run gives them the family's failure detector
 //! (`--set detector`), which takes a slow node for dead as any timeout does.
 
-use super::mutex::{entry_of_begin, Entry, Overlap};
+use super::mutex::{Begins, Entry, Overlap};
 use super::network::Network;
 use crate::trace::{Event, NodeId, RunDir};
 
@@ -39,9 +39,16 @@ const DETECTOR_LESSON: &str =
     "the failure detector cannot tell slow from dead: a node only paused, cut off or slow is taken for dead, and the others go on without it";
 
 /// Why the two holders of `o` are a fault's lesson, in words; None when nothing explains them.
-/// `entries` are the run's entries by the nodes' traces; `window_us` how long before the
-/// stale holder's entry a fault may have set it up.
-pub fn explain(run: &RunDir, net: &Network, entries: &[Entry], o: &Overlap, window_us: u64) -> Option<String> {
+/// `entries` are the run's entries by the nodes' traces (indexed by `begins`); `window_us` how
+/// long before the stale holder's entry a fault may have set it up.
+pub(crate) fn explain(
+    run: &RunDir,
+    net: &Network,
+    entries: &[Entry],
+    begins: &Begins,
+    o: &Overlap,
+    window_us: u64,
+) -> Option<String> {
     let start = run.info.start_us;
     let at = |t: u64| super::summary::at(start, t);
     // The entry of each holder that covers the overlap: at the resource, the one whose BEGIN it
@@ -52,7 +59,7 @@ pub fn explain(run: &RunDir, net: &Network, entries: &[Entry], o: &Overlap, wind
         .iter()
         .filter_map(|&n| {
             let read = o.at_resource.then(|| last_begin_read(run, n, o.t)).flatten();
-            read.and_then(|(req, token, t)| entry_of_begin(entries, n, req, token, t))
+            read.and_then(|(req, token, t)| begins.read_at(n, req, token, t))
                 .or_else(|| {
                     entries
                         .iter()

@@ -1,7 +1,7 @@
 //! What the resource's own records show: violations only a killed holder caused, and fencing lost.
 
 use super::*;
-use crate::check::mutex::Entry;
+use crate::check::mutex::Begins;
 
 /// A violation the resource recorded that a dead holder caused: its access ended with its
 /// process, so the new holder was alone.
@@ -17,20 +17,20 @@ pub struct DeadHolder {
 
 /// Splits the resource's `violation` records: those with at least two holders still alive
 /// (real), and those that only a holder killed (or exited) since its begin made (artefacts).
-/// A holder's begin is when it sent its BEGIN (its `cs_enter`, among `entries`), not when the
+/// A holder's begin is when it sent its BEGIN (its `cs_enter`, found in `begins`), not when the
 /// resource read it: a holder killed after its BEGIN left, while the resource was paused, is
 /// dead all the same when the resource reads it.
 pub(crate) fn judge_resource_violations(
     run: &RunDir,
     timeline: &Timeline,
-    entries: &[Entry],
+    begins: &Begins,
 ) -> (Vec<(u64, Vec<NodeId>)>, Vec<DeadHolder>) {
     let mut begun: BTreeMap<NodeId, u64> = BTreeMap::new();
     let (mut real, mut dead_holders) = (Vec::new(), Vec::new());
     for r in &run.resource {
         match &r.event {
             Event::Access { by, req, token, phase } if phase == "begin" => {
-                let sent = crate::check::mutex::entry_of_begin(entries, *by, *req, *token, r.t);
+                let sent = begins.read_at(*by, *req, *token, r.t);
                 begun.insert(*by, sent.map_or(r.t, |e| e.enter));
             }
             Event::Violation { nodes } => {
