@@ -236,7 +236,7 @@ impl Narrator {
                     // entry counts only once its trace has been read past the record.
                     let dead: Vec<String> = nodes
                         .iter()
-                        .filter_map(|&n| fleet.nodes.iter().find(|x| x.plan.id == n))
+                        .filter_map(|n| by_id.get(n))
                         .filter_map(|x| {
                             let d = x.died_at.filter(|&d| d >= x.cs.entered_at && d <= r.t)?;
                             let back = x.restarted_at.is_some_and(|s| s > d && s <= r.t);
