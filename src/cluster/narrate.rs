@@ -20,11 +20,10 @@ pub(crate) struct Narrator {
     resource: Option<Tail>,
     /// Per node: suspicions, step-downs and election starts told.
     told: BTreeMap<u64, (usize, usize, usize)>,
-    /// Per term: its first election start (trace time, node).
-    started: BTreeMap<u64, (u64, u64)>,
-    /// Per term: every node that started its election (a term's start is told one tick after
-    /// it is first seen, so that nodes starting together are told together).
-    starters: BTreeMap<u64, BTreeSet<u64>>,
+    /// Per term: every node that started its election, with when it first did (a term's start
+    /// is told one tick after it is first seen, so that nodes starting together are told
+    /// together).
+    starters: BTreeMap<u64, BTreeMap<u64, u64>>,
     /// Terms whose start was told, with the starters named so far.
     start_told: BTreeMap<u64, BTreeSet<u64>>,
     /// Terms seen starting at an earlier tick (ready to be told).
@@ -163,11 +162,8 @@ impl Narrator {
                 ));
             }
             for &(t, term) in &n.elections[told.2..] {
-                let first = self.started.entry(term).or_insert((t, id));
-                if t < first.0 {
-                    *first = (t, id);
-                }
-                self.starters.entry(term).or_default().insert(id);
+                let first = self.starters.entry(term).or_default().entry(id).or_insert(t);
+                *first = (*first).min(t);
             }
             *told = (n.suspicions.len(), n.step_downs.len(), n.elections.len());
         }
@@ -183,18 +179,22 @@ impl Narrator {
             .iter()
             .map(|s| s.term)
             .collect();
-        for (&term, &(t, _)) in &self.started {
-            let who = &self.starters[&term];
+        // Each line is told at the earliest start of the nodes it names: a node that starts the
+        // term a second later is told then, not at the term's first start.
+        for (&term, who) in &self.starters {
+            let earliest = |ids: &mut dyn Iterator<Item = &u64>| ids.filter_map(|id| who.get(id)).min().copied();
             match self.start_told.get_mut(&term) {
                 None if !claimed_now.contains(&term) && self.start_seen.insert(term) => {}
                 None => {
-                    out.push((t, starts_line(who.iter().copied(), members, term, false)));
-                    self.start_told.insert(term, who.clone());
+                    let t = earliest(&mut who.keys()).unwrap_or_default();
+                    out.push((t, starts_line(who.keys().copied(), members, term, false)));
+                    self.start_told.insert(term, who.keys().copied().collect());
                 }
                 Some(told) if told.len() < who.len() => {
-                    let new: Vec<u64> = who.difference(told).copied().collect();
+                    let new: Vec<u64> = who.keys().filter(|id| !told.contains(id)).copied().collect();
+                    let t = earliest(&mut new.iter()).unwrap_or_default();
                     out.push((t, starts_line(new.into_iter(), members, term, true)));
-                    *told = who.clone();
+                    *told = who.keys().copied().collect();
                 }
                 Some(_) => {}
             }

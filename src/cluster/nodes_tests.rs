@@ -165,3 +165,33 @@ fn the_narration_tells_a_holder_killed_inside_the_section_as_no_holder() {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+#[test]
+fn a_node_starting_a_term_later_is_told_at_its_own_start() {
+    // Nodes 1 and 2, cut off from the leader, start term 2 at +705 ms; nodes 3, 4 and 5 hear
+    // of it at the heal, +2010 ms. The second line says +2010, not the term's first start.
+    let (dir, _plan, mut fleet) = unspawned_fleet("narrate-late-starters", 5);
+    let start = fleet.start_us;
+    let mut narrator = crate::cluster::narrate::Narrator::default();
+    for id in [1, 2] {
+        let i = fleet.find(id).unwrap();
+        fleet.nodes[i].elections.push((start + 705_000 + id, 2));
+    }
+    let mut told = narrator.news(&fleet);
+    told.extend(narrator.news(&fleet));
+    assert!(
+        told.iter().any(|l| l == "+705 ms nodes 1, 2 start an election: term 2"),
+        "{told:?}"
+    );
+    for id in [3, 4, 5] {
+        let i = fleet.find(id).unwrap();
+        fleet.nodes[i].elections.push((start + 2_010_000 + id, 2));
+    }
+    let later = narrator.news(&fleet);
+    assert_eq!(
+        later,
+        ["+2010 ms nodes 3, 4, 5 also start an election: term 2"],
+        "{later:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
