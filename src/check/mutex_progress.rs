@@ -161,8 +161,9 @@ pub(crate) fn stalls(run: &RunDir, timeline: &Timeline, bound: u64) -> Vec<Stall
     if let Some(from) = open {
         close(from, end, true, &seen, &mut raw);
     }
+    let needs = needs(run, &who);
     for (from, to, to_end, waiting) in raw {
-        let needed = needed(run, &who, from);
+        let needed: Vec<Need> = needs.iter().filter(|n| n.from < to && n.to > from).copied().collect();
         let all_running = longest_all_running(run, timeline, &needed, from, to);
         let explained = all_running.1 - all_running.0 <= bound;
         let cause = if explained {
@@ -183,38 +184,89 @@ pub(crate) fn stalls(run: &RunDir, timeline: &Timeline, bound: u64) -> Vec<Stall
     out
 }
 
-/// The participants a stall from `from` needs running: every one, save for `central`, which
-/// serves with only its coordinator (the highest id) and the holder that has not left (a dead
-/// or paused participant that holds nothing blocks no one there).
 /// Whom a request of `algo` needs running, by its registry entry.
 fn serves_with(algo: &str) -> ServesWith {
     crate::catalog::find(algo).map_or(ServesWith::Everyone, |e| e.serves_with)
 }
 
-fn needed(run: &RunDir, who: &[NodeId], from: u64) -> Vec<NodeId> {
+/// A stretch `[from, to)` during which serving a request needs `node` running.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Need {
+    node: NodeId,
+    from: u64,
+    to: u64,
+}
+
+/// Whom serving needs running, and when: every participant throughout, save for `central`,
+/// which serves with its coordinator (the highest id) throughout, the node its grant is out
+/// to (from the GRANT until the coordinator hears the RELEASE, sends the grant to another or
+/// starts again, or the grantee comes back as a new boot, whose old grant the coordinator then
+/// frees), and a holder inside the section (until it leaves or comes back as a new boot). A
+/// dead or paused participant that holds nothing blocks no one there; one the grant went to
+/// while it was dead, or that was paused inside, does (a chaos soak's stall was once judged
+/// on the holder at its start alone, and the grants to two dead nodes after it passed for a
+/// bug).
+fn needs(run: &RunDir, who: &[NodeId]) -> Vec<Need> {
+    let whole = |node| Need {
+        node,
+        from: 0,
+        to: u64::MAX,
+    };
     if serves_with(&run.info.algo) != ServesWith::CoordinatorAndHolder {
-        return who.to_vec();
+        return who.iter().map(|&n| whole(n)).collect();
     }
-    let mut need: Vec<NodeId> = who.iter().copied().max().into_iter().collect();
-    let last = run
-        .node_events
-        .iter()
-        .rev()
-        .filter(|r| r.t <= from)
-        .find_map(|r| match r.event {
-            Event::CsEnter { req, .. } => r.node.map(|n| (r.t, n, req)),
-            _ => None,
-        });
-    if let Some((t, n, req)) = last {
-        let left = run
-            .node_events
-            .iter()
-            .any(|r| r.node == Some(n) && r.t >= t && matches!(r.event, Event::CsExit { req: q } if q == req));
-        if !left && !need.contains(&n) {
-            need.push(n);
+    let Some(&coordinator) = who.iter().max() else {
+        return Vec::new();
+    };
+    let mut out = vec![whole(coordinator)];
+    let mut grant: Option<(NodeId, u64)> = None;
+    let mut inside: BTreeMap<NodeId, (u64, u64)> = BTreeMap::new();
+    let end_grant = |grant: &mut Option<(NodeId, u64)>, t: u64, out: &mut Vec<Need>| {
+        if let Some((node, from)) = grant.take() {
+            out.push(Need { node, from, to: t });
+        }
+    };
+    for r in &run.node_events {
+        let Some(n) = r.node else { continue };
+        match &r.event {
+            Event::Start { .. } => {
+                if n == coordinator || grant.is_some_and(|(x, _)| x == n) {
+                    end_grant(&mut grant, r.t, &mut out);
+                }
+                if let Some((_, from)) = inside.remove(&n) {
+                    out.push(Need { node: n, from, to: r.t });
+                }
+            }
+            Event::Send { to, msg, .. } if n == coordinator && msg == "GRANT" => {
+                if grant.is_none_or(|(x, _)| x != *to) {
+                    end_grant(&mut grant, r.t, &mut out);
+                    grant = Some((*to, r.t));
+                }
+            }
+            Event::Recv { from, msg, .. } if n == coordinator && msg == "RELEASE" => {
+                if grant.is_some_and(|(x, _)| x == *from) {
+                    end_grant(&mut grant, r.t, &mut out);
+                }
+            }
+            Event::CsEnter { req, .. } => {
+                inside.insert(n, (*req, r.t));
+            }
+            Event::CsExit { req } => {
+                if inside.get(&n).is_some_and(|&(q, _)| q == *req) {
+                    let (_, from) = inside.remove(&n).unwrap_or_default();
+                    out.push(Need { node: n, from, to: r.t });
+                }
+            }
+            _ => {}
         }
     }
-    need
+    end_grant(&mut grant, u64::MAX, &mut out);
+    out.extend(inside.into_iter().map(|(node, (_, from))| Need {
+        node,
+        from,
+        to: u64::MAX,
+    }));
+    out
 }
 
 /// Whether the launcher had cut links (a partition not healed yet) at `t`.
@@ -230,22 +282,29 @@ pub(crate) fn partitioned_at(run: &RunDir, t: u64) -> bool {
     cut
 }
 
-/// The longest piece of `[from, to]` in which every participant was running and no link was cut.
-fn longest_all_running(run: &RunDir, timeline: &Timeline, who: &[NodeId], from: u64, to: u64) -> (u64, u64) {
+/// The longest piece of `[from, to]` in which every participant then needed was running and
+/// no link was cut by a partition.
+fn longest_all_running(run: &RunDir, timeline: &Timeline, needed: &[Need], from: u64, to: u64) -> (u64, u64) {
     let mut cuts: Vec<u64> = vec![from, to];
-    for n in who {
-        if let Some(list) = timeline.changes.get(n) {
-            cuts.extend(list.iter().map(|c| c.t).filter(|&t| t > from && t < to));
+    let inside = |t: u64| t > from && t < to;
+    for need in needed {
+        cuts.extend([need.from, need.to].into_iter().filter(|&t| inside(t)));
+        if let Some(list) = timeline.changes.get(&need.node) {
+            cuts.extend(list.iter().map(|c| c.t).filter(|&t| inside(t)));
         }
     }
-    cuts.extend(run.faults.iter().map(|r| r.t).filter(|&t| t > from && t < to));
+    cuts.extend(run.faults.iter().map(|r| r.t).filter(|&t| inside(t)));
     cuts.sort();
     cuts.dedup();
     let mut best = (from, from);
     let mut run_from: Option<u64> = None;
     for w in cuts.windows(2) {
         let (a, b) = (w[0], w[1]);
-        let ok = !partitioned_at(run, a) && who.iter().all(|&n| timeline.state_at(n, a).0 == Proc::Running);
+        let ok = !partitioned_at(run, a)
+            && needed
+                .iter()
+                .filter(|n| n.from <= a && a < n.to)
+                .all(|n| timeline.state_at(n.node, a).0 == Proc::Running);
         match (ok, run_from) {
             (true, None) => run_from = Some(a),
             (false, Some(s)) => {
@@ -266,11 +325,20 @@ fn longest_all_running(run: &RunDir, timeline: &Timeline, who: &[NodeId], from: 
     best
 }
 
-/// The participants not running during `[from, to]`, in words.
-fn fault_cause(run: &RunDir, timeline: &Timeline, who: &[NodeId], from: u64, to: u64) -> String {
+/// The participants not running while needed during `[from, to]`, in words.
+fn fault_cause(run: &RunDir, timeline: &Timeline, needed: &[Need], from: u64, to: u64) -> String {
     let start = run.info.start_us;
     let mut parts = Vec::new();
-    for &n in who {
+    let mut nodes: Vec<NodeId> = needed.iter().map(|x| x.node).collect();
+    let mut seen = BTreeSet::new();
+    nodes.retain(|&n| seen.insert(n));
+    for n in nodes {
+        // A state counts when it overlaps a stretch in which the node was needed.
+        let when: Vec<(u64, u64)> = needed
+            .iter()
+            .filter(|x| x.node == n)
+            .map(|x| (x.from.max(from), x.to.min(to)))
+            .collect();
         let bad: Vec<String> = timeline
             .changes
             .get(&n)
@@ -280,7 +348,7 @@ fn fault_cause(run: &RunDir, timeline: &Timeline, who: &[NodeId], from: u64, to:
             .filter(|(_, c)| c.state != Proc::Running)
             .filter(|(i, c)| {
                 let until = timeline.changes[&n].get(i + 1).map_or(u64::MAX, |x| x.t);
-                c.t < to && until > from
+                when.iter().any(|&(f, t)| c.t < t && until > f)
             })
             .map(|(_, c)| {
                 let what = match c.state {

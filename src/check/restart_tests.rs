@@ -236,6 +236,60 @@ fn a_dead_holder_blocking_central_is_explained_and_a_restarted_one_is_a_violatio
 }
 
 #[test]
+fn central_needs_whom_its_grant_is_out_to_at_each_moment_not_the_holder_at_the_stalls_start() {
+    // Cut down from a user-backend chaos soak (seed 82). Node 3 holds and is paused inside;
+    // resumed, it leaves, and the coordinator (4) grants node 2, killed meanwhile (its request
+    // was queued), then, once node 2 is back, node 1, killed too. Every moment of the stall
+    // someone the grant needed was paused or dead: explained, not a bug. Judged on the holder
+    // at the stall's start alone (node 3, which did leave), it was "every participant running".
+    let release_from = |n| Event::datagram_event(false, n, "RELEASE".into(), 40, 1, String::new());
+    let mut r = R::new("central", &[1, 2, 3, 4]);
+    r.ev(100, 1, Event::CsRequest { req: 1 })
+        .ev(100, 2, Event::CsRequest { req: 1 })
+        .ev(100, 3, Event::CsRequest { req: 1 })
+        .ev(105, 4, grant_to(3))
+        .ev(110, 3, Event::CsEnter { req: 1, token: None })
+        .fault(120, 3, Event::Pause { pid: 0 })
+        .kill(900, 2)
+        .fault(1200, 3, Event::Resume { pid: 0 })
+        .ev(1201, 3, Event::CsExit { req: 1 })
+        .ev(1202, 4, release_from(3))
+        .ev(1202, 4, grant_to(2))
+        .ev(1203, 3, Event::CsRequest { req: 2 })
+        .kill(2000, 1)
+        .restart(2800, 2)
+        .ev(2802, 4, grant_to(1))
+        .restart(3600, 1)
+        .ev(3602, 4, grant_to(2))
+        .ev(3603, 2, Event::CsRequest { req: 1 })
+        .ev(3604, 2, Event::CsEnter { req: 1, token: None });
+    let a = analyse(&r.load(5000));
+    let p = progress_findings(&a);
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert!(p[0].violation && !p[0].fails(), "{p:?}");
+    let cause = &p[0].explanation.as_ref().unwrap().words;
+    assert!(
+        cause.contains("node 3 paused at +120 ms")
+            && cause.contains(
+                "node 4 granted node 2 the section at +1202 ms and waits for its RELEASE; node 2: killed at +900 ms"
+            )
+            && cause.contains("node 4 granted node 1 the section at +2802 ms"),
+        "{cause}"
+    );
+    assert!(!a.violated());
+    // Node 2 back at +1300, soon after the grant: the coordinator waits for a RELEASE from a
+    // running node, which is the bug the property is for.
+    let mut r = R::new("central", &[1, 2, 3, 4]);
+    r.ev(100, 1, Event::CsRequest { req: 1 })
+        .ev(100, 2, Event::CsRequest { req: 1 })
+        .kill(900, 2)
+        .ev(1202, 4, grant_to(2))
+        .restart(1300, 2);
+    let p = progress_findings(&analyse(&r.load(8000)));
+    assert!(p.len() == 1 && p[0].fails(), "{p:?}");
+}
+
+#[test]
 fn chaos_judges_central_blocked_by_a_dead_holder_as_the_courses_lesson() {
     // Node 1 holds and is killed for good; node 2 waits to the end. The checker explains the
     // stall (the dead holder), and the soak's criteria count the wait as that lesson, not as
