@@ -169,6 +169,30 @@ fn a_suspicion_held_long_after_its_target_runs_again_is_flagged_a_withdrawn_one_
 }
 
 #[test]
+fn a_restarted_target_runs_from_its_own_start_not_from_the_launchers_restart() {
+    // Cut down from a user-backend chaos soak: node 2 killed and restarted at +1000 ms, its new
+    // process slowed by a busy disk to start at +2300 ms; node 1 withdraws its suspicion 5 ms
+    // later. From the restart record it was 1.3 s "while the target ran"; from the start, 5 ms.
+    for (started, stale) in [(2300, false), (1050, true)] {
+        let mut r = Run::new(&[1, 2, 3]);
+        r.everyone_learns(10, 3, 1)
+            .kill(500, 2)
+            .ev(800, 1, suspect(2, 300))
+            .fault(1000, 2, Event::Restart { pid: 7 })
+            .ev(started, 2, start(2))
+            .ev(2305, 1, Event::Unsuspect { target: 2 })
+            .shutdown(3000);
+        let mut rd = r.load();
+        rd.info.options = serde_json::json!({"timeout_ms": 300});
+        let a = analyse(&rd);
+        assert_eq!(!a.stale.is_empty(), stale, "started at +{started} ms: {:?}", a.stale);
+        if stale {
+            assert_eq!((a.stale[0].from, a.stale[0].to), (ms(1050), ms(2305)));
+        }
+    }
+}
+
+#[test]
 fn two_anonymous_candidates_leading_one_term_fail_the_check_but_are_told_apart_from_a_bug() {
     let mut r = Run::new(&[1, 2, 3, 4]);
     r.ev(10, 1, election_start(1))

@@ -154,6 +154,15 @@ pub(crate) fn stale_with(run: &RunDir, timeline: &Timeline, timeout_us: u64, net
     for ((by, target), s) in open {
         held.push((by, target, s, end, false));
     }
+    // Each node's `start` records: a new process runs its algorithm from its own start, not
+    // from the launcher's spawn or restart, and a restart the machine slowed (a soak's took
+    // 1.3 s, its disk busy) is no node yet that anyone could hear.
+    let mut starts: BTreeMap<NodeId, Vec<u64>> = BTreeMap::new();
+    for r in &run.node_events {
+        if let (Some(n), Event::Start { .. }) = (r.node, &r.event) {
+            starts.entry(n).or_default().push(r.t);
+        }
+    }
     let mut out = Vec::new();
     for (by, target, s, e, withdrawn) in held {
         let Some(changes) = timeline.changes.get(&target) else {
@@ -161,7 +170,16 @@ pub(crate) fn stale_with(run: &RunDir, timeline: &Timeline, timeout_us: u64, net
         };
         for (i, c) in changes.iter().enumerate().filter(|(_, c)| c.state == Proc::Running) {
             let next = changes.get(i + 1).map_or(end, |n| n.t);
-            let (mut from, to) = (s.max(c.t), e.min(next));
+            let resumed = i > 0 && changes[i - 1].state == Proc::Paused;
+            let after = if i > 0 { changes[i - 1].t } else { 0 };
+            let began = match starts.get(&target) {
+                Some(list) if !resumed => list
+                    .iter()
+                    .find(|&&t| t > after && t < next)
+                    .map_or(c.t, |&t| t.max(c.t)),
+                _ => c.t,
+            };
+            let (mut from, to) = (s.max(began), e.min(next));
             // Cut off (or its datagrams lost or held) by the network, the holder had no way to
             // hear it reliably: the clock starts when the network leaves the link alone again.
             match net.undisturbed_again(target, by, from, to) {
