@@ -162,6 +162,7 @@ const BASE: Entry = Entry {
     draws_orientation: false,
     overlap_lesson: None,
     serves_with: ServesWith::Everyone,
+    loss_stalls_rounds: false,
     demo: None,
     distalgo: None,
 };
@@ -308,6 +309,7 @@ registry! {
         check: None,
         bench: Bench::Elections(cases::yoyo),
         draws_orientation: true,
+        loss_stalls_rounds: true,
     } => election(YoYo);
 
     /// Echo election.
@@ -319,6 +321,7 @@ registry! {
         keys: &[],
         check: Some(echo_capabilities),
         bench: Bench::Elections(cases::echo),
+        loss_stalls_rounds: true,
         demo: Some("link-cut"),
     } => election(Echo);
 

@@ -284,10 +284,12 @@ impl ElectionFacts {
 
     /// Judges progress: the longest piece of the leaderless stretches during which more than
     /// half of the nodes ran, could reach each other over the graph, and no partition was in
-    /// force, against `bound` µs.
+    /// force (nor any loss, for an algorithm whose round a lost message stalls), against
+    /// `bound` µs.
     pub(crate) fn judge_progress(&mut self, run: &RunDir, timeline: &Timeline, bound: u64) {
         let n = timeline.nodes().count();
         let net = super::network::Network::of(run);
+        let loss_stalls = crate::catalog::find(&run.info.algo).is_some_and(|e| e.loss_stalls_rounds);
         let mut best: Option<Leaderless> = None;
         for l in &self.leaderless {
             let mut cuts: Vec<u64> = vec![l.from, l.to];
@@ -313,6 +315,7 @@ impl ElectionFacts {
                 // the dearest of the three (and the list of the down only then).
                 let ok = 2 * (n - sweep.count()) > n
                     && !partition.advance(run, w[0])
+                    && !(loss_stalls && net.rules_at(w[0]).has_loss())
                     && net.majority_group_at(w[0], sweep.down(), n);
                 if ok {
                     let from = *open.get_or_insert(w[0]);

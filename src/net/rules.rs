@@ -252,7 +252,6 @@ impl NetRules {
         }
     }
 
-    /// Whether no rule is in force.
     /// Whether no link is blocked (loss and delay aside).
     pub(crate) fn blocks_nothing(&self) -> bool {
         self.cuts.is_empty() && self.sides.is_empty()
@@ -266,6 +265,11 @@ impl NetRules {
             && self.loss_link.values().all(|&p| p == 0)
             && self.delay_all == (0, 0)
             && self.delay_link.values().all(|&d| d == (0, 0))
+    }
+
+    /// Whether a loss is in force anywhere.
+    pub(crate) fn has_loss(&self) -> bool {
+        self.loss_all != 0 || self.loss_link.values().any(|&p| p != 0)
     }
 
     /// Whether a delay is in force anywhere (the kernel backend leaves delay to the nodes).

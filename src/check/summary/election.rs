@@ -46,14 +46,19 @@ pub(crate) fn election_properties(a: &Analysis, e: &ElectionFacts) -> Vec<String
         None => "leaderless: never (a running node believed it led throughout)".into(),
         Some(l) => {
             let total: u64 = e.leaderless.iter().map(|l| l.to - l.from).sum();
+            // Echo's and Yo-Yo's rounds stall on a lost message: no progress is owed under loss.
+            let owed = match crate::catalog::find(&a.algo).is_some_and(|x| x.loss_stalls_rounds) {
+                true => "with a majority running and no loss",
+                false => "with a majority running",
+            };
             let judged = match e.majority_leaderless {
                 Some((m, bound)) => format!(
-                    "; with a majority running: longest {} ({}, bound {})",
+                    "; {owed}: longest {} ({}, bound {})",
                     dur(m.to - m.from),
                     if m.to - m.from > bound { "VIOLATED" } else { "ok" },
                     dur(bound)
                 ),
-                None => "; never with a majority running".into(),
+                None => format!("; never {owed}"),
             };
             format!(
                 "leaderless: longest stretch {} ({}); {} in all{judged}",
