@@ -12,7 +12,8 @@
 # Figures vary from run to run and machine to machine: they are a record, not a promise.
 # Set COORDLAB to a coordlab binary to skip the release build (e.g. target/test-opt/coordlab);
 # set ONLY to a space-separated list of algorithms to soak only those, and VARIANTS to a list of
-# variants (plain, fencing, majority, detector) to soak only those.
+# variants (plain, fencing, majority, detector) to soak only those; set EXTRA to arguments given
+# to every soak (e.g. EXTRA="--net user" for the network backend a user who is not root gets).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 secs="${1:-75}"
@@ -64,7 +65,8 @@ printf '|---|---|---|---|---|---|---|---|---|---|---|---|---|\n'
             fi
             out="$logs/$algo-$variant-$seed.out"
             status=0
-            "$bin" chaos "$nodes" --algo "$algo" "${topo[@]}" "${extra[@]}" --duration "$secs" --seed "$seed" \
+            # shellcheck disable=SC2086 # EXTRA is a list of arguments, split on purpose
+            "$bin" chaos "$nodes" --algo "$algo" "${topo[@]}" "${extra[@]}" ${EXTRA:-} --duration "$secs" --seed "$seed" \
                 --logs "$logs/$algo-$variant-$seed" </dev/null >"$out" 2>&1 || status=$?
             faults=$(grep -c '^chaos: \(paused\|killed\|partition\|cut\|loss\|delay\)' "$out" || true)
             verdict=$(grep -o 'chaos: \(passed\|FAILED\)' "$out" | tail -1 | cut -d' ' -f2 || true)
@@ -84,4 +86,4 @@ printf '|---|---|---|---|---|---|---|---|---|---|---|---|---|\n'
     done
 done
 echo
-echo "(each soak: $nodes nodes, $secs s, seeds $seeds; outputs in $logs)"
+echo "(each soak: $nodes nodes, $secs s, seeds $seeds${EXTRA:+, with $EXTRA}; outputs in $logs)"

@@ -93,7 +93,8 @@ pub(crate) struct LaunchArgs {
     #[arg(long)]
     pub(crate) net: Option<String>,
     /// A fault schedule FILE: one action a line, SECONDS VERB ARGS (`1.5 pause 8`,
-    /// `3.0 net cut 2 10`, `6 net heal`).
+    /// `3.0 net cut 2 10`, `6 net heal`); chaos also takes `process`, `network` or `all`:
+    /// which random faults it draws (default all).
     #[arg(long)]
     pub(crate) faults: Option<String>,
 }
