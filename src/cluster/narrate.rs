@@ -179,12 +179,22 @@ impl Narrator {
             .iter()
             .map(|s| s.term)
             .collect();
+        // A term is told once seen at an earlier tick, or at once if its leader is told now; and
+        // a lower term not told yet goes with it, so that the lines keep the terms' order.
+        let told_up_to = self
+            .starters
+            .keys()
+            .filter(|t| !self.start_told.contains_key(t) && (claimed_now.contains(t) || self.start_seen.contains(t)))
+            .max()
+            .copied();
         // Each line is told at the earliest start of the nodes it names: a node that starts the
         // term a second later is told then, not at the term's first start.
         for (&term, who) in &self.starters {
             let earliest = |ids: &mut dyn Iterator<Item = &u64>| ids.filter_map(|id| who.get(id)).min().copied();
             match self.start_told.get_mut(&term) {
-                None if !claimed_now.contains(&term) && self.start_seen.insert(term) => {}
+                None if told_up_to.is_none_or(|m| term > m) => {
+                    self.start_seen.insert(term);
+                }
                 None => {
                     let t = earliest(&mut who.keys()).unwrap_or_default();
                     out.push((t, starts_line(who.keys().copied(), members, term, false)));

@@ -193,5 +193,19 @@ fn a_node_starting_a_term_later_is_told_at_its_own_start() {
         ["+2010 ms nodes 3, 4, 5 also start an election: term 2"],
         "{later:?}"
     );
+    // Term 4 seen at one tick and term 3 first at the next: both are told then, in order.
+    let i = fleet.find(1).unwrap();
+    fleet.nodes[i].elections.push((start + 3_000_000, 4));
+    assert!(narrator.news(&fleet).is_empty());
+    fleet.nodes[i].elections.push((start + 3_000_000, 3));
+    let both = narrator.news(&fleet);
+    assert_eq!(
+        both,
+        [
+            "+3000 ms node 1 starts an election: term 3",
+            "+3000 ms node 1 starts an election: term 4"
+        ],
+        "{both:?}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
