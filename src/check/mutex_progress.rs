@@ -237,25 +237,24 @@ fn needs(run: &RunDir, who: &[NodeId]) -> Vec<Need> {
                     out.push(Need { node: n, from, to: r.t });
                 }
             }
-            Event::Send { to, msg, .. } if n == coordinator && msg == "GRANT" => {
-                if grant.is_none_or(|(x, _)| x != *to) {
-                    end_grant(&mut grant, r.t, &mut out);
-                    grant = Some((*to, r.t));
-                }
+            // A GRANT again to the same node is a lost one sent again: the same grant.
+            Event::Send { to, msg, .. }
+                if n == coordinator && msg == "GRANT" && grant.is_none_or(|(x, _)| x != *to) =>
+            {
+                end_grant(&mut grant, r.t, &mut out);
+                grant = Some((*to, r.t));
             }
-            Event::Recv { from, msg, .. } if n == coordinator && msg == "RELEASE" => {
-                if grant.is_some_and(|(x, _)| x == *from) {
-                    end_grant(&mut grant, r.t, &mut out);
-                }
+            Event::Recv { from, msg, .. }
+                if n == coordinator && msg == "RELEASE" && grant.is_some_and(|(x, _)| x == *from) =>
+            {
+                end_grant(&mut grant, r.t, &mut out);
             }
             Event::CsEnter { req, .. } => {
                 inside.insert(n, (*req, r.t));
             }
-            Event::CsExit { req } => {
-                if inside.get(&n).is_some_and(|&(q, _)| q == *req) {
-                    let (_, from) = inside.remove(&n).unwrap_or_default();
-                    out.push(Need { node: n, from, to: r.t });
-                }
+            Event::CsExit { req } if inside.get(&n).is_some_and(|&(q, _)| q == *req) => {
+                let (_, from) = inside.remove(&n).unwrap_or_default();
+                out.push(Need { node: n, from, to: r.t });
             }
             _ => {}
         }
