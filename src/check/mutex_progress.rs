@@ -201,7 +201,8 @@ struct Need {
 /// which serves with its coordinator (the highest id) throughout, the node its grant is out
 /// to (from the GRANT until the coordinator hears the RELEASE, sends the grant to another or
 /// starts again, or the grantee comes back as a new boot, whose old grant the coordinator then
-/// frees), and a holder inside the section (until it leaves or comes back as a new boot). A
+/// frees), and a holder inside the section (until it leaves, comes back as a new boot, or the
+/// grant goes to another). A
 /// dead or paused participant that holds nothing blocks no one there; one the grant went to
 /// while it was dead, or that was paused inside, does (a chaos soak's stall was once judged
 /// on the holder at its start alone, and the grants to two dead nodes after it passed for a
@@ -243,6 +244,14 @@ fn needs(run: &RunDir, who: &[NodeId]) -> Vec<Need> {
             {
                 end_grant(&mut grant, r.t, &mut out);
                 grant = Some((*to, r.t));
+                // Granted to another (regrant_ms, a detector): a holder still inside is
+                // waited for no longer.
+                inside.retain(|&x, &mut (_, from)| {
+                    if x != *to {
+                        out.push(Need { node: x, from, to: r.t });
+                    }
+                    x == *to
+                });
             }
             Event::Recv { from, msg, .. }
                 if n == coordinator && msg == "RELEASE" && grant.is_some_and(|(x, _)| x == *from) =>

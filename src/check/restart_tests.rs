@@ -287,6 +287,17 @@ fn central_needs_whom_its_grant_is_out_to_at_each_moment_not_the_holder_at_the_s
         .restart(1300, 2);
     let p = progress_findings(&analyse(&r.load(8000)));
     assert!(p.len() == 1 && p[0].fails(), "{p:?}");
+    // The coordinator takes a dead holder's grant back (regrant_ms) and grants node 2, which
+    // runs and never enters: the dead holder blocks no one any more, so that is the bug.
+    let mut r = R::new("central", &[1, 2, 3, 4]);
+    r.ev(100, 1, Event::CsRequest { req: 1 })
+        .ev(100, 2, Event::CsRequest { req: 1 })
+        .ev(105, 4, grant_to(1))
+        .ev(110, 1, Event::CsEnter { req: 1, token: None })
+        .kill(200, 1)
+        .ev(600, 4, grant_to(2));
+    let p = progress_findings(&analyse(&r.load(8000)));
+    assert!(p.len() == 1 && p[0].fails(), "{p:?}");
 }
 
 #[test]
