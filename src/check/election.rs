@@ -187,6 +187,9 @@ pub struct ElectionFacts {
     /// Progress: the longest piece of a leaderless stretch during which a connected majority
     /// of the nodes was running and no link was cut, and the bound it is judged against (µs).
     pub majority_leaderless: Option<(Leaderless, u64)>,
+    /// Whether no progress was owed under loss (an algorithm whose round a lost message
+    /// stalls: the registry's `loss_stalls_rounds`).
+    pub(crate) owed_only_without_loss: bool,
 }
 
 /// Progress bound of an election in failure-detector timeouts: a majority running for this
@@ -259,6 +262,7 @@ impl ElectionFacts {
             leaderless: Vec::new(),
             end_explanation: None,
             majority_leaderless: None,
+            owed_only_without_loss: false,
         }
     }
 
@@ -290,6 +294,7 @@ impl ElectionFacts {
         let n = timeline.nodes().count();
         let net = super::network::Network::of(run);
         let loss_stalls = crate::catalog::find(&run.info.algo).is_some_and(|e| e.loss_stalls_rounds);
+        self.owed_only_without_loss = loss_stalls;
         let mut best: Option<Leaderless> = None;
         for l in &self.leaderless {
             let mut cuts: Vec<u64> = vec![l.from, l.to];

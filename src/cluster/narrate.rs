@@ -187,27 +187,24 @@ impl Narrator {
             .filter(|t| !self.start_told.contains_key(t) && (claimed_now.contains(t) || self.start_seen.contains(t)))
             .max()
             .copied();
-        // Each line is told at the earliest start of the nodes it names: a node that starts the
-        // term a second later is told then, not at the term's first start.
+        // Each line names the starters not told yet, at the earliest of their starts: a node
+        // that starts the term a second later is told then, not at the term's first start.
         for (&term, who) in &self.starters {
-            let earliest = |ids: &mut dyn Iterator<Item = &u64>| ids.filter_map(|id| who.get(id)).min().copied();
-            match self.start_told.get_mut(&term) {
-                None if told_up_to.is_none_or(|m| term > m) => {
-                    self.start_seen.insert(term);
-                }
-                None => {
-                    let t = earliest(&mut who.keys()).unwrap_or_default();
-                    out.push((t, starts_line(who.keys().copied(), members, term, false)));
-                    self.start_told.insert(term, who.keys().copied().collect());
-                }
-                Some(told) if told.len() < who.len() => {
-                    let new: Vec<u64> = who.keys().filter(|id| !told.contains(id)).copied().collect();
-                    let t = earliest(&mut new.iter()).unwrap_or_default();
-                    out.push((t, starts_line(new.into_iter(), members, term, true)));
-                    *told = who.keys().copied().collect();
-                }
-                Some(_) => {}
+            let told = self.start_told.get(&term);
+            if told.is_none() && told_up_to.is_none_or(|m| term > m) {
+                self.start_seen.insert(term);
+                continue;
             }
+            let new: Vec<u64> = who
+                .keys()
+                .filter(|id| told.is_none_or(|s| !s.contains(id)))
+                .copied()
+                .collect();
+            let Some(t) = new.iter().filter_map(|id| who.get(id)).min().copied() else {
+                continue;
+            };
+            out.push((t, starts_line(new.into_iter(), members, term, told.is_some())));
+            self.start_told.insert(term, who.keys().copied().collect());
         }
         // Self-declared leaders, from the checker's replay of beliefs the fleet keeps.
         let spans = &fleet.beliefs.spans;

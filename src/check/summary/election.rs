@@ -46,8 +46,7 @@ pub(crate) fn election_properties(a: &Analysis, e: &ElectionFacts) -> Vec<String
         None => "leaderless: never (a running node believed it led throughout)".into(),
         Some(l) => {
             let total: u64 = e.leaderless.iter().map(|l| l.to - l.from).sum();
-            // Echo's and Yo-Yo's rounds stall on a lost message: no progress is owed under loss.
-            let owed = match crate::catalog::find(&a.algo).is_some_and(|x| x.loss_stalls_rounds) {
+            let owed = match e.owed_only_without_loss {
                 true => "with a majority running and no loss",
                 false => "with a majority running",
             };
