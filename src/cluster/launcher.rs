@@ -71,6 +71,9 @@ pub fn run(opts: LaunchOptions, plan: Plan, backend: Backend, schedule: Schedule
     let n = plan.nodes.len();
     // Limits and sockets first: a launch that cannot fit, or a busy port, leaves nothing behind.
     sockets::raise_limits(n)?;
+    if let Some(note) = super::kernel_monitor::note(n) {
+        eprintln!("{note}");
+    }
     let mut plan = plan;
     super::phases::mark("planned");
     let bound = sockets::bind_all(&mut plan, opts.base_port)?;
