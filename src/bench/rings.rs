@@ -57,43 +57,6 @@ fn round_trip_us(run: &RunDir, initiator: u64, name: &str) -> Option<u64> {
     None
 }
 
-/// The median hop of the lap of the first `name` the initiator sends: from its send to the next
-/// node's first `recv` of `name`, then from each node's first `recv` to the next one's, back to
-/// the initiator. Each node's first `recv` of `name` after the initiator's send, in time order,
-/// is the lap's order, as one such message goes round.
-fn median_lap_hop_us(records: &[crate::trace::Record], initiator: u64, name: &str) -> Option<f64> {
-    let sent_at = records.iter().find_map(|r| match &r.event {
-        Event::Send { msg, .. } if msg == name && r.node == Some(initiator) => Some(r.t),
-        _ => None,
-    })?;
-    let mut first: std::collections::BTreeMap<u64, u64> = std::collections::BTreeMap::new();
-    for r in records {
-        if let (Event::Recv { msg, .. }, Some(node)) = (&r.event, r.node) {
-            if msg == name && r.t >= sent_at {
-                let t = first.entry(node).or_insert(r.t);
-                *t = (*t).min(r.t);
-            }
-        }
-    }
-    let mut times: Vec<u64> = first.into_values().collect();
-    times.sort_unstable();
-    let mut hops: Vec<u64> = std::iter::once(sent_at)
-        .chain(times.iter().copied())
-        .collect::<Vec<_>>()
-        .windows(2)
-        .map(|w| w[1] - w[0])
-        .collect();
-    if hops.is_empty() {
-        return None;
-    }
-    hops.sort_unstable();
-    let mid = hops.len() / 2;
-    Some(match hops.len() % 2 {
-        1 => hops[mid] as f64,
-        _ => (hops[mid - 1] + hops[mid]) as f64 / 2.0,
-    })
-}
-
 /// The median lap of the probe token at its initiator, after ten warm-up laps, per hop.
 fn probe_hop_us(run: &RunDir, initiator: u64) -> Option<f64> {
     let sends: Vec<u64> = run
@@ -129,7 +92,7 @@ pub(crate) fn run_rings(sizes: &[usize]) -> Result<Vec<RingFigures>, CliError> {
                 .ok_or_else(|| failed(format!("ring {n}: no {name} round trip in the trace")))
         };
         let (hop_cold_us, hop_warm_us) = (lap("ELECTION")?, lap("ELECTED")?);
-        let hop_cold_median_us = median_lap_hop_us(&hop.node_events, n as u64, "ELECTION")
+        let hop_cold_median_us = super::startup::median_hop_us(&hop.node_events, n as u64)
             .ok_or_else(|| failed(format!("ring {n}: no ELECTION lap in the trace")))?;
         let probe = launch(
             &root.join(format!("probe-{n}")),
@@ -179,50 +142,4 @@ pub(crate) fn run_rings(sizes: &[usize]) -> Result<Vec<RingFigures>, CliError> {
     }
     let _ = std::fs::remove_dir_all(&root);
     Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::trace::Record;
-
-    fn rec(node: u64, t: u64, send: bool, msg: &str) -> Record {
-        let event = match send {
-            true => Event::Send {
-                to: node % 4 + 1,
-                msg: msg.into(),
-                bytes: 10,
-                seq: 1,
-                brief: String::new(),
-            },
-            false => Event::Recv {
-                from: (node + 2) % 4 + 1,
-                msg: msg.into(),
-                bytes: 10,
-                seq: 1,
-                brief: String::new(),
-            },
-        };
-        Record::unstamped(t, Some(node), event)
-    }
-
-    #[test]
-    fn the_laps_median_hop_leaves_a_slow_first_hop_out_and_counts_each_node_once() {
-        // Node 4 starts the lap at 100: node 1 gets it 900 us later (still starting), then
-        // 30, 40 and 50 us a hop back to node 4. Other messages, and a second ELECTION at node
-        // 2, do not count.
-        let records = vec![
-            rec(4, 100, true, "ELECTION"),
-            rec(3, 120, false, "HEARTBEAT"),
-            rec(1, 1000, false, "ELECTION"),
-            rec(2, 1030, false, "ELECTION"),
-            rec(3, 1070, false, "ELECTION"),
-            rec(2, 1080, false, "ELECTION"),
-            rec(4, 1120, false, "ELECTION"),
-        ];
-        // Hops 900, 30, 40, 50: sorted 30, 40, 50, 900, the median (40 + 50) / 2.
-        assert_eq!(median_lap_hop_us(&records, 4, "ELECTION"), Some(45.0));
-        assert_eq!(median_lap_hop_us(&records, 4, "ELECTED"), None);
-        assert_eq!(median_lap_hop_us(&records, 3, "ELECTION"), None);
-    }
 }

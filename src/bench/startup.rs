@@ -155,10 +155,10 @@ fn election_hop_us(run: &RunDir, initiator: u64, n: usize) -> Option<f64> {
 /// 1, 2, ..., n in turn (ids 1..n in ring order), and each hop is the time from one node's first
 /// ELECTION event to the next node's first receive. Unlike the lap, one hop that waited behind
 /// other work (a node still starting) does not move it.
-fn median_hop_us(run: &RunDir, n: u64) -> Option<f64> {
+pub(super) fn median_hop_us(records: &[crate::trace::Record], n: u64) -> Option<f64> {
     // The time of `node`'s first ELECTION sent (or received).
     let first = |node: u64, sent: bool| {
-        run.node_events
+        records
             .iter()
             .filter(|r| r.node == Some(node))
             .find_map(|r| match &r.event {
@@ -234,7 +234,7 @@ pub fn run_startup(sizes: &[usize]) -> Result<(), CliError> {
             false,
         )?;
         hops.extend(election_hop_us(&lap_run, 64, 64));
-        singles.extend(median_hop_us(&lap_run, 64));
+        singles.extend(median_hop_us(&lap_run.node_events, 64));
     }
     let single = if singles.is_empty() { f64::NAN } else { median(singles) };
     let (lo, hi) = hops
@@ -338,4 +338,50 @@ pub fn run_startup(sizes: &[usize]) -> Result<(), CliError> {
     println!("\nwrote bench/startup.md and bench/startup.svg");
     let _ = std::fs::remove_dir_all(&root);
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::trace::Record;
+
+    fn rec(node: u64, t: u64, send: bool, msg: &str) -> Record {
+        let event = match send {
+            true => Event::Send {
+                to: node % 4 + 1,
+                msg: msg.into(),
+                bytes: 10,
+                seq: 1,
+                brief: String::new(),
+            },
+            false => Event::Recv {
+                from: (node + 2) % 4 + 1,
+                msg: msg.into(),
+                bytes: 10,
+                seq: 1,
+                brief: String::new(),
+            },
+        };
+        Record::unstamped(t, Some(node), event)
+    }
+
+    #[test]
+    fn the_laps_median_hop_leaves_a_slow_first_hop_out_and_counts_each_node_once() {
+        // Node 4 starts the lap at 100: node 1 gets it 900 us later (still starting), then
+        // 30, 40 and 50 us a hop back to node 4. Other messages, and a second ELECTION at node
+        // 2, do not count.
+        let records = vec![
+            rec(4, 100, true, "ELECTION"),
+            rec(3, 120, false, "HEARTBEAT"),
+            rec(1, 1000, false, "ELECTION"),
+            rec(2, 1030, false, "ELECTION"),
+            rec(3, 1070, false, "ELECTION"),
+            rec(2, 1080, false, "ELECTION"),
+            rec(4, 1120, false, "ELECTION"),
+        ];
+        // Hops 900, 30, 40, 50: sorted 30, 40, 50, 900, the median the upper middle one.
+        assert_eq!(median_hop_us(&records, 4), Some(50.0));
+        // A node the lap never reached: no figure.
+        assert_eq!(median_hop_us(&records[..6], 4), None);
+    }
 }
