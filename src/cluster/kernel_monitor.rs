@@ -2,10 +2,10 @@
 //! threads, which some kernels run for proactive reclaim (this machine does). Each of its checks
 //! of whether a page was accessed walks every mapping of the page, and a launch's nodes share
 //! their code and the pages of the zygote they were forked from, so with thousands of nodes the
-//! monitor takes most of a core (`perf`: `kdamond` in `rmap_walk_anon`). A ring of 16,384 took
-//! 34-53 s with it on and 13.2-13.5 s with it off; 8,192 took 6.2-6.4 s against 4.6-4.8; 4,096
-//! no longer (docs/cost.md). The launcher cannot change the kernel's setting (nor should it:
-//! it is the machine's), so it says so once, where a user would otherwise wonder why.
+//! monitor takes most of a core (`perf`: `kdamond` in `rmap_walk_anon`) and a launch of 16,384
+//! takes several times as long (docs/cost.md, "A kernel monitor", has the runs). The launcher
+//! cannot change the kernel's setting (nor should it: it is the machine's), so it says so once,
+//! where a user would otherwise wonder why.
 
 use std::path::Path;
 
