@@ -30,16 +30,26 @@ fn running(proc: &Path) -> Vec<String> {
     names
 }
 
-/// What to tell the user before a launch of `n` nodes, if a monitor is running.
+/// What to tell the user before a launch of `n` nodes, if a monitor is running: the file that
+/// stops each running `kdamond.N` (one per monitor, so with several the note names each).
 fn note_for(n: usize, names: &[String]) -> Option<String> {
-    let first = names.first()?;
-    let index = first.strip_prefix("kdamond.").unwrap_or("0");
+    if names.is_empty() {
+        return None;
+    }
+    let files: Vec<String> = names
+        .iter()
+        .map(|name| {
+            let index = name.strip_prefix("kdamond.").unwrap_or("0");
+            format!("/sys/kernel/mm/damon/admin/kdamonds/{index}/state")
+        })
+        .collect();
     Some(format!(
         "coordlab: the kernel's DAMON memory monitor is running ({}): with {n} nodes sharing their \
          pages, its page checks can take most of a core and make this launch several times slower \
-         (docs/cost.md, \"A kernel monitor\"); as root, `echo off > \
-         /sys/kernel/mm/damon/admin/kdamonds/{index}/state` stops it, `echo on` starts it again",
-        names.join(", ")
+         (docs/cost.md, \"A kernel monitor\"); as root, `off` written to {} stops it, `on` starts \
+         it again",
+        names.join(", "),
+        files.join(" and ")
     ))
 }
 
@@ -72,6 +82,12 @@ mod tests {
         assert!(note.contains("(kdamond.0)") && note.contains("16384 nodes"), "{note}");
         assert!(note.contains("/sys/kernel/mm/damon/admin/kdamonds/0/state"), "{note}");
         assert_eq!(note_for(16384, &[]), None);
+        // Two monitors: each one's file is named.
+        let two = note_for(8192, &["kdamond.0".to_string(), "kdamond.1".to_string()]).unwrap();
+        assert!(
+            two.contains("kdamonds/0/state and /sys/kernel/mm/damon/admin/kdamonds/1/state"),
+            "{two}"
+        );
         assert_eq!(running(&dir.join("absent")), Vec::<String>::new());
         let _ = std::fs::remove_dir_all(&dir);
     }
