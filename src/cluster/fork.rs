@@ -16,6 +16,16 @@
 //! `CLONE_PARENT`, so that the node is the launcher's child as before: the launcher reaps it,
 //! and its parent-death signal follows the launcher.
 //!
+//! Several zygotes for a launch of thousands, one per [`PER_ZYGOTE`] nodes, each forked by the
+//! launcher and each with its own copy of the code (`fork_code`): the kernel's walks of a page's
+//! reverse map (DAMON's access checks, reclaim, migration) visit every process that maps the page
+//! and hold its reverse map's lock meanwhile, and each fork must take that lock to add its child.
+//! With one zygote, every node mapped the same code pages: at 16,384 nodes a walk visited 16,384
+//! mappings, and on a machine running DAMON the zygote spent most of its forking waiting for the
+//! lock (`anon_vma_clone`, blocked): 48-53 s a launch against 12.5-14.8 with eight zygotes
+//! (docs/startup.md, "Several zygotes"). Node `i` is forked by zygote `i % k`; all are in the
+//! first one's process group.
+//!
 //! Only from a process with one thread: forking a process with other threads could copy a lock
 //! some other thread holds. The zygote has one thread; the launcher forks it before any other
 //! thread starts. Restarts (from the console, once its thread runs) exec `coordlab node` as
@@ -58,7 +68,7 @@ impl Zygote {
     /// zygote inherits, and each node from it). Must be called while the launcher has one
     /// thread, and early: the zygote keeps a copy of the launcher's memory as it is now, and
     /// every node a copy of the zygote's.
-    pub fn start(args: &NodeArgs, nodes: &[NodePlan], gate: Inherited) -> io::Result<Zygote> {
+    pub fn start(args: &NodeArgs, nodes: &[NodePlan], gate: Inherited, group: Option<Pid>) -> io::Result<Zygote> {
         let (mine, theirs) = socketpair(AddressFamily::Unix, SockType::SeqPacket, None, SockFlag::SOCK_CLOEXEC)
             .map_err(io::Error::from)?;
         let launcher = Pid::this();
@@ -69,7 +79,7 @@ impl Zygote {
                 // Its own process group, which every node joins by being forked from it: a
                 // Ctrl-C at the terminal reaches only the launcher (set on both sides, so that
                 // the group exists when this returns).
-                let _ = setpgid(child, child);
+                let _ = setpgid(child, group.unwrap_or(child));
                 drop(theirs);
                 Ok(Zygote {
                     pid: child,
@@ -80,7 +90,7 @@ impl Zygote {
             ForkResult::Child => {
                 drop(mine);
                 crate::node::name_process("coordlab-zygote");
-                let code = match serve(args, nodes, &theirs, gate, launcher) {
+                let code = match serve(args, nodes, &theirs, gate, launcher, group) {
                     Ok(()) => 0,
                     Err(e) => {
                         let _ = writeln!(io::stderr(), "coordlab: the zygote failed: {e}");
@@ -144,6 +154,81 @@ impl Zygote {
     }
 }
 
+/// The zygotes of a launch: one, or for a launch of many nodes several, each forking every
+/// k-th node (node `i` by zygote `i % k`), all in the first one's process group.
+pub(crate) struct Zygotes {
+    each: Vec<Zygote>,
+}
+
+impl Zygotes {
+    /// Starts `k` zygotes for a launch of `nodes` (see [`Zygote::start`], and [`how_many`]).
+    pub fn start(args: &NodeArgs, nodes: &[NodePlan], gate: Inherited, k: usize) -> io::Result<Zygotes> {
+        let mut each: Vec<Zygote> = Vec::with_capacity(k.max(1));
+        for _ in 0..k.max(1) {
+            let group = each.first().map(Zygote::group);
+            each.push(Zygote::start(args, nodes, gate, group)?);
+        }
+        Ok(Zygotes { each })
+    }
+
+    /// The process group of every zygote and node.
+    pub(crate) fn group(&self) -> Pid {
+        self.each[0].group()
+    }
+
+    /// How many requests the launcher may keep ahead of the replies: [`AHEAD`] for each zygote.
+    pub(crate) fn ahead(&self) -> usize {
+        AHEAD * self.each.len()
+    }
+
+    /// [`Zygote::request`] of node `index`, to the zygote that forks it.
+    pub fn request(&self, index: usize, socket: RawFd) -> io::Result<()> {
+        self.each[index % self.each.len()].request(index, socket)
+    }
+
+    /// [`Zygote::forked`] for node `index`: the replies must be read in the order of the indices.
+    pub fn forked(&self, index: usize) -> io::Result<Pid> {
+        self.each[index % self.each.len()].forked()
+    }
+
+    /// [`Zygote::finish`] of each.
+    pub(crate) fn finish(self) {
+        self.each.into_iter().for_each(Zygote::finish);
+    }
+}
+
+/// How many nodes a zygote forks at most: measured at 8,192 and 16,384 nodes with the kernel's
+/// DAMON monitor running (docs/startup.md, "Several zygotes"), 2,048 a zygote launched as fast
+/// as with the monitor stopped; 4,096 did not, and 1,024 gained nothing more.
+pub(crate) const PER_ZYGOTE: usize = 2048;
+
+/// The variable that sets how many zygotes fork a launch, for measuring (and testing) them.
+const ZYGOTES_VAR: &str = "COORDLAB_ZYGOTES";
+
+/// How many zygotes fork a launch of `n` nodes: one per [`PER_ZYGOTE`] nodes, or as many as
+/// `COORDLAB_ZYGOTES` says (at most one a node); an error names a value that is not a whole
+/// number of at least 1.
+pub(crate) fn how_many(n: usize) -> Result<usize, String> {
+    zygotes_for(n, std::env::var_os(ZYGOTES_VAR).as_deref())
+}
+
+/// [`how_many`], given the variable's value.
+fn zygotes_for(n: usize, var: Option<&std::ffi::OsStr>) -> Result<usize, String> {
+    let k = match var {
+        None => n.div_ceil(PER_ZYGOTE),
+        Some(v) => match v.to_str().and_then(|v| v.trim().parse::<usize>().ok()) {
+            Some(k) if k >= 1 => k,
+            _ => {
+                return Err(format!(
+                    "{ZYGOTES_VAR}={} is not a number of zygotes (a whole number, at least 1)",
+                    v.to_string_lossy()
+                ))
+            }
+        },
+    };
+    Ok(k.clamp(1, n.max(1)))
+}
+
 impl Drop for Zygote {
     fn drop(&mut self) {
         if self.running {
@@ -154,8 +239,15 @@ impl Drop for Zygote {
 
 /// The zygote's life: give back what it does not need, then fork one node per request until
 /// the launcher closes the channel.
-fn serve(args: &NodeArgs, nodes: &[NodePlan], channel: &OwnedFd, gate: Inherited, launcher: Pid) -> io::Result<()> {
-    let _ = setpgid(Pid::from_raw(0), Pid::from_raw(0));
+fn serve(
+    args: &NodeArgs,
+    nodes: &[NodePlan],
+    channel: &OwnedFd,
+    gate: Inherited,
+    launcher: Pid,
+    group: Option<Pid>,
+) -> io::Result<()> {
+    let _ = setpgid(Pid::from_raw(0), group.unwrap_or(Pid::from_raw(0)));
     // It dies with the launcher, like the nodes.
     nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(io::Error::from)?;
     if nix::unistd::getppid() != launcher {
@@ -188,7 +280,7 @@ fn serve(args: &NodeArgs, nodes: &[NodePlan], channel: &OwnedFd, gate: Inherited
         }
     }
     let warmed = nodes.len() >= super::fork_code::WORTH_IT && rehearse_once(args, nodes, launcher);
-    let group = Pid::this();
+    let group = group.unwrap_or_else(Pid::this);
     loop {
         let Some((index, socket)) = receive(&channel)? else {
             return Ok(());
@@ -395,5 +487,28 @@ fn close_range(first: u32, last: u32) -> io::Result<()> {
     match r {
         0 => Ok(()),
         _ => Err(io::Error::last_os_error()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsStr;
+
+    #[test]
+    fn a_zygote_forks_up_to_2048_nodes_unless_the_variable_says_how_many() {
+        let counts: Vec<usize> = [1, 5, 2048, 2049, 4096, 8192, 16384]
+            .iter()
+            .map(|&n| zygotes_for(n, None).unwrap())
+            .collect();
+        assert_eq!(counts, [1, 1, 1, 2, 2, 4, 8]);
+        assert_eq!(zygotes_for(16384, Some(OsStr::new("1"))), Ok(1));
+        assert_eq!(zygotes_for(10, Some(OsStr::new(" 3 "))), Ok(3));
+        // No more zygotes than nodes.
+        assert_eq!(zygotes_for(4, Some(OsStr::new("9"))), Ok(4));
+        for bad in ["0", "x", "", "-2", "2.5"] {
+            let e = zygotes_for(10, Some(OsStr::new(bad))).unwrap_err();
+            assert!(e.contains(&format!("COORDLAB_ZYGOTES={bad} is not")), "{e}");
+        }
     }
 }

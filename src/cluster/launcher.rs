@@ -17,7 +17,7 @@ use super::signals::LauncherSignals;
 use super::sockets;
 use super::spawn::NodeArgs;
 use super::{LaunchOptions, Layout};
-use crate::error::{failed, CliError};
+use crate::error::{failed, usage, CliError};
 use crate::node::keyfile;
 use crate::trace::{wall_us, RunInfo, RunNode};
 use mio::unix::SourceFd;
@@ -69,11 +69,9 @@ pub fn run(opts: LaunchOptions, plan: Plan, backend: Backend, schedule: Schedule
     // Blocked before any child exists, so no SIGCHLD or Ctrl-C can slip past the signalfd.
     let signals = LauncherSignals::new()?;
     let n = plan.nodes.len();
+    let zygotes = fork::how_many(n).map_err(usage)?;
     // Limits and sockets first: a launch that cannot fit, or a busy port, leaves nothing behind.
     sockets::raise_limits(n)?;
-    if let Some(note) = super::kernel_monitor::note(n) {
-        eprintln!("{note}");
-    }
     let mut plan = plan;
     super::phases::mark("planned");
     let bound = sockets::bind_all(&mut plan, opts.base_port)?;
@@ -105,7 +103,7 @@ pub fn run(opts: LaunchOptions, plan: Plan, backend: Backend, schedule: Schedule
     // The start gate's pipes exist before the zygote, which hands them down to every node.
     let gate = super::gate::Gate::new().map_err(failed)?;
     let zygote = match fork::single_threaded() {
-        true => fork::Zygote::start(&args, &plan.nodes, gate.inherited())
+        true => fork::Zygotes::start(&args, &plan.nodes, gate.inherited(), zygotes)
             .map_err(|e| eprintln!("coordlab: cannot fork the zygote ({e}); starting nodes by exec"))
             .ok(),
         false => None,

@@ -34,7 +34,6 @@ mod fork;
 mod fork_code;
 mod gate;
 mod goal;
-mod kernel_monitor;
 mod launcher;
 mod model;
 mod mutex_goal;

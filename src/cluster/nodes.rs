@@ -2,7 +2,7 @@
 //! into each node's [`Node`] view, their agreement, and the faults the launcher caused them,
 //! written to `faults.jsonl` before each signal is sent.
 
-use super::fork::Zygote;
+use super::fork::Zygotes;
 use super::gate::{Gate, Inherited};
 use super::model::{describe_state, Node, State};
 use super::plan::NodePlan;

@@ -122,6 +122,11 @@ impl Launch {
 
     /// `coordlab <sub> N` (ring or mesh) with `extra` options, its stdin a console.
     pub fn command(sub: &str, n: usize, logs: &Path, extra: &[&str]) -> Launch {
+        Launch::command_env(sub, n, logs, extra, &[])
+    }
+
+    /// [`Launch::command`] with the environment variables `env` set.
+    pub fn command_env(sub: &str, n: usize, logs: &Path, extra: &[&str], env: &[(&str, &str)]) -> Launch {
         fs::create_dir_all(logs).unwrap();
         // Output goes to a file, never a pipe: a full pipe nobody reads would stall the launcher.
         let out = logs.join("launcher.out");
@@ -132,6 +137,7 @@ impl Launch {
             .args(["--base-port", "0", "--logs"])
             .arg(logs)
             .args(extra)
+            .envs(env.iter().copied())
             .stdin(Stdio::piped())
             .stdout(file.try_clone().unwrap())
             .stderr(file)

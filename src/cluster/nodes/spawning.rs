@@ -15,7 +15,7 @@ impl Fleet {
     pub(crate) fn spawn_all(
         &mut self,
         sockets: Vec<UdpSocket>,
-        zygote: Option<Zygote>,
+        zygote: Option<Zygotes>,
         gate: Gate,
     ) -> Result<(), String> {
         match zygote {
@@ -75,7 +75,7 @@ impl Fleet {
 
     /// Has `zygote` fork every node of the first launch, each on its socket (closed in the
     /// launcher once sent); they start at the gate, as with [`Self::spawn_all`].
-    pub(super) fn fork_all(&mut self, sockets: Vec<UdpSocket>, zygote: Zygote) -> Result<(), String> {
+    pub(super) fn fork_all(&mut self, sockets: Vec<UdpSocket>, zygote: Zygotes) -> Result<(), String> {
         self.group = Some(zygote.group());
         let n = sockets.len();
         let mut sockets = sockets.into_iter().enumerate();
@@ -86,7 +86,7 @@ impl Fleet {
             // is closed here once its request (which carries a copy) is sent. After a failure
             // no more are sent, but the replies already owed are read, so that every node
             // forked is known and stopped with the others.
-            while failed.is_none() && asked < n.min(i + crate::cluster::fork::AHEAD) {
+            while failed.is_none() && asked < n.min(i + zygote.ahead()) {
                 let (j, socket) = sockets.next().expect("one socket per node");
                 let sent = zygote.request(j, socket.as_raw_fd());
                 drop(socket);
@@ -99,7 +99,7 @@ impl Fleet {
                 break;
             }
             let id = self.nodes[i].plan.id;
-            let pid = match zygote.forked() {
+            let pid = match zygote.forked(i) {
                 Ok(pid) => pid,
                 Err(e) => {
                     failed.get_or_insert(format!("cannot start node {id}: {e}"));
