@@ -67,7 +67,8 @@ impl Zygote {
     /// each on the socket the launcher sends it and the start gate's pipes `gate` (which the
     /// zygote inherits, and each node from it). Must be called while the launcher has one
     /// thread, and early: the zygote keeps a copy of the launcher's memory as it is now, and
-    /// every node a copy of the zygote's.
+    /// every node a copy of the zygote's. The zygote and its nodes join process group `group`
+    /// (another zygote's), or with None a new group the zygote leads.
     pub fn start(args: &NodeArgs, nodes: &[NodePlan], gate: Inherited, group: Option<Pid>) -> io::Result<Zygote> {
         let (mine, theirs) = socketpair(AddressFamily::Unix, SockType::SeqPacket, None, SockFlag::SOCK_CLOEXEC)
             .map_err(io::Error::from)?;
@@ -76,9 +77,9 @@ impl Zygote {
         // allocator and of std's locks is consistent; the child never returns from this branch.
         match unsafe { fork() }.map_err(io::Error::from)? {
             ForkResult::Parent { child } => {
-                // Its own process group, which every node joins by being forked from it: a
-                // Ctrl-C at the terminal reaches only the launcher (set on both sides, so that
-                // the group exists when this returns).
+                // The run's process group (its own, or the first zygote's), which every node
+                // joins by being forked from it: a Ctrl-C at the terminal reaches only the
+                // launcher (set on both sides, so that the group exists when this returns).
                 let _ = setpgid(child, group.unwrap_or(child));
                 drop(theirs);
                 Ok(Zygote {
