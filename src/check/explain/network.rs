@@ -28,16 +28,29 @@ pub(super) fn split_by_network(
             .filter(|gr| parties.iter().any(|p| gr.contains(p)))
             .count()
     };
-    // The groups at `t` when the network, not the dead nodes alone (a cut vertex, explained
-    // elsewhere), kept the parties apart.
-    let split = |t: u64| {
-        let down: Vec<NodeId> = timeline
+    // The nodes that relayed nothing at `t`: dead, or paused (a paused node forwards nothing
+    // either, and on a graph a pause and a cut link together can split what neither splits
+    // alone: a two-way ring cut at one link and paused at one node is in two pieces).
+    let down_at = |t: u64| -> Vec<NodeId> {
+        timeline
+            .nodes()
+            .filter(|&n| timeline.state_at(n, t).0 != Proc::Running)
+            .collect()
+    };
+    let dead_at = |t: u64| -> Vec<NodeId> {
+        timeline
             .nodes()
             .filter(|&n| !timeline.state_at(n, t).0.alive())
-            .collect();
-        let groups = net.groups_at(t, &down);
-        (touched(&groups) > 1 && touched(&net.groups_without_faults(&down)) < 2).then_some(groups)
+            .collect()
     };
+    // The groups at `t` when the network, not the down nodes alone (a cut vertex, explained
+    // elsewhere), kept the parties apart: with the dead nodes left out, else with the paused
+    // ones too.
+    let split_without = |t: u64, down: &[NodeId]| {
+        let groups = net.groups_at(t, down);
+        (touched(&groups) > 1 && touched(&net.groups_without_faults(down)) < 2).then_some(groups)
+    };
+    let split = |t: u64| split_without(t, &dead_at(t)).or_else(|| split_without(t, &down_at(t)));
     // The term's own moments first; else the last of the network's states in force from
     // `from` until the term began (the one at `from`, each change after it) that split them.
     let changes = || net.steps().iter().map(|s| s.t);
@@ -60,12 +73,25 @@ pub(super) fn split_by_network(
         .filter(|gr| parties.iter().any(|p| gr.contains(p)))
         .collect();
     let rules = net.rules_at(t);
-    let what = match (rules.sides().len() > 1, rules.cuts().next().is_some()) {
+    let mut what = match (rules.sides().len() > 1, rules.cuts().next().is_some()) {
         (true, false) => "a partition".to_string(),
         (false, true) => format!("the cut of {}", cut_words(rules)),
         (true, true) => format!("a partition and the cut of {}", cut_words(rules)),
         (false, false) => "the network".to_string(),
     };
+    // The paused nodes, when the split needed them.
+    let dead = dead_at(t);
+    if split_without(t, &dead).is_none() {
+        let paused: Vec<String> = down_at(t)
+            .into_iter()
+            .filter(|n| !dead.contains(n))
+            .map(|n| {
+                let since = timeline.state_at(n, t).1.map(at).unwrap_or_default();
+                format!("node {n} (since {since})")
+            })
+            .collect();
+        what = format!("{what} and the pause of {}", paused.join(" and "));
+    }
     let each: Vec<String> = sides
         .iter()
         .map(|side| {
@@ -149,7 +175,33 @@ pub(super) fn fooled_by_a_link(
     // The suspicion that started the term comes at its first moment; one timeout before
     // covers a suspicion that preceded the election start by a step.
     let from = first.saturating_sub(g.timeout_us.unwrap_or(300_000));
-    for r in run.node_events.iter().filter(|r| r.t >= from && r.t <= last) {
+    // An earlier suspicion counts while it still stood when the term began: the suspecter
+    // neither withdrew it nor restarted (a ring repaired around a node it could not hear from
+    // goes on skipping it, term after term).
+    let standing = |by: NodeId, target: NodeId, since: u64| {
+        !run.node_events.iter().any(|e| {
+            e.node == Some(by)
+                && e.t > since
+                && e.t < first
+                && match e.event {
+                    Event::Unsuspect { target: t } => t == target,
+                    Event::Start { .. } => true,
+                    _ => false,
+                }
+        })
+    };
+    let suspicions = run
+        .node_events
+        .iter()
+        .filter(|r| r.t <= last)
+        .filter(|r| match (r.node, &r.event) {
+            (Some(by), Event::Suspect { target, .. }) => {
+                let involved = parties.contains(target) || parties.contains(&by);
+                involved && (r.t >= from || standing(by, *target, r.t))
+            }
+            _ => false,
+        });
+    for r in suspicions {
         let Event::Suspect {
             target,
             silence_ms,
@@ -180,12 +232,16 @@ pub(super) fn fooled_by_a_link(
             format!("its {cause}")
         };
         let kind = drop.kind;
+        let still = match r.t < from {
+            true => format!(", a suspicion still standing when term {term} began at {}", at(first)),
+            false => String::new(),
+        };
         return Some(Explanation::inherent(
             term,
             format!(
                 "fooled by {kind}: at {} node {by} suspected node {target} after {silence_ms} ms without {what}, \
-                 but node {target} was running: {}; a timeout cannot tell {kind} from a dead node, so the two \
-                 sides of the suspicion each elected (inherent without majority mode)",
+                 but node {target} was running: {}{still}; a timeout cannot tell {kind} from a dead node, so \
+                 the two sides of the suspicion each elected (inherent without majority mode)",
                 at(r.t),
                 drop.words,
             ),
