@@ -286,6 +286,7 @@ registry! {
         keys: &[],
         check: Some(at_most_two_neighbours),
         bench: Bench::Elections(cases::franklin),
+        loss_stalls_rounds: true,
     } => election(Franklin);
 
     /// Bully.

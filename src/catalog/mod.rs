@@ -78,8 +78,8 @@ pub struct Entry {
     /// judgement).
     pub serves_with: ServesWith,
     /// Elections: a lost message stalls its round until the election timeout (the graph
-    /// waves send each message once, where ring repair tries a hop again within a timeout), so
-    /// the checker owes no progress while loss is in force.
+    /// waves and Franklin's rounds send each message once, where ring repair tries a hop again
+    /// within a timeout), so the checker owes no progress while loss is in force.
     pub loss_stalls_rounds: bool,
     /// The `--demo` story it runs when no `--algo` is named, if any.
     pub demo: Option<&'static str>,
