@@ -417,22 +417,15 @@ fn lossy_two_leaders(loss: bool) -> Analysis {
 
 #[test]
 fn a_leader_suspected_over_a_lossy_link_explains_two_leaders_and_nothing_else_does() {
-    let a = lossy_two_leaders(true);
-    let x = a.election.as_ref().unwrap().explanation(2).expect("term 2 judged");
-    assert!(x.inherent, "{x:?}");
+    let words = explained_words(&lossy_two_leaders(true), 2);
     assert!(
-        x.words.starts_with(
+        words.starts_with(
             "fooled by a lossy link: at +1300 ms node 3 suspected node 5 after 300 ms without its heartbeat, but node 5 was running: the link 5->3 lost 30 % of its datagrams from +1000 ms to +2000 ms"
         ),
-        "{}",
-        x.words
+        "{words}"
     );
-    assert!(!a.violated(), "{}", summary::render(&a, false));
     // The same story on a clean network is not explained.
-    let a = lossy_two_leaders(false);
-    let x = a.election.as_ref().unwrap().explanation(2).expect("term 2 judged");
-    assert!(!x.inherent, "{x:?}");
-    assert!(a.violated());
+    unexplained(&lossy_two_leaders(false), 2);
 }
 
 /// Bully on a complete graph of 5: node 5 leads term 1 and is killed at +1000 ms; in term 2
@@ -662,6 +655,27 @@ fn a_split_healed_before_the_term_is_named_from_its_start() {
     );
 }
 
+/// Term `term` of `a` explained as inherent, and the run not failed: the explanation's words.
+fn explained_words(a: &Analysis, term: u64) -> String {
+    let x = a.election.as_ref().unwrap().explanation(term).expect("the term judged");
+    assert!(x.inherent, "{x:?}");
+    assert!(!a.violated(), "{}", summary::render(a, false));
+    x.words.clone()
+}
+
+/// Term `term` of `a` not explained, and the run failed.
+fn unexplained(a: &Analysis, term: u64) {
+    assert!(
+        !a.election
+            .as_ref()
+            .unwrap()
+            .explanation(term)
+            .expect("the term judged")
+            .inherent
+    );
+    assert!(a.violated());
+}
+
 /// Echo on a two-way ring of 6: the link 5-6 cut both ways from +1000 ms, node 3 paused from
 /// +1200 ms (`paused`) or running; in term 2 nodes 5 and 2 both claim at +1500 ms.
 fn cut_and_paused_ring(paused: bool) -> Analysis {
@@ -687,29 +701,16 @@ fn cut_and_paused_ring(paused: bool) -> Analysis {
 fn a_cut_link_and_a_paused_node_that_split_a_two_way_ring_together_explain_two_leaders() {
     // Neither splits the ring alone (each leaves a path); together they leave 4, 5 | 6, 1, 2
     // (a chaos soak of Echo on 12 nodes, seed 107, was called a bug for this).
-    let a = cut_and_paused_ring(true);
-    let x = a.election.as_ref().unwrap().explanation(2).expect("term 2 judged");
-    assert!(x.inherent, "{x:?}");
+    let words = explained_words(&cut_and_paused_ring(true), 2);
     assert!(
-        x.words.starts_with(
+        words.starts_with(
             "split-brain by partition: at +1400 ms the cut of the link 5-6 and the pause of node 3 (since +1200 ms) left"
         ),
-        "{}",
-        x.words
+        "{words}"
     );
-    assert!(x.words.contains("nodes 4 and 5 (with node 5)"), "{}", x.words);
-    assert!(!a.violated(), "{}", summary::render(&a, false));
+    assert!(words.contains("nodes 4 and 5 (with node 5)"), "{words}");
     // The cut alone leaves the ring joined: not explained.
-    let a = cut_and_paused_ring(false);
-    assert!(
-        !a.election
-            .as_ref()
-            .unwrap()
-            .explanation(2)
-            .expect("term 2 judged")
-            .inherent
-    );
-    assert!(a.violated());
+    unexplained(&cut_and_paused_ring(false), 2);
 }
 
 /// Ring-list on a ring of 5: the link 4->3 cut one way from +1000 ms (3 hears nothing from 4);
@@ -741,32 +742,17 @@ fn standing_suspicion(withdrawn: bool) -> Analysis {
 fn a_suspicion_over_a_cut_link_still_standing_when_the_term_began_explains_two_leaders() {
     // The suspicion came 700 ms (more than a timeout) before the term: it still stood, so the
     // suspecter still skipped a running node (a chaos soak of ring-list, 12 nodes, seed 107).
-    let a = standing_suspicion(false);
-    let x = a.election.as_ref().unwrap().explanation(2).expect("term 2 judged");
-    assert!(x.inherent, "{x:?}");
+    let words = explained_words(&standing_suspicion(false), 2);
     assert!(
-        x.words.starts_with(
+        words.starts_with(
             "fooled by a cut link: at +1300 ms node 3 suspected node 4 after 300 ms without its heartbeat, but node 4 was running"
         ),
-        "{}",
-        x.words
+        "{words}"
     );
     assert!(
-        x.words
-            .contains("a suspicion still standing when term 2 began at +2000 ms"),
-        "{}",
-        x.words
+        words.contains("a suspicion still standing when term 2 began at +2000 ms"),
+        "{words}"
     );
-    assert!(!a.violated(), "{}", summary::render(&a, false));
     // Withdrawn before the term, it explains nothing.
-    let a = standing_suspicion(true);
-    assert!(
-        !a.election
-            .as_ref()
-            .unwrap()
-            .explanation(2)
-            .expect("term 2 judged")
-            .inherent
-    );
-    assert!(a.violated());
+    unexplained(&standing_suspicion(true), 2);
 }
