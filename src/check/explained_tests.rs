@@ -109,6 +109,34 @@ fn two_leaders_split_by_a_dead_cut_vertex_are_explained_but_not_in_majority_mode
 }
 
 #[test]
+fn a_restarted_cut_vertex_splits_the_graph_until_its_own_start() {
+    // Cut down from a chaos soak of Echo (12 nodes, seed 108): node 9 restarted at +22361 ms,
+    // its new process wrote its `start` at +23197; a term decided in between had two leaders,
+    // one on each side of it. Restarted at +300 ms here, the term at +400.
+    for (started, explained) in [(800, true), (350, false)] {
+        let mut r = Run::new(&[1, 2, 3]);
+        r.everyone_learns(10, 2, 1)
+            .kill(100, 2)
+            .fault(300, 2, Event::Restart { pid: 7 })
+            .ev(started, 2, start(2))
+            .ev(400, 1, election_start(2))
+            .ev(400, 3, election_start(2))
+            .ev(410, 1, leader(1, 2))
+            .ev(411, 3, leader(3, 2))
+            .ev(900, 2, election_start(3))
+            .everyone_learns(1000, 3, 3)
+            .shutdown(1500);
+        let a = analyse(&mesh_line(&r));
+        let x = facts(&a).explanation(2).expect("term 2 judged").clone();
+        assert_eq!(x.inherent, explained, "started at +{started} ms: {}", x.words);
+        if explained {
+            assert!(x.words.contains("the cut vertex node 2 (dead since"), "{}", x.words);
+        }
+        assert_eq!(a.violated(), !explained, "{}", summary::render(&a, false));
+    }
+}
+
+#[test]
 fn a_resumed_node_claiming_a_term_it_joined_before_its_pause_is_explained_one_that_joined_after_is_not() {
     let mut r = Run::new(&[1, 2, 3]);
     r.ev(10, 3, election_start(1))

@@ -186,7 +186,8 @@ fn a_dead_holder_blocking_central_is_explained_and_a_restarted_one_is_a_violatio
     assert!(!a.violated());
     let text = summary::render(&a, false);
     assert!(text.contains("EXPLAINED: mutex: no entry for"), "{text}");
-    // Back as a new boot at +3 s: five seconds of every node running and nobody entering.
+    // Back as a new boot at +3 s (its `start` 1 ms later: a node runs from its own start):
+    // five seconds of every node running and nobody entering.
     let mut r = base();
     r.restart(3000, 1);
     let a = analyse(&r.load(8000));
@@ -194,12 +195,12 @@ fn a_dead_holder_blocking_central_is_explained_and_a_restarted_one_is_a_violatio
     assert!(p.len() == 1 && p[0].fails(), "{p:?}");
     let cause = &p[0].explanation.as_ref().unwrap().words;
     assert!(
-        cause.contains("the last holder, node 1") && cause.contains("back as a new boot at +3000 ms"),
+        cause.contains("the last holder, node 1") && cause.contains("back as a new boot at +3001 ms"),
         "{cause}"
     );
     assert!(
         cause.contains(
-            "node 3 granted node 1 the section at +105 ms and waits for its RELEASE; node 1: killed at +2000 ms, back as a new boot at +3000 ms"
+            "node 3 granted node 1 the section at +105 ms and waits for its RELEASE; node 1: killed at +2000 ms, back as a new boot at +3001 ms"
         ),
         "{cause}"
     );
@@ -215,7 +216,7 @@ fn a_dead_holder_blocking_central_is_explained_and_a_restarted_one_is_a_violatio
     let cause = &p[0].explanation.as_ref().unwrap().words;
     assert!(p[0].fails(), "{p:?}");
     assert!(
-        cause.contains("node 3 granted node 1 the section at +1100 ms and waits for its RELEASE; node 1: killed at +1000 ms, back as a new boot at +2000 ms"),
+        cause.contains("node 3 granted node 1 the section at +1100 ms and waits for its RELEASE; node 1: killed at +1000 ms, back as a new boot at +2001 ms"),
         "{cause}"
     );
     // Served in time: no stall at all.
