@@ -177,18 +177,19 @@ pub(super) fn fooled_by_a_link(
     let from = first.saturating_sub(g.timeout_us.unwrap_or(300_000));
     // An earlier suspicion counts while it still stood when the term began: the suspecter
     // neither withdrew it nor restarted (a ring repaired around a node it could not hear from
-    // goes on skipping it, term after term).
+    // goes on skipping it, term after term), and its target still ran.
     let standing = |by: NodeId, target: NodeId, since: u64| {
-        !run.node_events.iter().any(|e| {
-            e.node == Some(by)
-                && e.t > since
-                && e.t < first
-                && match e.event {
-                    Event::Unsuspect { target: t } => t == target,
-                    Event::Start { .. } => true,
-                    _ => false,
-                }
-        })
+        timeline.state_at(target, first).0 == Proc::Running
+            && !run.node_events.iter().any(|e| {
+                e.node == Some(by)
+                    && e.t > since
+                    && e.t < first
+                    && match e.event {
+                        Event::Unsuspect { target: t } => t == target,
+                        Event::Start { .. } => true,
+                        _ => false,
+                    }
+            })
     };
     let suspicions = run
         .node_events
