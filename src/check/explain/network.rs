@@ -177,19 +177,27 @@ pub(super) fn fooled_by_a_link(
     let from = first.saturating_sub(g.timeout_us.unwrap_or(300_000));
     // An earlier suspicion counts while it still stood when the term began: the suspecter
     // neither withdrew it nor restarted (a ring repaired around a node it could not hear from
-    // goes on skipping it, term after term), and its target still ran.
+    // goes on skipping it, term after term), and its target still ran. When each node last
+    // withdrew a suspicion of each target, and last started, before the term: one pass.
+    let mut withdrawn: BTreeMap<(NodeId, NodeId), u64> = BTreeMap::new();
+    let mut started: BTreeMap<NodeId, u64> = BTreeMap::new();
+    for e in run.node_events.iter().filter(|e| e.t < first) {
+        match (e.node, &e.event) {
+            (Some(by), Event::Unsuspect { target }) => {
+                let last = withdrawn.entry((by, *target)).or_insert(e.t);
+                *last = (*last).max(e.t);
+            }
+            (Some(by), Event::Start { .. }) => {
+                let last = started.entry(by).or_insert(e.t);
+                *last = (*last).max(e.t);
+            }
+            _ => {}
+        }
+    }
     let standing = |by: NodeId, target: NodeId, since: u64| {
         timeline.state_at(target, first).0 == Proc::Running
-            && !run.node_events.iter().any(|e| {
-                e.node == Some(by)
-                    && e.t > since
-                    && e.t < first
-                    && match e.event {
-                        Event::Unsuspect { target: t } => t == target,
-                        Event::Start { .. } => true,
-                        _ => false,
-                    }
-            })
+            && withdrawn.get(&(by, target)).is_none_or(|&t| t <= since)
+            && started.get(&by).is_none_or(|&t| t <= since)
     };
     let suspicions = run
         .node_events
