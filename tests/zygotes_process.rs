@@ -81,7 +81,7 @@ fn three_zygotes_fork_the_launchers_children_in_one_group_and_a_restart_joins_it
 #[test]
 fn a_number_of_zygotes_that_is_no_number_is_refused_before_anything_starts() {
     let logs = temp_logs("zygotes-refused");
-    for bad in ["0", "two", "-1", "1.5", ""] {
+    for bad in ["0", "two", "-1", "1.5", "", "65"] {
         let out = Command::new(BIN)
             .args(["ring", "4", "--until", "elected", "--logs"])
             .arg(&*logs)

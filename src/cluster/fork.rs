@@ -206,9 +206,13 @@ pub(crate) const PER_ZYGOTE: usize = 2048;
 /// The variable that sets how many zygotes fork a launch, for measuring (and testing) them.
 const ZYGOTES_VAR: &str = "COORDLAB_ZYGOTES";
 
+/// The most zygotes the variable may ask for: each holds its own copy of the code in a large
+/// launch (6.5 MiB), so thousands would exhaust the memory; 16 were measured.
+const MOST_ZYGOTES: usize = 64;
+
 /// How many zygotes fork a launch of `n` nodes: one per [`PER_ZYGOTE`] nodes, or as many as
 /// `COORDLAB_ZYGOTES` says (at most one a node); an error names a value that is not a whole
-/// number of at least 1.
+/// number from 1 to [`MOST_ZYGOTES`].
 pub(crate) fn how_many(n: usize) -> Result<usize, String> {
     zygotes_for(n, std::env::var_os(ZYGOTES_VAR).as_deref())
 }
@@ -218,10 +222,10 @@ fn zygotes_for(n: usize, var: Option<&std::ffi::OsStr>) -> Result<usize, String>
     let k = match var {
         None => n.div_ceil(PER_ZYGOTE),
         Some(v) => match v.to_str().and_then(|v| v.trim().parse::<usize>().ok()) {
-            Some(k) if k >= 1 => k,
+            Some(k) if (1..=MOST_ZYGOTES).contains(&k) => k,
             _ => {
                 return Err(format!(
-                    "{ZYGOTES_VAR}={} is not a number of zygotes (a whole number, at least 1)",
+                    "{ZYGOTES_VAR}={} is not a number of zygotes (a whole number from 1 to {MOST_ZYGOTES})",
                     v.to_string_lossy()
                 ))
             }
@@ -507,7 +511,8 @@ mod tests {
         assert_eq!(zygotes_for(10, Some(OsStr::new(" 3 "))), Ok(3));
         // No more zygotes than nodes.
         assert_eq!(zygotes_for(4, Some(OsStr::new("9"))), Ok(4));
-        for bad in ["0", "x", "", "-2", "2.5"] {
+        assert_eq!(zygotes_for(16384, Some(OsStr::new("64"))), Ok(64));
+        for bad in ["0", "x", "", "-2", "2.5", "65", "16384"] {
             let e = zygotes_for(10, Some(OsStr::new(bad))).unwrap_err();
             assert!(e.contains(&format!("COORDLAB_ZYGOTES={bad} is not")), "{e}");
         }
