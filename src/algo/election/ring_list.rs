@@ -322,6 +322,39 @@ mod tests {
         }
     }
 
+    /// The soak's term 6 (seed 108, 12 nodes): a restarted node began a new term at once, its
+    /// ELECTION stuck behind its paused successor; the leader's next heartbeat to it came back
+    /// NEWER, so the leader left its term, and went silent to followers that had not heard of
+    /// the new term. They suspected the running node after a timeout and left it out of their
+    /// own lists: two lists, two winners. A leader that leaves its term for a newer one now
+    /// tells its followers, so none of them takes its silence for a death.
+    #[test]
+    fn a_leader_that_joins_a_newer_term_tells_its_followers() {
+        use crate::trace::Event;
+        for seed in 0..20 {
+            let ids: Vec<NodeId> = (1..=6).collect();
+            let mut s = sim_net::<RingList>(ring(&ids, &ids), seed, 3, 0.0);
+            assert_eq!(elect(&mut s, None), 6, "seed {seed}");
+            s.run_for(ms(200));
+            let before = s.now();
+            s.pause(2);
+            s.crash(1);
+            s.restart(1);
+            s.run_for(ms(1500));
+            s.resume(2);
+            elect(&mut s, None);
+            s.run_for(ms(500));
+            one_leader_per_term(&s);
+            let false_suspicions = s
+                .events("suspect")
+                .iter()
+                .filter(|r| r.t >= before.as_micros() as u64)
+                .filter(|r| matches!(r.event, Event::Suspect { target: 6, .. }))
+                .count();
+            assert_eq!(false_suspicions, 0, "seed {seed}: the running node 6 was suspected");
+        }
+    }
+
     #[test]
     fn pick_min_elects_the_lowest() {
         let ids = [4, 9, 2, 7, 5];

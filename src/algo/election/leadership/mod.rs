@@ -13,6 +13,9 @@
 //!   t newer: adopt t and join that election; then hand it to the protocol.
 //! - on NEWER(t, L): t newer than ours: adopt it and follow L if known. This is how a node
 //!   that was paused learns, on waking, that the world moved on, and steps down.
+//! - a leader that moves to a newer term (it heard of it first) sends NEWER(t) to the members
+//!   it sent heartbeats to: its followers join t instead of suspecting the running node whose
+//!   heartbeats stopped (a ring protocol would leave a suspect out of its list).
 //! - protocol decides L: L leads this term here. The leader sends HEARTBEAT to every member
 //!   each heartbeat period; every other node watches it with a fixed timeout.
 //! - on leader timeout: suspect the leader, start an election.

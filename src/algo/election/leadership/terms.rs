@@ -123,7 +123,8 @@ impl<M: Message> Core<M> {
         if t <= self.term {
             return false;
         }
-        if self.leader == Some(self.me()) {
+        let was_leading = self.leader == Some(self.me());
+        if was_leading {
             cx.record(Event::StepDown {
                 term: self.term,
                 reason: why,
@@ -131,6 +132,9 @@ impl<M: Message> Core<M> {
             cx.cancel_timer(LTimer::Heartbeat);
         }
         self.term = t;
+        if was_leading {
+            self.tell_followers(cx);
+        }
         cx.persist(serde_json::to_vec(&KeptTerm { term: t }).unwrap_or_default());
         self.leader = None;
         self.ring.new_epoch(t);
@@ -211,6 +215,22 @@ impl<M: Message> Core<M> {
             return self.follow(cx, leader);
         }
         self.decide_by_votes(cx, leader);
+    }
+
+    /// A leader that leaves its term for a newer one (the news came to it first, perhaps from a
+    /// node whose own messages are stuck behind a paused one) tells the members it was sending
+    /// heartbeats to: otherwise they take its silence for a death after a timeout, suspect a
+    /// running node, and a ring protocol leaves it out of their lists (two lists, two winners).
+    /// One NEWER each, naming no leader: they join the term and wait for its election.
+    fn tell_followers<T>(&mut self, cx: &mut WCx<'_, M, T>) {
+        let term = self.term;
+        let to = match self.sparse {
+            true => self.setup.neighbours.clone(),
+            false => self.others(),
+        };
+        for m in to {
+            cx.send(m, LMsg::Newer { term, leader: None });
+        }
     }
 
     /// One heartbeat of this leader: to every member, or flooded to the neighbours in a sparse mesh.
