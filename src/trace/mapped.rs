@@ -4,11 +4,17 @@
 //! runtime writes a hop's records before it sends the hop's datagrams: every datagram a killed
 //! node sent has its `send` record in the file.
 //!
-//! The mapping is a window of the file, allocated ahead (`fallocate`, so that a full disk is an
+//! The mapping is a window of the file, written with zeros ahead (so that a full disk is an
 //! error at the window's start, never a SIGBUS on a write), first 16 KiB and doubling to 1 MiB:
 //! a quiet node's trace costs it four pages. A clean stop truncates the file to what was
 //! written; a killed node's file ends in zeros up to its window's end, which every reader takes
 //! as the end of the file (a line never holds a NUL byte: JSON escapes it).
+//!
+//! Zeros written, not `fallocate`: on ext4 a fallocated range is unwritten extents, and each
+//! page's first write through the mapping then took a journal handle to convert its extent;
+//! written zeros are ordinary page-cache pages with their blocks reserved, which the mapping's
+//! writes only dirty again. Twenty files of 350 KiB each, written as a Ricart-Agrawala run's
+//! nodes write them: 13-16 ms fallocated, 5.6-6.1 ms zero-filled (7.3-8.0 ms on tmpfs).
 
 use super::vc_changes::VcChanges;
 use super::Record;
@@ -47,6 +53,8 @@ pub struct MappedTrace {
     flushed: u64,
     ahead: u64,
     next_window: u64,
+    /// The file's length: past `end` it holds the zeros written ahead.
+    allocated: u64,
     line: Vec<u8>,
     /// This boot's previous clock: lines carry their vector clock as changes (`dvc`).
     vc: VcChanges,
@@ -87,6 +95,7 @@ impl MappedTrace {
             flushed: end,
             ahead: AHEAD,
             next_window: FIRST_WINDOW,
+            allocated: end,
             line: Vec::with_capacity(1024),
             vc: VcChanges::default(),
         };
@@ -132,7 +141,8 @@ impl MappedTrace {
         let off = self.end / PAGE * PAGE;
         let len = self.next_window.max((self.end - off + need).div_ceil(PAGE) * PAGE);
         self.next_window = (self.next_window * 2).min(MAX_WINDOW);
-        self.map = map_shared(&self.file, off, len as usize)?;
+        self.zero_fill(off + len)?;
+        self.map = map_file(&self.file, off, len as usize)?;
         self.map_off = off;
         self.map_len = len;
         // The page the next line goes to, faulted in writable now rather than mid-hop.
@@ -167,6 +177,20 @@ impl MappedTrace {
             }
         }
         self.touched = upto;
+    }
+
+    /// Extends the file to `to` bytes with zeros written (see the module's note): the bytes
+    /// before `allocated` are lines or zeros already, and are not written again. A full disk
+    /// is ENOSPC here.
+    fn zero_fill(&mut self, to: u64) -> io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        static ZEROS: [u8; 64 << 10] = [0; 64 << 10];
+        while self.allocated < to {
+            let n = (to - self.allocated).min(ZEROS.len() as u64) as usize;
+            self.file.write_all_at(&ZEROS[..n], self.allocated)?;
+            self.allocated += n as u64;
+        }
+        Ok(())
     }
 
     fn unmap(&mut self) {
@@ -222,7 +246,13 @@ impl Drop for MappedTrace {
 /// The caller unmaps it.
 pub(crate) fn map_shared(file: &File, off: u64, len: usize) -> io::Result<*mut u8> {
     allocate(file, off, len as u64)?;
-    // SAFETY: a fresh shared mapping of the file's [off, off + len), all allocated above.
+    map_file(file, off, len)
+}
+
+/// Maps `[off, off + len)` of `file`, which the caller has made allocated blocks, shared and
+/// writable. The caller unmaps it.
+fn map_file(file: &File, off: u64, len: usize) -> io::Result<*mut u8> {
+    // SAFETY: a fresh shared mapping of the file's [off, off + len), allocated by the caller.
     let p = unsafe {
         libc::mmap(
             std::ptr::null_mut(),
