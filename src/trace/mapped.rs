@@ -183,13 +183,8 @@ impl MappedTrace {
     /// before `allocated` are lines or zeros already, and are not written again. A full disk
     /// is ENOSPC here.
     fn zero_fill(&mut self, to: u64) -> io::Result<()> {
-        use std::os::unix::fs::FileExt;
-        static ZEROS: [u8; 64 << 10] = [0; 64 << 10];
-        while self.allocated < to {
-            let n = (to - self.allocated).min(ZEROS.len() as u64) as usize;
-            self.file.write_all_at(&ZEROS[..n], self.allocated)?;
-            self.allocated += n as u64;
-        }
+        extend_with_zeros(&self.file, self.allocated, to)?;
+        self.allocated = self.allocated.max(to);
         Ok(())
     }
 
@@ -242,10 +237,10 @@ impl Drop for MappedTrace {
     }
 }
 
-/// Maps `[off, off + len)` of `file` shared and writable, allocated first (see [`allocate`]).
-/// The caller unmaps it.
+/// Maps `[off, off + len)` of `file` shared and writable, the file first extended with zeros
+/// to its end if it is shorter (see the module's note). The caller unmaps it.
 pub(crate) fn map_shared(file: &File, off: u64, len: usize) -> io::Result<*mut u8> {
-    allocate(file, off, len as u64)?;
+    extend_with_zeros(file, file.metadata()?.len(), off + len as u64)?;
     map_file(file, off, len)
 }
 
@@ -269,23 +264,18 @@ fn map_file(file: &File, off: u64, len: usize) -> io::Result<*mut u8> {
     }
 }
 
-/// Makes `[off, off + len)` of `file` allocated blocks (growing the file): a full disk shows
-/// here as ENOSPC, where a write into a hole of a mapping would be a SIGBUS.
-fn allocate(file: &File, off: u64, len: u64) -> io::Result<()> {
-    // SAFETY: plain system call on an open descriptor.
-    let r = unsafe { libc::fallocate(file.as_raw_fd(), 0, off as libc::off_t, len as libc::off_t) };
-    if r == 0 {
-        return Ok(());
+/// Writes zeros to `file` from `from` (its length) to `to`: ordinary page-cache pages over
+/// reserved blocks, so that a full disk shows here as ENOSPC, where a write into a hole of a
+/// mapping would be a SIGBUS.
+fn extend_with_zeros(file: &File, mut from: u64, to: u64) -> io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    static ZEROS: [u8; 64 << 10] = [0; 64 << 10];
+    while from < to {
+        let n = (to - from).min(ZEROS.len() as u64) as usize;
+        file.write_all_at(&ZEROS[..n], from)?;
+        from += n as u64;
     }
-    let e = io::Error::last_os_error();
-    if e.raw_os_error() == Some(libc::EOPNOTSUPP) {
-        // A file system without fallocate: a sparse extension (a full disk may then SIGBUS).
-        if file.metadata()?.len() < off + len {
-            file.set_len(off + len)?;
-        }
-        return Ok(());
-    }
-    Err(e)
+    Ok(())
 }
 
 /// Where the complete lines of `file` (`len` bytes long) end: before its trailing zeros (a
