@@ -39,7 +39,8 @@
 //!   meanwhile waits for the window's end, and then starts only if no leader is known by then
 //!   (a known one is handed to the protocol again, so bully still deposes a lower id).
 //! - restarts: a restarted node (term 0, told so by `--restarted`) does the same until it
-//!   first hears a leader's heartbeat (hearsay, like a NEWER naming a leader, may be stale): a term it joins through another node's message may have been
+//!   first hears a leader's heartbeat (hearsay, like a NEWER naming a leader, may be stale) or
+//!   leads a term itself: a term it joins through another node's message may have been
 //!   won while it was dead (bully: a higher node back from a crash answers a straggler's
 //!   ELECTION of a term node 4 already won), so it never claims one; it starts a new term.
 //! - terms survive restarts: every move to a newer term is kept on stable storage (stored

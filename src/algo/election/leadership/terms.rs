@@ -178,6 +178,11 @@ impl<M: Message> Core<M> {
             cx.cancel_timer(LTimer::ElectionTimeout);
             if leader == me {
                 cx.set_timer(LTimer::Heartbeat, self.setup.heartbeat);
+                // Leading a term it may claim, a restarted node has caught up as surely as by
+                // hearing another leader: otherwise, in a protocol it wins whenever it takes
+                // part (Yo-Yo's smallest id), no leader but itself is ever heard, and it refuses
+                // every term begun elsewhere.
+                self.catching_up = false;
             }
         }
         if leader != me {
