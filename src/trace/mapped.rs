@@ -4,9 +4,10 @@
 //! runtime writes a hop's records before it sends the hop's datagrams: every datagram a killed
 //! node sent has its `send` record in the file.
 //!
-//! The mapping is a window of the file, written with zeros ahead (so that a full disk is an
-//! error at the window's start, never a SIGBUS on a write), first 16 KiB and doubling to 1 MiB:
-//! a quiet node's trace costs it four pages. A clean stop truncates the file to what was
+//! The mapping is a window of the file, first 16 KiB and doubling to 1 MiB; the file is
+//! extended with zeros written ahead of the lines, up to 64 KiB at a time within the window, so
+//! that a full disk is an error before a line goes there, never a SIGBUS on a write: a quiet
+//! node's trace costs it four pages. A clean stop truncates the file to what was
 //! written; a killed node's file ends in zeros up to its window's end, which every reader takes
 //! as the end of the file (a line never holds a NUL byte: JSON escapes it).
 //!
@@ -37,6 +38,9 @@ const PAGE: u64 = 4096;
 const AHEAD: u64 = 2 * PAGE;
 /// The most [`MappedTrace::flush`] faults in ahead.
 const MOST_AHEAD: u64 = 16 * PAGE;
+/// Zeros are written ahead of the lines this much at a time (within the window): the first
+/// window, 16 KiB, takes one step; a 1 MiB window is filled as it is used.
+const FILL_STEP: u64 = 64 << 10;
 
 /// An appender of JSON lines into a file mapped shared.
 pub struct MappedTrace {
@@ -121,6 +125,10 @@ impl MappedTrace {
         if self.map.is_null() || self.end + len > self.map_off + self.map_len {
             self.remap(len)?;
         }
+        if self.end + len > self.allocated {
+            // Past what `flush` filled ahead (a step that wrote more than ever before).
+            self.zero_fill(self.end + len)?;
+        }
         // SAFETY: [end, end + len) lies inside the window (remap made sure), which is mapped
         // writable and shared over allocated file blocks, and `bytes` is not in the window.
         unsafe {
@@ -141,14 +149,14 @@ impl MappedTrace {
         let off = self.end / PAGE * PAGE;
         let len = self.next_window.max((self.end - off + need).div_ceil(PAGE) * PAGE);
         self.next_window = (self.next_window * 2).min(MAX_WINDOW);
-        self.zero_fill(off + len)?;
+        // Mapped past the file's end: only the part filled with zeros is ever written
+        // (`zero_fill`), the rest as the lines come.
         self.map = map_file(&self.file, off, len as usize)?;
         self.map_off = off;
         self.map_len = len;
         // The page the next line goes to, faulted in writable now rather than mid-hop.
         self.touched = off;
-        self.fault_in(self.end + 1);
-        Ok(())
+        self.fault_in(self.end + 1)
     }
 
     /// Faults the window's pages from `touched` up to the one holding byte `upto - 1` in,
@@ -156,12 +164,16 @@ impl MappedTrace {
     /// first touch of each page was two faults (a read of the file's zeros, then the write
     /// that marks it dirty, ext4's `page_mkwrite`), one trap each. Where the call is refused
     /// (a kernel before 5.14), each page is written the byte it holds, faulting it in.
-    fn fault_in(&mut self, upto: u64) {
+    fn fault_in(&mut self, upto: u64) -> io::Result<()> {
         let window_end = self.map_off + self.map_len;
         let upto = upto.div_ceil(PAGE).saturating_mul(PAGE).min(window_end);
         let from = self.touched.div_ceil(PAGE) * PAGE;
         if self.map.is_null() || from >= upto {
-            return;
+            return Ok(());
+        }
+        if upto > self.allocated {
+            // A step of zeros at a time, inside the window: one `pwrite` per FILL_STEP.
+            self.zero_fill(upto.max(self.allocated + FILL_STEP).min(window_end))?;
         }
         // SAFETY: [from, upto) lies inside the window, mapped shared and writable over
         // allocated file blocks; only this writer writes past `end`, and a byte written is the
@@ -177,6 +189,7 @@ impl MappedTrace {
             }
         }
         self.touched = upto;
+        Ok(())
     }
 
     /// Extends the file to `to` bytes with zeros written (see the module's note): the bytes
@@ -206,7 +219,7 @@ impl MappedTrace {
         self.flushed = self.end;
         self.ahead = self.ahead.max(step.saturating_mul(2).min(MOST_AHEAD));
         if self.touched < self.end + self.ahead.min(AHEAD) {
-            self.fault_in(self.end + self.ahead);
+            self.fault_in(self.end + self.ahead)?;
         }
         Ok(())
     }
@@ -362,6 +375,8 @@ mod tests {
                 next_flush = i + 1 + i % 40;
                 w.flush().unwrap();
                 assert!(w.touched <= w.map_off + w.map_len && w.touched >= w.end.min(w.map_off + w.map_len));
+                // Nothing is written or faulted in past the file's zeros (a SIGBUS there).
+                assert!(w.touched <= w.allocated && w.allocated <= w.map_off + w.map_len);
             }
         }
         let written = w.len();
