@@ -8,8 +8,8 @@
 //! extended with zeros written ahead of the lines, up to 64 KiB at a time within the window, so
 //! that a full disk is an error before a line goes there, never a SIGBUS on a write: a quiet
 //! node's trace costs it four pages. A clean stop truncates the file to what was
-//! written; a killed node's file ends in zeros up to its window's end, which every reader takes
-//! as the end of the file (a line never holds a NUL byte: JSON escapes it).
+//! written; a killed node's file ends in the zeros written ahead, which every reader takes as
+//! the end of the file (a line never holds a NUL byte: JSON escapes it).
 //!
 //! Zeros written, not `fallocate`: on ext4 a fallocated range is unwritten extents, and each
 //! page's first write through the mapping then took a journal handle to convert its extent;
