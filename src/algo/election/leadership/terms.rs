@@ -229,26 +229,28 @@ impl<M: Message> Core<M> {
     /// One NEWER each, naming no leader: they join the term and wait for its election.
     fn tell_followers<T>(&mut self, cx: &mut WCx<'_, M, T>) {
         let term = self.term;
-        let to = match self.sparse {
+        for m in self.heartbeat_recipients() {
+            cx.send(m, LMsg::Newer { term, leader: None });
+        }
+    }
+
+    /// Whom a leader's heartbeats go to: every other member, or in a sparse mesh the
+    /// neighbours, which flood them on.
+    fn heartbeat_recipients(&self) -> Vec<NodeId> {
+        match self.sparse {
             true => self.setup.neighbours.clone(),
             false => self.others(),
-        };
-        for m in to {
-            cx.send(m, LMsg::Newer { term, leader: None });
         }
     }
 
     /// One heartbeat of this leader: to every member, or flooded to the neighbours in a sparse mesh.
     pub(super) fn send_heartbeats<T>(&mut self, cx: &mut WCx<'_, M, T>) {
         let (me, term) = (self.me(), self.term);
-        if self.sparse {
-            let seq = self.live.beacon(me, term);
-            for &n in &self.setup.neighbours {
-                cx.send(n, LMsg::Flood { term, leader: me, seq });
-            }
-        } else {
-            for m in self.others() {
-                cx.send(m, LMsg::Heartbeat { term });
+        let seq = self.sparse.then(|| self.live.beacon(me, term));
+        for m in self.heartbeat_recipients() {
+            match seq {
+                Some(seq) => cx.send(m, LMsg::Flood { term, leader: me, seq }),
+                None => cx.send(m, LMsg::Heartbeat { term }),
             }
         }
     }
